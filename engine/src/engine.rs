@@ -1,0 +1,712 @@
+//! The co-execution engine: devices, the pinned pool, kernels and runs.
+//!
+//! A run is one blocking call. Every claimant (each pinned CPU worker, the
+//! dispatch loop of the GPU) takes its own packages from the run's
+//! [`WorkQueue`] until every unit is done; no thread hands out work.
+
+use crate::error::{Error, Result};
+use crate::exec::cpu::{self, CpuRole};
+use crate::exec::gpu::{self, GpuRole};
+use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
+use crate::exec::pool::{Pool, ThreadSpec};
+use crate::exec::report::{DeviceReport, Report};
+use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
+use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
+use crate::sched::{
+    DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, ThroughputEstimator, WorkQueue,
+};
+use crate::vk::{
+    self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
+    Validation,
+};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Which Vulkan device the engine uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GpuChoice {
+    /// The best device: discrete, then integrated, then a CPU implementation.
+    #[default]
+    Auto,
+    /// The device with this index in [`Engine::vulkan_devices`] order.
+    Index(usize),
+}
+
+/// How an engine is built.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Which Vulkan device to use (for memory and, when it runs, kernels).
+    pub gpu: GpuChoice,
+    /// CPU workers; `None`: one per physical core left after the GPU's share,
+    /// `Some(0)`: none.
+    pub workers: Option<usize>,
+    /// Allocator backend for unified buffers.
+    pub allocator: AllocatorBackend,
+    /// Khronos validation layer.
+    pub validation: Validation,
+    /// Pipeline cache directory (see [`vk::DeviceOptions`]).
+    pub pipeline_cache_dir: Option<PathBuf>,
+    /// Packages kept in flight per GPU (at least 1; default 2).
+    pub gpu_in_flight: usize,
+    /// A GPU package running longer than this is treated as hung.
+    pub gpu_timeout: Duration,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            gpu: GpuChoice::Auto,
+            workers: None,
+            allocator: AllocatorBackend::default(),
+            validation: Validation::FromEnv,
+            pipeline_cache_dir: None,
+            gpu_in_flight: 2,
+            gpu_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Which of the engine's devices take part in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Devices {
+    /// The CPU workers.
+    pub cpu: bool,
+    /// The GPU.
+    pub gpu: bool,
+}
+
+impl Devices {
+    /// CPU workers only.
+    pub const CPU: Devices = Devices {
+        cpu: true,
+        gpu: false,
+    };
+    /// The GPU only.
+    pub const GPU: Devices = Devices {
+        cpu: false,
+        gpu: true,
+    };
+    /// Every device.
+    pub const ALL: Devices = Devices {
+        cpu: true,
+        gpu: true,
+    };
+}
+
+impl std::str::FromStr for Devices {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut d = Devices {
+            cpu: false,
+            gpu: false,
+        };
+        for part in s.split(',') {
+            match part.trim() {
+                "cpu" => d.cpu = true,
+                "gpu" => d.gpu = true,
+                "all" => d = Devices::ALL,
+                other => {
+                    return Err(format!(
+                        "unknown device {other:?} (cpu, gpu, cpu,gpu or all)"
+                    ))
+                }
+            }
+        }
+        Ok(d)
+    }
+}
+
+static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) struct GpuUnit {
+    pub(crate) device: Arc<Device>,
+    pub(crate) ring: Mutex<vk::DispatchRing>,
+    pub(crate) thread: usize,
+}
+
+/// A co-execution engine: the CPU workers, one Vulkan device and its unified
+/// memory. Cheap to clone (shared); `Send + Sync`.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: u64,
+    topology: CpuTopology,
+    plan: CorePlan,
+    // Field order matters for drop: threads, GPU unit and memory go before
+    // the device they use.
+    pool: Pool,
+    gpu: Option<GpuUnit>,
+    memory: Arc<UnifiedMemory>,
+    workers: usize,
+    options: EngineOptions,
+    run_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("device", &self.device().info().name)
+            .field("workers", &self.inner.workers)
+            .field("gpu_executor", &self.inner.gpu.is_some())
+            .finish()
+    }
+}
+
+fn pick(devs: &[PhysicalDeviceInfo], choice: GpuChoice) -> Result<PhysicalDeviceInfo> {
+    match choice {
+        GpuChoice::Index(i) => devs.get(i).cloned().ok_or(Error::DeviceIndex {
+            index: i,
+            available: devs.len(),
+        }),
+        GpuChoice::Auto => devs
+            .iter()
+            .filter(|d| d.unified_memory_type().is_some())
+            .min_by_key(|d| (d.device_type.rank(), d.index))
+            .cloned()
+            .ok_or_else(|| Error::NoDevice("no device offers host-visible coherent memory".into())),
+    }
+}
+
+impl Engine {
+    /// An engine with default options.
+    pub fn new() -> Result<Engine> {
+        Engine::with_options(EngineOptions::default())
+    }
+
+    /// Builds an engine: detects the CPU topology, chooses the Vulkan device,
+    /// partitions the cores, and starts the pinned threads (parked until a run).
+    ///
+    /// When the Vulkan device is itself a CPU implementation (Mesa lavapipe),
+    /// it gets cores of its own: `LP_NUM_THREADS` is set to their number (unless
+    /// already set) and the device is created on a thread pinned to them, so its
+    /// threads inherit that affinity; the CPU workers are pinned to the other
+    /// cores. The partition is the same for every run, whichever devices take part.
+    pub fn with_options(options: EngineOptions) -> Result<Engine> {
+        let topology = CpuTopology::detect();
+        let probe = Arc::new(Instance::new(options.validation)?);
+        let devs = probe.physical_devices()?;
+        if devs.is_empty() {
+            return Err(Error::NoDevice("the loader found no usable device".into()));
+        }
+        let chosen = pick(&devs, options.gpu)?;
+        let cpu_impl = chosen.device_type == DeviceType::Cpu;
+        let plan = topology
+            .plan(&PlanRequest {
+                workers: options.workers,
+                cpu_vulkan_devices: usize::from(cpu_impl),
+                gpu_loops: usize::from(!cpu_impl),
+            })
+            .map_err(|e| Error::Cpu(e.to_string()))?;
+        let dev_opts = DeviceOptions {
+            pipeline_cache_dir: options.pipeline_cache_dir.clone(),
+        };
+        let (device, loop_pin) = if cpu_impl {
+            let cores = plan.cpu_vulkan_devices[0].clone();
+            if std::env::var_os("LP_NUM_THREADS").is_none() {
+                // Read by lavapipe when it creates its thread pool; set before
+                // the instance below enumerates devices.
+                std::env::set_var("LP_NUM_THREADS", cores.pus.len().to_string());
+            }
+            drop(probe);
+            let validation = options.validation;
+            let index = chosen.index;
+            let device = with_affinity(&cores, move || -> Result<Arc<Device>> {
+                let instance = Arc::new(Instance::new(validation)?);
+                let info = instance
+                    .physical_devices()?
+                    .into_iter()
+                    .find(|d| d.index == index)
+                    .ok_or(Error::DeviceIndex {
+                        index,
+                        available: 0,
+                    })?;
+                Device::new(instance, info, &dev_opts)
+            })?;
+            (device, cores)
+        } else {
+            let pin = plan
+                .gpu_loops
+                .first()
+                .cloned()
+                .unwrap_or(CoreSet { pus: Vec::new() });
+            (Device::new(probe, chosen, &dev_opts)?, pin)
+        };
+        let id = NEXT_ENGINE.fetch_add(1, Ordering::Relaxed); // Relaxed: uniqueness only.
+        let memory = UnifiedMemory::new(device.clone(), options.allocator, id)?;
+
+        let mut specs: Vec<ThreadSpec> = plan
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ThreadSpec {
+                name: format!("coexec-cpu-{i}"),
+                pin: Some(c.clone()),
+            })
+            .collect();
+        let workers = specs.len();
+        specs.push(ThreadSpec {
+            name: "coexec-gpu-0".into(),
+            pin: if loop_pin.pus.is_empty() {
+                None
+            } else {
+                Some(loop_pin)
+            },
+        });
+        let pool = Pool::new(specs).map_err(|e| Error::Cpu(e.to_string()))?;
+        let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
+        let gpu = Some(GpuUnit {
+            device,
+            ring: Mutex::new(ring),
+            thread: workers,
+        });
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                id,
+                topology,
+                plan,
+                pool,
+                gpu,
+                memory,
+                workers,
+                options,
+                run_lock: Mutex::new(()),
+            }),
+        })
+    }
+
+    /// Every Vulkan device with Vulkan >= 1.2 and a compute queue (a fresh
+    /// enumeration; for `coexec info`).
+    pub fn vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
+        Instance::new(Validation::Off)?.physical_devices()
+    }
+
+    /// The Vulkan device in use.
+    pub fn device(&self) -> &Arc<Device> {
+        self.inner.memory.device()
+    }
+
+    /// The unified-memory allocator.
+    pub fn memory(&self) -> &Arc<UnifiedMemory> {
+        &self.inner.memory
+    }
+
+    /// The CPU topology.
+    pub fn topology(&self) -> &CpuTopology {
+        &self.inner.topology
+    }
+
+    /// How cores were split between the CPU workers and the Vulkan device.
+    pub fn core_plan(&self) -> &CorePlan {
+        &self.inner.plan
+    }
+
+    /// Number of CPU workers.
+    pub fn workers(&self) -> usize {
+        self.inner.workers
+    }
+
+    /// `true` while the GPU can take part in runs (not failed).
+    pub fn gpu_available(&self) -> bool {
+        self.inner.gpu.as_ref().is_some_and(|g| !g.device.is_lost())
+    }
+
+    /// The options the engine was built with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.inner.options
+    }
+
+    /// Validation errors reported so far by the Khronos layer (0 when off).
+    pub fn validation_errors(&self) -> u64 {
+        self.device().instance().validation_log().errors()
+    }
+
+    /// The validation layer's messages so far.
+    pub fn validation_messages(&self) -> Vec<String> {
+        self.device().instance().validation_log().error_messages()
+    }
+
+    /// A zero-filled unified buffer of `len` elements.
+    pub fn buffer<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.inner.memory.buffer(len)
+    }
+
+    /// A unified buffer holding a copy of `data`.
+    pub fn buffer_from_slice<T: bytemuck::Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.inner.memory.buffer_from_slice(data)
+    }
+
+    /// Builds a kernel from SPIR-V bytes (`None`: CPU only), a CPU closure
+    /// (`None`: GPU only) and, for CPU-only kernels, the work-group size the
+    /// CPU packages are counted in.
+    pub fn kernel(
+        &self,
+        name: &str,
+        spirv: Option<&[u8]>,
+        cpu: Option<Arc<CpuFn>>,
+        local_size: Option<[u32; 3]>,
+    ) -> Result<Kernel> {
+        let words = spirv.map(vk::spirv::words_from_bytes).transpose()?;
+        self.kernel_from_words(name, words, cpu, local_size)
+    }
+
+    /// Builds a kernel from GLSL source compiled at run time.
+    pub fn kernel_glsl(&self, name: &str, glsl: &str, cpu: Option<Arc<CpuFn>>) -> Result<Kernel> {
+        let words = crate::shader::compile_glsl(glsl, name)?;
+        self.kernel_from_words(name, Some(words), cpu, None)
+    }
+
+    fn kernel_from_words(
+        &self,
+        name: &str,
+        words: Option<Vec<u32>>,
+        cpu: Option<Arc<CpuFn>>,
+        local_size: Option<[u32; 3]>,
+    ) -> Result<Kernel> {
+        if words.is_none() && cpu.is_none() {
+            return Err(Error::Interface(
+                "a kernel needs SPIR-V, a CPU closure, or both".into(),
+            ));
+        }
+        let (interface, pipeline) = match &words {
+            Some(w) => {
+                let iface = vk::spirv::reflect(w, "main")?;
+                let info = self.device().info();
+                let [x, y, z] = iface.local_size;
+                if x > info.max_group_size[0]
+                    || y > info.max_group_size[1]
+                    || z > info.max_group_size[2]
+                    || u64::from(x) * u64::from(y) * u64::from(z)
+                        > u64::from(info.max_group_invocations)
+                {
+                    return Err(Error::Interface(format!(
+                        "work-group size {:?} exceeds {}'s limits (maxComputeWorkGroupSize {:?}, maxComputeWorkGroupInvocations {})",
+                        iface.local_size, info.name, info.max_group_size, info.max_group_invocations
+                    )));
+                }
+                if iface.push_constant_bytes > info.max_push_constants {
+                    return Err(Error::Interface(format!(
+                        "push constants of {} bytes exceed maxPushConstantsSize {}",
+                        iface.push_constant_bytes, info.max_push_constants
+                    )));
+                }
+                if iface.uses_local_size_id && !info.maintenance4 {
+                    return Err(Error::InvalidSpirv(
+                        "the shader uses LocalSizeId, which needs maintenance4; compile for Vulkan 1.2".into(),
+                    ));
+                }
+                if let Some(ls) = local_size {
+                    if ls != iface.local_size {
+                        return Err(Error::Interface(format!(
+                            "local size {ls:?} given but the shader declares {:?}",
+                            iface.local_size
+                        )));
+                    }
+                }
+                let p = ComputePipeline::new(self.device().clone(), w, iface.clone())?;
+                (Some(iface), Some(Arc::new(p)))
+            }
+            None => (None, None),
+        };
+        let local = interface
+            .as_ref()
+            .map(|i| i.local_size)
+            .or(local_size)
+            .unwrap_or([64, 1, 1]);
+        if local.contains(&0) {
+            return Err(Error::Interface(format!(
+                "local size {local:?} has a zero dimension"
+            )));
+        }
+        Ok(Kernel {
+            name: name.to_string(),
+            local,
+            interface,
+            pipeline,
+            cpu,
+            estimator: Arc::new(ThroughputEstimator::new(2)),
+            last_space: Arc::new(Mutex::new(None)),
+        })
+    }
+
+    /// Runs `kernel` over `space` on `devices` with `scheduler`, blocking
+    /// until every work-item is done.
+    ///
+    /// Powers given to the scheduler are in device order: the CPU first
+    /// (when selected), then the GPU.
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        args: Args<'_>,
+        space: IndexSpace,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        let inner = &*self.inner;
+        let geometry = Geometry::new(space, kernel.local)?;
+        let use_cpu = devices.cpu && inner.workers > 0;
+        let gpu_unit = inner
+            .gpu
+            .as_ref()
+            .filter(|g| devices.gpu && !g.device.is_lost());
+        if !devices.cpu && !devices.gpu {
+            return Err(Error::NoDeviceSelected(
+                "select the CPU, the GPU or both".into(),
+            ));
+        }
+        if devices.cpu && inner.workers == 0 && !devices.gpu {
+            return Err(Error::NoDeviceSelected(
+                "the engine has no CPU workers".into(),
+            ));
+        }
+        if devices.gpu && gpu_unit.is_none() && !use_cpu {
+            return Err(Error::NoDeviceSelected(
+                "the GPU failed earlier and was left out; recreate the engine".into(),
+            ));
+        }
+        if use_cpu && kernel.cpu.is_none() {
+            return Err(Error::MissingImplementation("CPU"));
+        }
+        if gpu_unit.is_some() && kernel.pipeline.is_none() {
+            return Err(Error::MissingImplementation("GPU"));
+        }
+        self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
+
+        // Devices of this run, in order: CPU, GPU.
+        let mut slots = Vec::new();
+        let mut engine_index = Vec::new();
+        if use_cpu {
+            slots.push(DeviceSlot {
+                kind: DeviceKind::Cpu,
+                claimants: inner.workers,
+            });
+            engine_index.push(0usize);
+        }
+        if gpu_unit.is_some() {
+            slots.push(DeviceSlot {
+                kind: DeviceKind::Gpu,
+                claimants: 1,
+            });
+            engine_index.push(1usize);
+        }
+        scheduler.validate(slots.len())?;
+        {
+            let mut last = kernel.last_space.lock().unwrap_or_else(|p| p.into_inner());
+            if *last != Some(space) {
+                kernel.estimator.reset();
+                *last = Some(space);
+            }
+        }
+        let estimates = Remap {
+            inner: &*kernel.estimator,
+            map: &engine_index,
+        };
+        let plan = Plan::new(scheduler, &slots, geometry.units, &estimates)?;
+        let queue = WorkQueue::new(geometry.units);
+
+        let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let binding = match (gpu_unit, &kernel.pipeline) {
+            (Some(_), Some(p)) => {
+                let bufs: Vec<_> = args
+                    .buffers
+                    .iter()
+                    .map(|b| (b.raw.handle(), b.raw.bytes()))
+                    .collect();
+                Some(p.bind(&bufs)?)
+            }
+            _ => None,
+        };
+        let cpu_role = use_cpu.then(|| CpuRole {
+            device: 0,
+            kernel: kernel.cpu.as_deref().expect("checked above"),
+            args: &args,
+            geometry: &geometry,
+            workers: inner.workers,
+        });
+        let gpu_role = match (gpu_unit, &kernel.pipeline, &binding) {
+            (Some(unit), Some(pipeline), Some(set)) => Some(GpuRole {
+                device: slots.len() - 1,
+                unit,
+                pipeline,
+                set,
+                push: &args.push,
+                geometry: &geometry,
+                timeout: inner.options.gpu_timeout,
+            }),
+            _ => None,
+        };
+        let gpu_thread = gpu_unit.map(|g| g.thread);
+        let cpu_lanes = cpu::Lanes::new(if use_cpu { inner.workers } else { 0 });
+        let gpu_lane = gpu::Lane::default();
+        let t0 = Instant::now();
+        let results = inner
+            .pool
+            .broadcast(&|thread| {
+                if Some(thread) == gpu_thread {
+                    if let Some(role) = &gpu_role {
+                        gpu::dispatch_loop(role, &plan, &queue, &estimates, t0, &gpu_lane);
+                    }
+                } else if thread < inner.workers {
+                    if let Some(role) = &cpu_role {
+                        cpu::worker_loop(role, thread, &plan, &queue, &estimates, t0, &cpu_lanes);
+                    }
+                }
+            })
+            .map_err(|e| Error::Cpu(e.to_string()))?;
+        let time_s = t0.elapsed().as_secs_f64();
+        drop(binding);
+        for r in results.into_iter().flatten() {
+            // A panic outside the kernel call itself (kernel panics are caught
+            // per package) is an engine bug; report it rather than hide it.
+            let _ = r;
+        }
+        let mut devices_out = Vec::new();
+        let mut packages = Vec::new();
+        let mut failure = None;
+        if use_cpu {
+            let (report, records, panic) =
+                cpu_lanes.finish(0, &inner.topology.model, inner.workers);
+            devices_out.push(report);
+            packages.extend(records);
+            failure = failure.or(panic);
+        }
+        if let Some(unit) = gpu_unit {
+            let (report, records) = gpu_lane.finish(slots.len() - 1, &unit.device.info().name);
+            devices_out.push(report);
+            packages.extend(records);
+        }
+        if let Some(err) = failure {
+            return Err(err);
+        }
+        if !queue.is_done() {
+            let cause = devices_out
+                .iter()
+                .filter_map(|d| d.failure.clone())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(Error::AllDevicesFailed {
+                remaining: queue.total() - queue.completed(),
+                cause,
+            });
+        }
+        Ok(Report {
+            time_s,
+            items: space.items(),
+            units: geometry.units,
+            devices: devices_out,
+            packages,
+        })
+    }
+
+    fn validate_args(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        g: &Geometry,
+        gpu: bool,
+    ) -> Result<()> {
+        for (i, b) in args.buffers.iter().enumerate() {
+            if b.raw.id().engine != self.inner.id {
+                return Err(Error::ForeignBuffer { binding: i as u32 });
+            }
+            if let Access::Write { per_item } = b.access {
+                let needed = g.space.items().checked_mul(per_item).ok_or_else(|| {
+                    Error::SizeOverflow(format!("{} items x {per_item} elements", g.space.items()))
+                })?;
+                if (b.len as u64) < needed {
+                    return Err(Error::BufferTooSmall {
+                        binding: i as u32,
+                        len: b.len as u64,
+                        needed,
+                    });
+                }
+            }
+        }
+        if let (true, Some(iface)) = (gpu, &kernel.interface) {
+            if iface.bindings.len() != args.buffers.len() {
+                return Err(Error::Interface(format!(
+                    "the shader declares {} storage buffer(s) but {} were given",
+                    iface.bindings.len(),
+                    args.buffers.len()
+                )));
+            }
+            for (b, a) in iface.bindings.iter().zip(&args.buffers) {
+                if a.access == Access::Read && !b.read_only {
+                    return Err(Error::Interface(format!(
+                        "binding {} is writable in the shader but was given as an input; declare it readonly or pass it as an output",
+                        b.binding
+                    )));
+                }
+            }
+            if iface.push_constant_bytes as usize != args.push.len() {
+                return Err(Error::Interface(format!(
+                    "the shader's push constants take {} bytes but {} were given",
+                    iface.push_constant_bytes,
+                    args.push.len()
+                )));
+            }
+            let info = self.device().info();
+            let (axis, groups) = match g.space {
+                IndexSpace::D1(_) => (0, g.groups_x),
+                IndexSpace::D2 { .. } => {
+                    if g.groups_x > u64::from(info.max_group_count[0]) {
+                        (0, g.groups_x)
+                    } else {
+                        (1, g.units)
+                    }
+                }
+            };
+            if groups > u64::from(info.max_group_count[axis]) {
+                return Err(Error::DispatchLimit {
+                    device: info.name.clone(),
+                    axis,
+                    groups,
+                    limit: info.max_group_count[axis],
+                    hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
+                        "; use a 2-D index space or a larger work-group"
+                    } else {
+                        ""
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU).
+pub(crate) struct Remap<'a> {
+    inner: &'a ThroughputEstimator,
+    map: &'a [usize],
+}
+
+impl PowerEstimator for Remap<'_> {
+    fn record(&self, device: usize, units: u64, seconds: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record(d, units, seconds);
+        }
+    }
+    fn power(&self, device: usize) -> Option<f64> {
+        self.map.get(device).and_then(|&d| self.inner.power(d))
+    }
+}
+
+// Silence the unused-field lint in builds that do not read it yet.
+impl Engine {
+    /// Reports written with this engine's unique id.
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<Engine>();
+    is::<Kernel>();
+    let _ = DeviceReport::clone;
+}

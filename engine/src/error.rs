@@ -1,0 +1,214 @@
+//! The engine's error types.
+//!
+//! One small enum for failed Vulkan calls ([`VkError`], mapped from
+//! `vk::Result` so that a lost device is distinguishable), and one enum for
+//! everything a caller can get wrong or run into ([`Error`]). Messages name the
+//! rule that was broken.
+
+use ash::vk;
+use std::ops::Range;
+
+/// A failed Vulkan call, mapped from its `vk::Result`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VkError {
+    /// `VK_ERROR_DEVICE_LOST`: the device can no longer be used.
+    #[error("{call}: the device was lost (VK_ERROR_DEVICE_LOST)")]
+    DeviceLost {
+        /// The Vulkan entry point that reported it.
+        call: &'static str,
+    },
+    /// Host or device memory ran out.
+    #[error("{call}: out of {} memory", if *.device { "device" } else { "host" })]
+    OutOfMemory {
+        /// The Vulkan entry point that reported it.
+        call: &'static str,
+        /// `true` for `VK_ERROR_OUT_OF_DEVICE_MEMORY`.
+        device: bool,
+    },
+    /// A wait ran past its time limit (`VK_TIMEOUT`).
+    #[error("{call}: timed out")]
+    Timeout {
+        /// The Vulkan entry point that reported it.
+        call: &'static str,
+    },
+    /// Any other failure code.
+    #[error("{call} failed: {result}")]
+    Other {
+        /// The Vulkan entry point that reported it.
+        call: &'static str,
+        /// The raw result code.
+        result: vk::Result,
+    },
+}
+
+impl VkError {
+    /// Maps a raw `vk::Result` returned by `call`.
+    pub fn from_result(call: &'static str, result: vk::Result) -> Self {
+        match result {
+            vk::Result::ERROR_DEVICE_LOST => VkError::DeviceLost { call },
+            vk::Result::ERROR_OUT_OF_HOST_MEMORY => VkError::OutOfMemory {
+                call,
+                device: false,
+            },
+            vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => VkError::OutOfMemory { call, device: true },
+            vk::Result::TIMEOUT => VkError::Timeout { call },
+            result => VkError::Other { call, result },
+        }
+    }
+
+    /// `true` when the device was lost and must not be used again.
+    pub fn is_device_lost(&self) -> bool {
+        matches!(self, VkError::DeviceLost { .. })
+    }
+}
+
+/// Extension to turn `VkResult<T>` into `Result<T, VkError>` naming the call.
+pub(crate) trait VkResultExt<T> {
+    /// Names the failed call.
+    fn call(self, call: &'static str) -> Result<T, VkError>;
+}
+
+impl<T> VkResultExt<T> for ash::prelude::VkResult<T> {
+    fn call(self, call: &'static str) -> Result<T, VkError> {
+        self.map_err(|r| VkError::from_result(call, r))
+    }
+}
+
+/// Everything that can go wrong in coexec.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A Vulkan call failed.
+    #[error(transparent)]
+    Vulkan(#[from] VkError),
+    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded.
+    #[error("the Vulkan loader could not be loaded: {0} (install libvulkan1 and a driver, e.g. mesa-vulkan-drivers)")]
+    NoLoader(String),
+    /// No Vulkan device with Vulkan >= 1.2 and a compute queue exists.
+    #[error("no Vulkan device with Vulkan >= 1.2 and a compute queue was found ({0})")]
+    NoDevice(String),
+    /// The requested device index does not exist.
+    #[error("device index {index} does not exist: {available} Vulkan device(s) found")]
+    DeviceIndex {
+        /// The index asked for.
+        index: usize,
+        /// How many devices exist.
+        available: usize,
+    },
+    /// No memory type satisfies the unified-buffer rules on this device.
+    #[error("no host-visible coherent memory type usable for unified buffers on {device}")]
+    NoMemoryType {
+        /// The device name.
+        device: String,
+    },
+    /// The memory allocator failed.
+    #[error("allocation of {bytes} bytes failed: {message}")]
+    Allocation {
+        /// Size asked for.
+        bytes: u64,
+        /// The allocator's message.
+        message: String,
+    },
+    /// A buffer of zero elements was asked for.
+    #[error("a buffer must hold at least one element")]
+    EmptyBuffer,
+    /// A size computation overflowed.
+    #[error("size overflow: {0}")]
+    SizeOverflow(String),
+    /// GLSL failed to compile; the message is the compiler's.
+    #[error("GLSL compilation failed:\n{0}")]
+    ShaderCompile(String),
+    /// SPIR-V is malformed or not a usable compute shader.
+    #[error("invalid SPIR-V: {0}")]
+    InvalidSpirv(String),
+    /// A kernel's declared interface does not match what was given.
+    #[error("kernel interface mismatch: {0}")]
+    Interface(String),
+    /// A buffer is smaller than the range a kernel touches.
+    #[error("binding {binding}: buffer holds {len} elements but the index space needs {needed}")]
+    BufferTooSmall {
+        /// The binding number.
+        binding: u32,
+        /// Elements the buffer holds.
+        len: u64,
+        /// Elements the run touches.
+        needed: u64,
+    },
+    /// The index space is empty.
+    #[error("the index space is empty")]
+    EmptyRange,
+    /// The index space exceeds what the device can dispatch.
+    #[error("{device}: {groups} work-groups along {axis} exceed maxComputeWorkGroupCount[{axis}] = {limit}{hint}")]
+    DispatchLimit {
+        /// The device name.
+        device: String,
+        /// The axis, 0 (x) or 1 (y).
+        axis: usize,
+        /// Work-groups needed.
+        groups: u64,
+        /// The device limit.
+        limit: u32,
+        /// A hint on what to do.
+        hint: &'static str,
+    },
+    /// A scheduler was configured wrongly.
+    #[error(transparent)]
+    Scheduler(#[from] crate::sched::SchedError),
+    /// A CPU kernel panicked on a package.
+    #[error("the CPU kernel panicked on package units {}..{} (worker {worker}): {message}", .units.start, .units.end)]
+    KernelPanic {
+        /// The package's units.
+        units: Range<u64>,
+        /// The worker index.
+        worker: usize,
+        /// The panic message.
+        message: String,
+    },
+    /// The kernel has no implementation for a selected device kind.
+    #[error("the kernel has no {0} implementation but a {0} device was selected")]
+    MissingImplementation(&'static str),
+    /// No device was selected for a run.
+    #[error("no device selected: {0}")]
+    NoDeviceSelected(String),
+    /// Setting up the CPU side (topology, threads) failed.
+    #[error("CPU executor: {0}")]
+    Cpu(String),
+    /// A buffer belongs to another engine.
+    #[error("binding {binding}: the buffer belongs to another engine")]
+    ForeignBuffer {
+        /// The binding number.
+        binding: u32,
+    },
+    /// Every device that could run the work failed; nothing is left to finish it.
+    #[error("every device failed; {remaining} work-groups remain undone: {cause}")]
+    AllDevicesFailed {
+        /// Units left.
+        remaining: u64,
+        /// The last failure.
+        cause: String,
+    },
+}
+
+/// Result alias.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_lost_is_distinguishable() {
+        let e = VkError::from_result("vkQueueSubmit", vk::Result::ERROR_DEVICE_LOST);
+        assert!(e.is_device_lost());
+        assert!(e.to_string().contains("VK_ERROR_DEVICE_LOST"));
+        let e = VkError::from_result("vkQueueSubmit", vk::Result::ERROR_INITIALIZATION_FAILED);
+        assert!(!e.is_device_lost());
+        assert_eq!(
+            VkError::from_result("x", vk::Result::ERROR_OUT_OF_DEVICE_MEMORY),
+            VkError::OutOfMemory {
+                call: "x",
+                device: true
+            }
+        );
+    }
+}

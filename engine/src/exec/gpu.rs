@@ -1,0 +1,193 @@
+//! The GPU executor: one dispatch loop per GPU queue that keeps packages in
+//! flight, claiming the next while the current one runs, so the GPU does not
+//! wait for the host round trip between packages.
+
+use super::cpu::Idle;
+use super::kernel::Geometry;
+use super::report::{DeviceReport, GapStats, PackageRecord};
+use crate::engine::GpuUnit;
+use crate::sched::{DeviceKind, Plan, PowerEstimator, WorkQueue};
+use crate::vk::{BindingSet, ComputePipeline};
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub(crate) struct GpuRole<'a> {
+    pub(crate) device: usize,
+    pub(crate) unit: &'a GpuUnit,
+    pub(crate) pipeline: &'a ComputePipeline,
+    pub(crate) set: &'a BindingSet,
+    pub(crate) push: &'a [u8],
+    pub(crate) geometry: &'a Geometry,
+    pub(crate) timeout: Duration,
+}
+
+#[derive(Default)]
+struct LaneData {
+    records: Vec<PackageRecord>,
+    busy_s: f64,
+    items: u64,
+    gaps_ns: Vec<u64>,
+    failure: Option<String>,
+}
+
+/// The loop's results, written once at its end.
+#[derive(Default)]
+pub(crate) struct Lane(Mutex<LaneData>);
+
+impl Lane {
+    pub(crate) fn finish(self, device: usize, name: &str) -> (DeviceReport, Vec<PackageRecord>) {
+        let d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        let first = d
+            .records
+            .iter()
+            .map(|r| r.start_s)
+            .fold(f64::INFINITY, f64::min);
+        let report = DeviceReport {
+            name: name.to_string(),
+            kind: DeviceKind::Gpu,
+            claimants: 1,
+            packages: d.records.len(),
+            items: d.items,
+            busy_s: d.busy_s,
+            first_start_s: if d.records.is_empty() { 0.0 } else { first },
+            finish_s: d.records.iter().map(|r| r.end_s).fold(0.0, f64::max),
+            gpu_gaps: GapStats::from_gaps(d.gaps_ns),
+            failure: d.failure,
+        };
+        let records = d
+            .records
+            .into_iter()
+            .map(|mut r| {
+                r.device = device;
+                r
+            })
+            .collect();
+        (report, records)
+    }
+}
+
+struct InFlight {
+    ticket: u64,
+    units: Range<u64>,
+    submitted: Instant,
+}
+
+/// The dispatch loop of the GPU.
+pub(crate) fn dispatch_loop(
+    role: &GpuRole<'_>,
+    plan: &Plan,
+    queue: &WorkQueue,
+    estimates: &dyn PowerEstimator,
+    t0: Instant,
+    lane: &Lane,
+) {
+    let mut ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
+    let depth = ring.depth();
+    let mut state = plan.claimant(role.device, 0);
+    let mut inflight: VecDeque<InFlight> = VecDeque::with_capacity(depth);
+    let mut data = LaneData::default();
+    let mut last_done: Option<Instant> = None;
+    let mut last_span_end: Option<u64> = None;
+    let mut idle = Idle::new();
+    let timeout_ns = u64::try_from(role.timeout.as_nanos()).unwrap_or(u64::MAX);
+    let mut failed: Option<String> = None;
+    'run: loop {
+        // Keep `depth` packages in flight.
+        while inflight.len() < depth && !queue.is_aborted() {
+            let Some((units, _source)) = plan.claim(queue, &mut state, estimates) else {
+                break;
+            };
+            let (base, count) = role.geometry.dispatch(&units);
+            // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
+            // tickets are in flight, all newer than the one `depth` back. The
+            // set was made by this pipeline for this run, its buffers are
+            // borrowed by the run until every ticket completed (this loop
+            // drains before returning), and the push size was checked
+            // against the shader at run start.
+            let submitted = unsafe { ring.submit(role.pipeline, role.set, role.push, base, count) };
+            match submitted {
+                Ok(ticket) => inflight.push_back(InFlight {
+                    ticket,
+                    units,
+                    submitted: Instant::now(),
+                }),
+                Err(e) => {
+                    queue.requeue(units);
+                    failed = Some(e.to_string());
+                    break 'run;
+                }
+            }
+        }
+        let Some(front) = inflight.front() else {
+            if queue.is_done() || queue.is_aborted() {
+                break;
+            }
+            idle.wait();
+            continue;
+        };
+        idle = Idle::new();
+        match ring.wait(front.ticket, timeout_ns) {
+            Ok(true) => {}
+            Ok(false) => {
+                failed = Some(format!("a package ran past the {:?} timeout", role.timeout));
+                break;
+            }
+            Err(e) => {
+                failed = Some(e.to_string());
+                break;
+            }
+        }
+        let done = Instant::now();
+        let f = inflight.pop_front().expect("front exists");
+        let start = match last_done {
+            Some(prev) if prev > f.submitted => prev,
+            _ => f.submitted,
+        };
+        last_done = Some(done);
+        if let Ok(Some(span)) = ring.span(f.ticket) {
+            if let Some(prev_end) = last_span_end {
+                data.gaps_ns.push(span.start_ns.saturating_sub(prev_end));
+            }
+            last_span_end = Some(span.end_ns);
+        }
+        let n = f.units.end - f.units.start;
+        let pkg = role.geometry.package(f.units.clone());
+        estimates.record(role.device, n, (done - start).as_secs_f64());
+        data.busy_s += (done - start).as_secs_f64();
+        data.items += pkg.len();
+        data.records.push(PackageRecord {
+            device: role.device,
+            lane: 0,
+            units: f.units,
+            items: pkg.items,
+            start_s: (start - t0).as_secs_f64(),
+            end_s: (done - t0).as_secs_f64(),
+        });
+        queue.complete(n);
+    }
+    if let Some(why) = failed {
+        // Give every package still in flight back to the queue, and under
+        // Static the share this loop had not claimed yet: the other devices
+        // complete them. The device is left out of later runs.
+        for f in inflight.drain(..) {
+            queue.requeue(f.units);
+        }
+        plan.forfeit(queue, &mut state, estimates);
+        role.unit.device.mark_lost();
+        tracing::error!(
+            "GPU {} failed and leaves the run: {why}",
+            role.unit.device.info().name
+        );
+        data.failure = Some(why);
+    }
+    // Never leave GPU work running past the run: its buffers are released
+    // when the run returns.
+    if !inflight.is_empty() || ring.last_ticket() > 0 {
+        if !matches!(ring.drain(timeout_ns), Ok(true)) {
+            let _ = role.unit.device.wait_idle();
+        }
+    }
+    *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
+}

@@ -1,0 +1,373 @@
+//! Kernels, their arguments, packages and the CPU view of arguments.
+
+use crate::error::{Error, Result};
+use crate::mem::{Buffer, RawBuffer};
+use crate::vk::{ComputePipeline, ShaderInterface};
+use std::any::TypeId;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The index space of a run, in work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexSpace {
+    /// `n` work-items along x.
+    D1(u64),
+    /// An image of `width` x `height` work-items, split into whole rows of
+    /// work-groups.
+    D2 {
+        /// Items along x.
+        width: u32,
+        /// Items along y.
+        height: u32,
+    },
+}
+
+impl IndexSpace {
+    /// Total work-items.
+    pub fn items(&self) -> u64 {
+        match *self {
+            IndexSpace::D1(n) => n,
+            IndexSpace::D2 { width, height } => u64::from(width) * u64::from(height),
+        }
+    }
+}
+
+impl std::fmt::Display for IndexSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IndexSpace::D1(n) => write!(f, "{n}"),
+            IndexSpace::D2 { width, height } => write!(f, "{width}x{height}"),
+        }
+    }
+}
+
+/// How units (the scheduler's atoms) map to work-items for one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    pub(crate) space: IndexSpace,
+    pub(crate) local: [u32; 3],
+    /// Work-groups along x (2-D: per row of groups).
+    pub(crate) groups_x: u64,
+    /// Units: work-groups (1-D) or rows of work-groups (2-D).
+    pub(crate) units: u64,
+}
+
+impl Geometry {
+    pub(crate) fn new(space: IndexSpace, local: [u32; 3]) -> Result<Self> {
+        if space.items() == 0 {
+            return Err(Error::EmptyRange);
+        }
+        let (lx, ly) = (u64::from(local[0].max(1)), u64::from(local[1].max(1)));
+        Ok(match space {
+            IndexSpace::D1(n) => Geometry {
+                space,
+                local,
+                groups_x: n.div_ceil(lx),
+                units: n.div_ceil(lx),
+            },
+            IndexSpace::D2 { width, height } => Geometry {
+                space,
+                local,
+                groups_x: u64::from(width).div_ceil(lx),
+                units: u64::from(height).div_ceil(ly),
+            },
+        })
+    }
+
+    /// The package of `units`.
+    pub(crate) fn package(&self, units: Range<u64>) -> Package {
+        match self.space {
+            IndexSpace::D1(n) => {
+                let lx = u64::from(self.local[0].max(1));
+                Package {
+                    items: (units.start * lx).min(n)..(units.end * lx).min(n),
+                    rows: None,
+                    width: 0,
+                    units,
+                }
+            }
+            IndexSpace::D2 { width, height } => {
+                let ly = u64::from(self.local[1].max(1));
+                let r0 = (units.start * ly).min(u64::from(height));
+                let r1 = (units.end * ly).min(u64::from(height));
+                let w = u64::from(width);
+                Package {
+                    items: r0 * w..r1 * w,
+                    rows: Some(r0 as u32..r1 as u32),
+                    width,
+                    units,
+                }
+            }
+        }
+    }
+
+    /// `(base, count)` work-groups of a dispatch for `units`.
+    pub(crate) fn dispatch(&self, units: &Range<u64>) -> ([u32; 3], [u32; 3]) {
+        match self.space {
+            IndexSpace::D1(_) => (
+                [units.start as u32, 0, 0],
+                [(units.end - units.start) as u32, 1, 1],
+            ),
+            IndexSpace::D2 { .. } => (
+                [0, units.start as u32, 0],
+                [self.groups_x as u32, (units.end - units.start) as u32, 1],
+            ),
+        }
+    }
+}
+
+/// A package: a contiguous range of work-groups claimed by one device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// Scheduler units (work-groups in 1-D, rows of work-groups in 2-D).
+    pub units: Range<u64>,
+    /// Work-items covered, in linear (row-major) order; clipped to the index
+    /// space, so the final package may be a partial work-group.
+    pub items: Range<u64>,
+    /// 2-D only: rows of items covered (all columns of each).
+    pub rows: Option<Range<u32>>,
+    /// 2-D only: items per row (0 in 1-D).
+    pub width: u32,
+}
+
+impl Package {
+    /// Number of work-items.
+    pub fn len(&self) -> u64 {
+        self.items.end - self.items.start
+    }
+
+    /// `true` when it covers no item.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The CPU implementation of a kernel: called once per package with that
+/// package and its view of the arguments.
+pub type CpuFn = dyn Fn(&Package, &mut CpuArgs<'_>) + Send + Sync;
+
+/// A kernel: a SPIR-V compute shader for GPUs and/or a Rust closure for CPU
+/// workers, computing the same thing over the same index space.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(crate) name: String,
+    pub(crate) local: [u32; 3],
+    pub(crate) interface: Option<ShaderInterface>,
+    pub(crate) pipeline: Option<Arc<ComputePipeline>>,
+    pub(crate) cpu: Option<Arc<CpuFn>>,
+    pub(crate) estimator: Arc<crate::sched::ThroughputEstimator>,
+    pub(crate) last_space: Arc<std::sync::Mutex<Option<IndexSpace>>>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("name", &self.name)
+            .field("local_size", &self.local)
+            .field("gpu", &self.pipeline.is_some())
+            .field("cpu", &self.cpu.is_some())
+            .finish()
+    }
+}
+
+impl Kernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Work-group size.
+    pub fn local_size(&self) -> [u32; 3] {
+        self.local
+    }
+
+    /// The SPIR-V interface, if the kernel has a GPU implementation.
+    pub fn interface(&self) -> Option<&ShaderInterface> {
+        self.interface.as_ref()
+    }
+
+    /// `true` when it has a GPU implementation.
+    pub fn has_gpu(&self) -> bool {
+        self.pipeline.is_some()
+    }
+
+    /// `true` when it has a CPU implementation.
+    pub fn has_cpu(&self) -> bool {
+        self.cpu.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    Read,
+    Write { per_item: u64 },
+}
+
+pub(crate) struct ArgBuffer<'a> {
+    pub(crate) raw: &'a RawBuffer,
+    pub(crate) access: Access,
+    pub(crate) type_id: TypeId,
+    pub(crate) type_name: &'static str,
+    pub(crate) len: usize,
+}
+
+/// The arguments of a run: buffers in binding order (the i-th buffer added
+/// is bound to the shader's i-th storage buffer, by increasing binding
+/// number) and the push-constant bytes.
+///
+/// Inputs are borrowed shared and must be `readonly` in the shader; outputs
+/// are borrowed exclusively, so no other code can touch them while the run is
+/// in flight. An output has `per_item` elements for each work-item (item `i`
+/// owns elements `i * per_item .. (i + 1) * per_item`), and a CPU package may
+/// write only its own items' elements.
+#[derive(Default)]
+pub struct Args<'a> {
+    pub(crate) buffers: Vec<ArgBuffer<'a>>,
+    pub(crate) push: Vec<u8>,
+}
+
+impl<'a> Args<'a> {
+    /// No arguments.
+    pub fn new() -> Self {
+        Args::default()
+    }
+
+    /// Adds a buffer the kernel only reads.
+    pub fn input<T: bytemuck::Pod>(mut self, b: &'a Buffer<T>) -> Self {
+        self.buffers.push(arg(b, Access::Read));
+        self
+    }
+
+    /// Adds a buffer the kernel writes, one element per work-item.
+    pub fn output<T: bytemuck::Pod>(self, b: &'a mut Buffer<T>) -> Self {
+        self.output_per_item(b, 1)
+    }
+
+    /// Adds a buffer the kernel writes, `per_item` elements per work-item.
+    pub fn output_per_item<T: bytemuck::Pod>(
+        mut self,
+        b: &'a mut Buffer<T>,
+        per_item: usize,
+    ) -> Self {
+        self.buffers.push(arg(
+            b,
+            Access::Write {
+                per_item: per_item as u64,
+            },
+        ));
+        self
+    }
+
+    /// Sets the push constants (scalar arguments) to the bytes of `value`.
+    pub fn push<P: bytemuck::Pod>(mut self, value: &P) -> Self {
+        self.push = bytemuck::bytes_of(value).to_vec();
+        self
+    }
+
+    /// Sets the push constants from raw bytes.
+    pub fn push_bytes(mut self, bytes: &[u8]) -> Self {
+        self.push = bytes.to_vec();
+        self
+    }
+}
+
+fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
+    ArgBuffer {
+        raw: b.raw(),
+        access,
+        type_id: TypeId::of::<T>(),
+        type_name: std::any::type_name::<T>(),
+        len: b.len(),
+    }
+}
+
+/// A CPU kernel's view of the run's arguments for one package.
+///
+/// Inputs are whole slices. Each output can be taken once per package and
+/// is exactly that package's part, so two packages never alias.
+pub struct CpuArgs<'r> {
+    pub(crate) buffers: &'r [ArgBuffer<'r>],
+    pub(crate) push: &'r [u8],
+    pub(crate) items: Range<u64>,
+    pub(crate) taken: u64,
+}
+
+impl<'r> CpuArgs<'r> {
+    /// Input `index` (the position in [`Args`]) as a slice of `T`.
+    ///
+    /// # Panics
+    /// If `index` is not an input or `T` is not its element type; inside a
+    /// run the panic becomes [`Error::KernelPanic`].
+    pub fn input<T: bytemuck::Pod>(&self, index: usize) -> &'r [T] {
+        let a = self.arg::<T>(index);
+        assert!(
+            a.access == Access::Read,
+            "argument {index} is an output; use CpuArgs::output"
+        );
+        // SAFETY: the buffer is borrowed shared by the run's `Args` for the
+        // whole run, so nothing writes it (inputs must be readonly in the
+        // shader, checked at run start); the type and length match it.
+        unsafe { std::slice::from_raw_parts(a.raw.ptr() as *const T, a.len) }
+    }
+
+    /// This package's part of output `index` as a mutable slice of `T`:
+    /// elements `items.start * per_item .. items.end * per_item`.
+    ///
+    /// # Panics
+    /// If `index` is not an output, `T` is not its element type, or it was
+    /// already taken for this package.
+    pub fn output<T: bytemuck::Pod>(&mut self, index: usize) -> &'r mut [T] {
+        let a = self.arg::<T>(index);
+        let Access::Write { per_item } = a.access else {
+            panic!("argument {index} is an input; use CpuArgs::input");
+        };
+        assert!(index < 64, "at most 64 arguments");
+        assert!(
+            self.taken & (1 << index) == 0,
+            "output {index} was already taken for this package"
+        );
+        self.taken |= 1 << index;
+        let start = (self.items.start * per_item) as usize;
+        let end = (self.items.end * per_item) as usize;
+        assert!(
+            end <= a.len,
+            "output {index} too small (checked at run start)"
+        );
+        // SAFETY: the run holds `&mut Buffer` for this output, so no code
+        // outside the run touches it; within the run every package covers
+        // distinct items (each unit is claimed exactly once), so this range is
+        // disjoint from every other package's, and it is handed out once per
+        // package (the `taken` mask). The range is inside the buffer (checked
+        // at run start and asserted above) and T is its element type.
+        unsafe { std::slice::from_raw_parts_mut((a.raw.ptr() as *mut T).add(start), end - start) }
+    }
+
+    /// The push constants read as a `P`.
+    ///
+    /// # Panics
+    /// If their size is not `size_of::<P>()`.
+    pub fn push<P: bytemuck::Pod>(&self) -> P {
+        bytemuck::pod_read_unaligned(self.push)
+    }
+
+    /// The raw push-constant bytes.
+    pub fn push_bytes(&self) -> &'r [u8] {
+        self.push
+    }
+
+    fn arg<T: bytemuck::Pod>(&self, index: usize) -> &'r ArgBuffer<'r> {
+        let a = self.buffers.get(index).unwrap_or_else(|| {
+            panic!(
+                "argument {index} does not exist ({} given)",
+                self.buffers.len()
+            )
+        });
+        assert!(
+            a.type_id == TypeId::of::<T>(),
+            "argument {index} holds {} but was read as {}",
+            a.type_name,
+            std::any::type_name::<T>()
+        );
+        a
+    }
+}

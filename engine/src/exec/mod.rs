@@ -1,0 +1,9 @@
+//! Executors: CPU topology, the pinned thread pool, the CPU worker loop and
+//! the GPU dispatch loop, kernels and reports.
+
+pub(crate) mod cpu;
+pub(crate) mod gpu;
+pub mod kernel;
+pub mod pool;
+pub mod report;
+pub mod topology;

@@ -1,0 +1,616 @@
+//! Persistent pinned thread pool with scoped broadcast.
+//!
+//! A [`Pool`] owns a fixed set of named threads, each pinned once at start-up
+//! ([`pin_current_thread`]). [`Pool::broadcast`] runs one job on every thread at once and
+//! blocks until all have returned; the job may borrow from the caller's stack.
+//!
+//! # Parking mechanism
+//!
+//! Each pool thread has a *mailbox* (`Mutex<Option<Command>>`) and sleeps in
+//! `std::thread::park()` while the mailbox is empty, so an idle pool burns no CPU. To start a
+//! run, the caller puts a command in every mailbox and `unpark()`s each thread (a futex wake on
+//! Linux); the thread takes the command, runs the job, stores its result and decrements a shared
+//! `remaining` counter; the thread that brings it to zero `unpark()`s the caller. The caller
+//! waits on `remaining` with a very short spin/yield (`crossbeam_utils::Backoff`, a few
+//! microseconds: runs are often shorter than a millisecond and the wake-up path is the latency
+//! that matters) and then parks. `park`/`unpark` carry a wake-up token, so a wake-up sent before
+//! the receiver parks is never lost; spurious wake-ups are harmless because both sides re-check
+//! their condition (mailbox / counter) in a loop. Per-thread mailboxes avoid the thundering-herd
+//! re-locking of a single shared `Condvar`.
+//!
+//! Broadcasts from several caller threads are serialized by a mutex held for the whole
+//! broadcast. A job that calls `broadcast` on its own pool gets [`PoolError::Reentrant`]
+//! instead of a deadlock.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, JoinHandle, Thread};
+
+use crossbeam_utils::Backoff;
+use tracing::warn;
+
+use super::topology::{pin_current_thread, CoreSet};
+
+/// Errors of [`Pool`].
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// The OS refused to create a pool thread.
+    #[error("failed to spawn pool thread {name:?}: {source}")]
+    Spawn {
+        /// Name of the thread that could not be created.
+        name: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `broadcast` was called from inside a job running on the same pool (it would deadlock).
+    #[error("Pool::broadcast called from inside a job of the same pool")]
+    Reentrant,
+}
+
+/// A job that panicked on one pool thread.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("job panicked on pool thread {thread}: {message}")]
+pub struct JobPanic {
+    /// Index of the pool thread the job panicked on.
+    pub thread: usize,
+    /// The panic message (or a placeholder for non-string payloads).
+    pub message: String,
+}
+
+/// How to create one pool thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadSpec {
+    /// Thread name (e.g. `coexec-cpu-0`).
+    pub name: String,
+    /// PUs to pin the thread to, once at start-up; `None` = unpinned.
+    pub pin: Option<CoreSet>,
+}
+
+impl ThreadSpec {
+    /// One spec per CPU worker core set, named `coexec-cpu-0`, `coexec-cpu-1`, ...
+    pub fn cpu_workers(sets: &[CoreSet]) -> Vec<ThreadSpec> {
+        sets.iter()
+            .enumerate()
+            .map(|(i, set)| ThreadSpec {
+                name: format!("coexec-cpu-{i}"),
+                pin: Some(set.clone()),
+            })
+            .collect()
+    }
+}
+
+/// The job of a broadcast with its borrow lifetime erased (see the SAFETY note in
+/// [`Pool::broadcast`]).
+type ErasedJob = &'static (dyn Fn(usize) + Sync);
+
+/// What a pool thread finds in its mailbox.
+enum Command {
+    /// Run the job with this thread's index, then count down and wake `caller` if last.
+    Run { job: ErasedJob, caller: Thread },
+    /// Leave the thread loop.
+    Exit,
+}
+
+/// Per-thread state shared between the pool handle and the thread.
+struct Slot {
+    /// The next command; `None` while idle.
+    mailbox: Mutex<Option<Command>>,
+    /// The outcome of the last job (`Some` only after a panic).
+    panic: Mutex<Option<JobPanic>>,
+}
+
+/// State shared by all threads of one pool.
+struct Shared {
+    slots: Vec<Slot>,
+    /// Number of posted jobs not finished yet in the current broadcast.
+    remaining: AtomicUsize,
+}
+
+/// Locks a mutex, ignoring poisoning: no code holding these locks can panic midway through an
+/// update, so the data is consistent.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Unique pool ids for the re-entrancy marker (0 = "not a pool thread").
+static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// Id of the pool the current thread belongs to, 0 if none.
+    static CURRENT_POOL: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A persistent pool of pinned threads; see the [module docs](self). `Send + Sync`.
+pub struct Pool {
+    shared: Arc<Shared>,
+    handles: Vec<JoinHandle<()>>,
+    threads: Vec<Thread>,
+    pinned: Vec<bool>,
+    /// Held for the whole of a broadcast: serializes concurrent callers.
+    run_lock: Mutex<()>,
+    id: u64,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("threads", &self.threads.len())
+            .field("pinned", &self.pinned)
+            .finish()
+    }
+}
+
+/// Waits, on drop, until every job posted in the current broadcast has finished. Dropping it is
+/// the only way out of `broadcast` once a job was posted, including by unwinding.
+struct WaitAll<'a> {
+    remaining: &'a AtomicUsize,
+}
+
+impl Drop for WaitAll<'_> {
+    fn drop(&mut self) {
+        let backoff = Backoff::new();
+        // Acquire: pairs with the Release decrements of the pool threads, so everything the
+        // jobs did (and their result slots) happens-before the caller continues, and no thread
+        // touches the job after we see 0.
+        while self.remaining.load(Ordering::Acquire) != 0 {
+            if backoff.is_completed() {
+                // A token from an unpark sent before this park (or spurious wake-up) just
+                // re-checks the counter.
+                thread::park();
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+}
+
+/// Turns a panic payload into a message.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic payload>".to_string()
+    }
+}
+
+/// The loop of pool thread `index`.
+fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
+    CURRENT_POOL.with(|c| c.set(pool_id));
+    let slot = &shared.slots[index];
+    loop {
+        let command = lock(&slot.mailbox).take();
+        match command {
+            None => thread::park(),
+            Some(Command::Exit) => break,
+            Some(Command::Run { job, caller }) => {
+                let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
+                // `job` is not used past this point: the caller may return (and the borrow end)
+                // as soon as `remaining` reaches 0 below.
+                if let Err(payload) = outcome {
+                    let message = panic_message(&*payload);
+                    // A payload whose destructor panics must not kill the thread (the caller
+                    // would wait forever): catch that too and leak the second payload.
+                    if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+                        std::mem::forget(second);
+                    }
+                    *lock(&slot.panic) = Some(JobPanic {
+                        thread: index,
+                        message,
+                    });
+                }
+                // Release: publishes the job's effects and the result slot to the caller's
+                // Acquire load in `WaitAll::drop`; the RMWs form a release sequence, so the
+                // caller seeing 0 synchronizes with every thread's decrement.
+                if shared.remaining.fetch_sub(1, Ordering::Release) == 1 {
+                    caller.unpark();
+                }
+            }
+        }
+    }
+}
+
+impl Pool {
+    /// Spawns one thread per spec; each pins itself once (if asked) and parks. Returns after
+    /// every thread has started and tried to pin.
+    ///
+    /// # Errors
+    ///
+    /// [`PoolError::Spawn`] if the OS refuses a thread (threads already started are joined).
+    pub fn new(threads: Vec<ThreadSpec>) -> Result<Pool, PoolError> {
+        let n = threads.len();
+        // Relaxed: the id only needs to be unique.
+        let id = NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed);
+        let shared = Arc::new(Shared {
+            slots: (0..n)
+                .map(|_| Slot {
+                    mailbox: Mutex::new(None),
+                    panic: Mutex::new(None),
+                })
+                .collect(),
+            remaining: AtomicUsize::new(0),
+        });
+        let mut pool = Pool {
+            shared: Arc::clone(&shared),
+            handles: Vec::with_capacity(n),
+            threads: Vec::with_capacity(n),
+            pinned: vec![false; n],
+            run_lock: Mutex::new(()),
+            id,
+        };
+        let (ready_tx, ready_rx) = mpsc::channel::<(usize, bool)>();
+        for (index, spec) in threads.into_iter().enumerate() {
+            let shared = Arc::clone(&shared);
+            let ready = ready_tx.clone();
+            let pin = spec.pin;
+            let spawned = thread::Builder::new()
+                .name(spec.name.clone())
+                .spawn(move || {
+                    let pinned = pin.as_ref().is_some_and(pin_current_thread);
+                    // The receiver outlives this send unless `new` already failed.
+                    let _ = ready.send((index, pinned));
+                    drop(ready);
+                    thread_main(shared, index, id);
+                });
+            match spawned {
+                Ok(handle) => {
+                    pool.threads.push(handle.thread().clone());
+                    pool.handles.push(handle);
+                }
+                Err(source) => {
+                    // `pool` is dropped here: its Drop stops and joins the started threads.
+                    return Err(PoolError::Spawn {
+                        name: spec.name,
+                        source,
+                    });
+                }
+            }
+        }
+        drop(ready_tx);
+        for (index, pinned) in ready_rx.iter() {
+            pool.pinned[index] = pinned;
+        }
+        Ok(pool)
+    }
+
+    /// Number of pool threads.
+    pub fn len(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Whether the pool has no thread.
+    pub fn is_empty(&self) -> bool {
+        self.threads.is_empty()
+    }
+
+    /// For each thread, whether pinning it succeeded (`false` also for unpinned specs).
+    pub fn pinned(&self) -> &[bool] {
+        &self.pinned
+    }
+
+    /// Runs `job(thread_index)` on every pool thread at once and blocks until all have
+    /// returned. `job` may borrow from the caller's stack (scoped, like `std::thread::scope`).
+    /// Concurrent callers are serialized.
+    ///
+    /// A panic in a job is caught on its thread and reported as `Err(JobPanic)` in that
+    /// thread's entry; the thread survives and the pool stays usable.
+    ///
+    /// # Errors
+    ///
+    /// [`PoolError::Reentrant`] if called from inside a job running on this pool. (Only direct
+    /// re-entry is detected: a job of pool A broadcasting on pool B whose job broadcasts on A
+    /// still deadlocks.)
+    pub fn broadcast(
+        &self,
+        job: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        if CURRENT_POOL.with(Cell::get) == self.id {
+            return Err(PoolError::Reentrant);
+        }
+        let _serial = lock(&self.run_lock);
+        let caller = thread::current();
+        {
+            // Declared before any job is posted, so it is dropped (waiting for every posted
+            // job) on every path out of this block, unwinding included.
+            let _wait = WaitAll {
+                remaining: &self.shared.remaining,
+            };
+            // SAFETY: only the lifetime is changed (same fat-pointer layout). The erased
+            // reference is used by pool threads only between taking their command and their
+            // decrement of `remaining`, and `_wait` (dropped before this block is left, whether
+            // by return or by unwinding) does not let `broadcast` finish until `remaining` is
+            // back to 0, i.e. every posted job has stopped using it; jobs not yet taken cannot
+            // remain because each one counted in `remaining` is taken and run. Holding
+            // `run_lock` for the whole broadcast keeps other callers from reusing the counter
+            // meanwhile. So `job` outlives every use of the erased reference.
+            let erased: ErasedJob =
+                unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), ErasedJob>(job) };
+            for (slot, thread) in self.shared.slots.iter().zip(&self.threads) {
+                // Relaxed: the increment is sequenced before the mailbox unlock below, which
+                // synchronizes with the thread's lock, so the thread's decrement always sees
+                // it (coherence); the caller only reads the counter after posting.
+                self.shared.remaining.fetch_add(1, Ordering::Relaxed);
+                *lock(&slot.mailbox) = Some(Command::Run {
+                    job: erased,
+                    caller: caller.clone(),
+                });
+                thread.unpark();
+            }
+        }
+        Ok(self
+            .shared
+            .slots
+            .iter()
+            .map(|slot| lock(&slot.panic).take().map_or(Ok(()), Err))
+            .collect())
+    }
+}
+
+impl Drop for Pool {
+    /// Wakes every thread with an exit command and joins it.
+    fn drop(&mut self) {
+        for (slot, thread) in self.shared.slots.iter().zip(&self.threads) {
+            *lock(&slot.mailbox) = Some(Command::Exit);
+            thread.unpark();
+        }
+        for handle in self.handles.drain(..) {
+            let name = handle.thread().name().unwrap_or("?").to_string();
+            if handle.join().is_err() {
+                warn!(thread = %name, "pool thread panicked outside a job");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::topology::{current_thread_pus, CpuTopology, PlanRequest};
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    fn unpinned(n: usize) -> Pool {
+        Pool::new(
+            (0..n)
+                .map(|i| ThreadSpec {
+                    name: format!("test-{i}"),
+                    pin: None,
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn pool_is_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Pool>();
+    }
+
+    #[test]
+    fn every_thread_runs_once_per_broadcast() {
+        let pool = unpinned(4);
+        assert_eq!(pool.len(), 4);
+        let counts: Vec<AtomicUsize> = (0..4).map(|_| AtomicUsize::new(0)).collect();
+        for round in 1..=50 {
+            let results = pool
+                .broadcast(&|i| {
+                    counts[i].fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap();
+            assert!(results.iter().all(Result::is_ok));
+            assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == round));
+        }
+    }
+
+    #[test]
+    fn thread_names_and_indices() {
+        let pool = Pool::new(ThreadSpec::cpu_workers(&[
+            CoreSet::default(),
+            CoreSet::default(),
+        ]))
+        .unwrap();
+        let names: Vec<Mutex<String>> = (0..2).map(|_| Mutex::new(String::new())).collect();
+        pool.broadcast(&|i| {
+            *names[i].lock().unwrap() = thread::current().name().unwrap().to_string();
+        })
+        .unwrap();
+        assert_eq!(*names[0].lock().unwrap(), "coexec-cpu-0");
+        assert_eq!(*names[1].lock().unwrap(), "coexec-cpu-1");
+    }
+
+    #[test]
+    fn job_borrows_stack_data() {
+        let pool = unpinned(3);
+        let input: Vec<u64> = (0..3000).collect();
+        let partial: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
+        pool.broadcast(&|i| {
+            let sum: u64 = input[i * 1000..(i + 1) * 1000].iter().sum();
+            partial[i].store(sum as usize, Ordering::Relaxed);
+        })
+        .unwrap();
+        let total: usize = partial.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+        assert_eq!(total as u64, input.iter().sum::<u64>());
+    }
+
+    #[test]
+    fn panic_is_reported_and_pool_survives() {
+        let pool = unpinned(3);
+        let results = pool
+            .broadcast(&|i| {
+                if i == 1 {
+                    panic!("job {i} failed");
+                }
+            })
+            .unwrap();
+        assert!(results[0].is_ok() && results[2].is_ok());
+        assert_eq!(
+            results[1],
+            Err(JobPanic {
+                thread: 1,
+                message: "job 1 failed".to_string()
+            })
+        );
+        let hits = AtomicUsize::new(0);
+        let results = pool
+            .broadcast(&|_| {
+                hits.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        assert!(results.iter().all(Result::is_ok));
+        assert_eq!(hits.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn concurrent_callers_are_serialized() {
+        const CALLERS: usize = 8;
+        const ROUNDS: usize = 1000;
+        let pool = unpinned(4);
+        let counts: Vec<AtomicUsize> = (0..4).map(|_| AtomicUsize::new(0)).collect();
+        // (id of the broadcast whose jobs are running, number of jobs running now).
+        let inside = Mutex::new((0usize, 0usize));
+        let overlap = AtomicBool::new(false);
+        thread::scope(|s| {
+            for caller in 0..CALLERS {
+                let (pool, counts, inside, overlap) = (&pool, &counts, &inside, &overlap);
+                s.spawn(move || {
+                    for round in 0..ROUNDS {
+                        let id = caller * ROUNDS + round + 1;
+                        let mine: Vec<AtomicUsize> = (0..4).map(|_| AtomicUsize::new(0)).collect();
+                        let r = pool
+                            .broadcast(&|i| {
+                                {
+                                    let mut g = inside.lock().unwrap();
+                                    if g.1 != 0 && g.0 != id {
+                                        overlap.store(true, Ordering::Relaxed);
+                                    }
+                                    *g = (id, g.1 + 1);
+                                }
+                                counts[i].fetch_add(1, Ordering::Relaxed);
+                                mine[i].fetch_add(1, Ordering::Relaxed);
+                                inside.lock().unwrap().1 -= 1;
+                            })
+                            .unwrap();
+                        assert!(r.iter().all(Result::is_ok));
+                        // This broadcast ran exactly once on every thread.
+                        assert!(mine.iter().all(|m| m.load(Ordering::Relaxed) == 1));
+                    }
+                });
+            }
+        });
+        for c in &counts {
+            assert_eq!(c.load(Ordering::Relaxed), CALLERS * ROUNDS);
+        }
+        assert!(!overlap.load(Ordering::Relaxed), "broadcasts interleaved");
+    }
+
+    #[test]
+    fn nested_broadcast_is_an_error() {
+        let pool = unpinned(2);
+        let inner: Vec<Mutex<Option<bool>>> = (0..2).map(|_| Mutex::new(None)).collect();
+        let other = unpinned(1);
+        pool.broadcast(&|i| {
+            let reentrant = matches!(pool.broadcast(&|_| {}), Err(PoolError::Reentrant));
+            // Another pool is fine from inside a job.
+            assert!(other.broadcast(&|_| {}).is_ok());
+            *inner[i].lock().unwrap() = Some(reentrant);
+        })
+        .unwrap();
+        assert!(inner.iter().all(|r| *r.lock().unwrap() == Some(true)));
+    }
+
+    #[test]
+    fn drop_joins_threads() {
+        let pool = unpinned(3);
+        let alive = Arc::new(AtomicUsize::new(0));
+        struct Tls(Arc<AtomicUsize>);
+        impl Drop for Tls {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        thread_local! { static GUARD: std::cell::RefCell<Option<Tls>> = const { std::cell::RefCell::new(None) }; }
+        pool.broadcast(&|_| {
+            alive.fetch_add(1, Ordering::SeqCst);
+            GUARD.with(|g| *g.borrow_mut() = Some(Tls(Arc::clone(&alive))));
+        })
+        .unwrap();
+        assert_eq!(alive.load(Ordering::SeqCst), 3);
+        drop(pool);
+        // Joined threads have run their thread-local destructors.
+        assert_eq!(alive.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn empty_pool_broadcast() {
+        let pool = unpinned(0);
+        assert!(pool.is_empty());
+        assert!(pool.broadcast(&|_| unreachable!()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn idle_threads_do_not_spin() {
+        let pool = Pool::new(
+            (0..2)
+                .map(|i| ThreadSpec {
+                    name: format!("idle-{i}"),
+                    pin: None,
+                })
+                .collect(),
+        )
+        .unwrap();
+        pool.broadcast(&|_| {}).unwrap();
+        // Let the threads settle into park(), then check they use no CPU time.
+        thread::sleep(Duration::from_millis(50));
+        let cpu_ticks = |name_prefix: &str| -> u64 {
+            let mut total = 0;
+            for entry in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+                let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+                if comm.trim().starts_with(name_prefix) {
+                    let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap();
+                    let fields: Vec<&str> = stat
+                        .rsplit(')')
+                        .next()
+                        .unwrap()
+                        .split_whitespace()
+                        .collect();
+                    total +=
+                        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+                }
+            }
+            total
+        };
+        let before = cpu_ticks("idle-");
+        thread::sleep(Duration::from_millis(300));
+        let after = cpu_ticks("idle-");
+        assert!(
+            after - before <= 2,
+            "idle pool used {} ticks",
+            after - before
+        );
+    }
+
+    #[test]
+    fn pinned_pool_threads() {
+        let topo = CpuTopology::detect();
+        let plan = topo.plan(&PlanRequest::default()).unwrap();
+        let pool = Pool::new(ThreadSpec::cpu_workers(&plan.workers)).unwrap();
+        assert_eq!(pool.len(), plan.workers.len());
+        // Linux allows a process to pin its own threads to its allowed PUs.
+        assert!(pool.pinned().iter().all(|&p| p), "{:?}", pool.pinned());
+        let seen: Vec<Mutex<Option<Vec<usize>>>> =
+            (0..pool.len()).map(|_| Mutex::new(None)).collect();
+        pool.broadcast(&|i| *seen[i].lock().unwrap() = current_thread_pus())
+            .unwrap();
+        for (i, s) in seen.iter().enumerate() {
+            if let Some(bound) = s.lock().unwrap().clone() {
+                assert_eq!(bound, plan.workers[i].pus);
+            }
+        }
+    }
+}

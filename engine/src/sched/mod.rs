@@ -1,0 +1,77 @@
+//! Scheduling layer: how one run's units are cut into packages and handed to
+//! claimants. Pure, deterministic logic plus atomics: no threads, no Vulkan.
+//!
+//! # Model
+//! A run covers `total` *units* (a work-group in 1-D, a row of work-groups in
+//! 2-D; the caller maps units to items). Devices `0..n` each have a
+//! [`DeviceKind`] and a number of *claimants* ([`DeviceSlot`]): the CPU's
+//! pinned workers, each GPU's dispatch loop. There is no director thread:
+//! every claimant claims its own *packages* (`Range<u64>` of units) from one
+//! shared [`WorkQueue`], sized by a per-run [`Plan`] built from a
+//! [`Scheduler`] and a [`PowerEstimator`].
+//!
+//! # Claim protocol
+//! * Fresh work is one atomic counter `next`. A claim reads `cur`, asks the
+//!   plan for a size given `total - cur` units left, clamps it to
+//!   `[1, total - cur]` and CASes `cur -> cur + size`, retrying with the
+//!   observed value (and a recomputed size) when another claimant won. So
+//!   every unit is handed out at most once, without locks.
+//! * Ranges given back by a failing device ([`WorkQueue::requeue`]) sit in a
+//!   side store and are offered **before** fresh work to every claimant,
+//!   whatever its policy says about fresh work: sizing requeued work goes
+//!   through [`Plan::requeued_size`], which never answers 0, while
+//!   [`Plan::package_size`] (fresh) may answer 0 ("no more for me"). A cheap
+//!   atomic count of requeued units keeps the store off the common path.
+//! * Completion is a second counter: [`WorkQueue::complete`] returns true to
+//!   exactly one caller, the one finishing the last unit.
+//! * [`WorkQueue::abort`] makes later claims return `None`.
+//!
+//! Each claimant runs (names other than this module's are the engine's):
+//!
+//! ```ignore
+//! let mut me = plan.claimant(device, index);
+//! loop {
+//!     match plan.claim(&queue, &mut me, &*estimator) {
+//!         Some((range, _source)) => match execute(range.clone()) {
+//!             Ok(seconds) => {
+//!                 let units = range.end - range.start;
+//!                 estimator.record(device, units, seconds);
+//!                 if queue.complete(units) { signal_run_finished(); }
+//!             }
+//!             Err(e) => {
+//!                 queue.requeue(range);                      // others redo it
+//!                 plan.forfeit(&queue, &mut me, &*estimator); // Static: give back an unclaimed share
+//!                 report_device_failure(e);                   // abort if no claimant is left
+//!                 break;
+//!             }
+//!         },
+//!         // Nothing for us now; but until the run is done a failing device
+//!         // may still give work back, so keep polling (with a backoff).
+//!         None if queue.is_done() || queue.is_aborted() => break,
+//!         None => backoff(),
+//!     }
+//! }
+//! ```
+//!
+//! A claimant must keep polling until the run is done or aborted: otherwise
+//! work requeued after it left would be stranded. If the last live claimant
+//! fails, the engine must [`abort`](WorkQueue::abort) the run.
+//!
+//! # Policies
+//! See [`Scheduler`] for the formulas and [`Plan`] for how powers are
+//! resolved (hints, measurements, exploration).
+
+#![forbid(unsafe_code)]
+
+mod estimator;
+mod plan;
+mod queue;
+mod scheduler;
+mod sync;
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+pub use estimator::{PowerEstimator, ThroughputEstimator};
+pub use plan::{ClaimantState, Plan, EXPLORATION_FACTOR};
+pub use queue::{Source, WorkQueue};
+pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};

@@ -1,0 +1,632 @@
+//! Per-run plan: package sizes for each claimant.
+
+use std::ops::Range;
+
+use super::estimator::PowerEstimator;
+use super::queue::{Source, WorkQueue};
+use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
+
+/// HGuided without power hints: the first fresh package of a claimant whose
+/// device has no measurement yet is this many times smaller than the formula
+/// says (still at least `min_package`), so a first measurement arrives early
+/// and a slow device cannot grab a huge first package.
+pub const EXPLORATION_FACTOR: f64 = 4.0;
+
+/// Relative tolerance for snapping a computed size onto an integer before
+/// `ceil`/`floor`, so that float noise (e.g. `29.000000000000004`) does not
+/// add a unit. Far above f64 rounding error (~1e-16), far below one unit for
+/// any realistic `total`.
+const SNAP: f64 = 1e-14;
+
+fn snap(x: f64) -> f64 {
+    let r = x.round();
+    if (x - r).abs() <= SNAP * r.abs().max(1.0) {
+        r
+    } else {
+        x
+    }
+}
+
+/// `ceil(x)` as u64 after snapping; negative/NaN give 0, huge saturate.
+fn ceil_u64(x: f64) -> u64 {
+    snap(x).ceil() as u64
+}
+
+/// `floor(x)` as u64 after snapping; negative/NaN give 0, huge saturate.
+fn floor_u64(x: f64) -> u64 {
+    snap(x).floor() as u64
+}
+
+/// A measurement the policies accept: finite and positive.
+fn measured(est: &dyn PowerEstimator, device: usize) -> Option<f64> {
+    est.power(device).filter(|p| p.is_finite() && *p > 0.0)
+}
+
+#[derive(Debug, Clone)]
+enum Policy {
+    Static {
+        /// `shares[device][claimant]`, summing to `total`.
+        shares: Vec<Vec<u64>>,
+    },
+    Dynamic {
+        chunk: u64,
+    },
+    HGuided {
+        /// Hint powers and their sum; `None`: measured live.
+        hints: Option<(Vec<f64>, f64)>,
+        k: f64,
+        min_package: u64,
+    },
+}
+
+/// Per-run plan: turns a Scheduler + devices + current power estimates into
+/// package sizes for each claimant.
+///
+/// Immutable once built (share it by reference between claimants). Sizes for
+/// fresh work come from [`package_size`](Self::package_size), sizes for
+/// requeued work from [`requeued_size`](Self::requeued_size); the usual entry
+/// point, [`claim`](Self::claim), uses both and records the claim.
+///
+/// # Power resolution
+/// * `powers: Some(hints)`: the hints.
+/// * `Static` without hints: the estimator's measurements at `new` if every
+///   device has one (a later run of the same kernel), else equal power.
+/// * `HGuided` without hints: measured *live* at every
+///   [`package_size`](Self::package_size) call. Devices without a
+///   measurement count as having the mean power of the measured ones (all
+///   equal when none is measured), and the first fresh package of each
+///   claimant of an unmeasured device is shrunk by [`EXPLORATION_FACTOR`].
+#[derive(Debug, Clone)]
+pub struct Plan {
+    policy: Policy,
+    total: u64,
+    /// Claimants per device.
+    claimants: Vec<usize>,
+    /// Power fraction of one claimant of each device (plan-time powers).
+    claimant_share: Vec<f64>,
+}
+
+/// Per-claimant state (each claimant owns one; not shared, so no atomics):
+/// knows its device, its share of power, how many packages it has claimed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimantState {
+    device: usize,
+    index: usize,
+    power_share: f64,
+    share: u64,
+    packages: u64,
+    requeued_packages: u64,
+    units: u64,
+}
+
+impl ClaimantState {
+    /// Device this claimant belongs to.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// Index of this claimant within its device.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// This claimant's fraction of the total power, as resolved when the
+    /// plan was built (`device power / claimants / sum of device powers`).
+    pub fn power_share(&self) -> f64 {
+        self.power_share
+    }
+
+    /// `Static`: the units this claimant takes in its one package. 0 for the
+    /// other policies.
+    pub fn share(&self) -> u64 {
+        self.share
+    }
+
+    /// Fresh packages claimed so far.
+    pub fn packages(&self) -> u64 {
+        self.packages
+    }
+
+    /// Requeued packages claimed so far.
+    pub fn requeued_packages(&self) -> u64 {
+        self.requeued_packages
+    }
+
+    /// Units claimed so far (fresh and requeued).
+    pub fn units(&self) -> u64 {
+        self.units
+    }
+
+    /// Records a successful claim. [`Plan::claim`] does this; call it
+    /// yourself only when claiming through [`WorkQueue`] directly (the sizing
+    /// functions do not count, because the queue may call them several times
+    /// per claim).
+    pub fn record(&mut self, range: &Range<u64>, source: Source) {
+        match source {
+            Source::Fresh => self.packages += 1,
+            Source::Requeued => self.requeued_packages += 1,
+        }
+        self.units += range.end - range.start;
+    }
+}
+
+impl Plan {
+    /// Validates `sched` against `devices` and precomputes what can be.
+    pub fn new(
+        sched: &Scheduler,
+        devices: &[DeviceSlot],
+        total: u64,
+        estimates: &dyn PowerEstimator,
+    ) -> Result<Plan, SchedError> {
+        let n = devices.len();
+        sched.validate(n)?;
+        if let Some(device) = devices.iter().position(|d| d.claimants == 0) {
+            return Err(SchedError::NoClaimants { device });
+        }
+        let claimants: Vec<usize> = devices.iter().map(|d| d.claimants).collect();
+        let equal = vec![1.0; n];
+        let (policy, powers) = match sched {
+            Scheduler::Static { powers } => {
+                let powers = match powers {
+                    Some(p) => p.clone(),
+                    None => (0..n)
+                        .map(|d| measured(estimates, d))
+                        .collect::<Option<Vec<f64>>>()
+                        .filter(|p| check_powers(p).is_ok())
+                        .unwrap_or_else(|| equal.clone()),
+                };
+                let shares = static_shares(total, &powers, &claimants);
+                (Policy::Static { shares }, powers)
+            }
+            Scheduler::Dynamic { packages } => (
+                Policy::Dynamic {
+                    chunk: total.div_ceil(*packages).max(1),
+                },
+                equal,
+            ),
+            Scheduler::HGuided {
+                powers,
+                k,
+                min_package,
+            } => {
+                let hints = powers.as_ref().map(|p| (p.clone(), p.iter().sum()));
+                let powers = powers.clone().unwrap_or(equal);
+                (
+                    Policy::HGuided {
+                        hints,
+                        k: *k,
+                        min_package: *min_package,
+                    },
+                    powers,
+                )
+            }
+        };
+        let sum: f64 = powers.iter().sum();
+        let claimant_share = powers
+            .iter()
+            .zip(&claimants)
+            .map(|(p, c)| p / sum / *c as f64)
+            .collect();
+        Ok(Plan {
+            policy,
+            total,
+            claimants,
+            claimant_share,
+        })
+    }
+
+    /// Units of the run.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Number of devices.
+    pub fn devices(&self) -> usize {
+        self.claimants.len()
+    }
+
+    /// Claimants of `device`.
+    ///
+    /// # Panics
+    /// If `device` is out of range.
+    pub fn claimants(&self, device: usize) -> usize {
+        self.claimants[device]
+    }
+
+    /// Per-claimant state (each claimant owns one; not shared, so no
+    /// atomics): knows its device, its share of power, how many packages it
+    /// has claimed.
+    ///
+    /// # Panics
+    /// If `device` or `index_in_device` is out of range.
+    pub fn claimant(&self, device: usize, index_in_device: usize) -> ClaimantState {
+        assert!(
+            index_in_device < self.claimants[device],
+            "claimant {index_in_device} out of range: device {device} has {}",
+            self.claimants[device]
+        );
+        let share = match &self.policy {
+            Policy::Static { shares } => shares[device][index_in_device],
+            _ => 0,
+        };
+        ClaimantState {
+            device,
+            index: index_in_device,
+            power_share: self.claimant_share[device],
+            share,
+            packages: 0,
+            requeued_packages: 0,
+            units: 0,
+        }
+    }
+
+    /// Size this claimant asks for when `remaining` units are left (0 = stop).
+    ///
+    /// For *fresh* work. Does not count the claim (the queue may call it
+    /// several times per claim): record successful claims with
+    /// [`ClaimantState::record`], as [`claim`](Self::claim) does.
+    /// * `Static`: its share on its first package (if non-zero), then 0.
+    /// * `Dynamic`: `ceil(total / packages)`.
+    /// * `HGuided`: `max(min_package, ceil(G_r * P_i / (k * sum P)))`, with the
+    ///   exploration rule (see [`Plan`]).
+    ///
+    /// The result is capped at `remaining`.
+    pub fn package_size(
+        &self,
+        c: &mut ClaimantState,
+        remaining: u64,
+        estimates: &dyn PowerEstimator,
+    ) -> u64 {
+        let size = match &self.policy {
+            Policy::Static { .. } if c.packages == 0 => c.share,
+            Policy::Static { .. } => 0,
+            Policy::Dynamic { chunk } => *chunk,
+            Policy::HGuided { .. } => self.guided(c, remaining, estimates, true),
+        };
+        size.min(remaining)
+    }
+
+    /// Size this claimant takes from a requeued range of `len` units. Never
+    /// 0 for `len > 0` (requeued work cannot be declined) and independent of
+    /// how much fresh work the claimant already took.
+    /// * `Static`: its plan-time power fraction of `len` (`ceil`, at least 1),
+    ///   so survivors split a failed device's package by power.
+    /// * `Dynamic`: `ceil(total / packages)`.
+    /// * `HGuided`: the guided formula with `G_r = len` (no exploration).
+    ///
+    /// The result is capped at `len`.
+    pub fn requeued_size(
+        &self,
+        c: &ClaimantState,
+        len: u64,
+        estimates: &dyn PowerEstimator,
+    ) -> u64 {
+        let size = match &self.policy {
+            Policy::Static { .. } => ceil_u64(len as f64 * c.power_share),
+            Policy::Dynamic { chunk } => *chunk,
+            Policy::HGuided { .. } => self.guided(c, len, estimates, false),
+        };
+        size.clamp(1, len.max(1))
+    }
+
+    /// Claims the next package for `c` from `queue` (requeued work first,
+    /// then fresh; see [`WorkQueue::claim_from`]) and records it in `c`.
+    ///
+    /// `None` means "nothing for you right now": the claimant should keep
+    /// calling (with a backoff) until [`WorkQueue::is_done`] or
+    /// [`WorkQueue::is_aborted`], because a failing device may still give
+    /// work back.
+    pub fn claim(
+        &self,
+        queue: &WorkQueue,
+        c: &mut ClaimantState,
+        estimates: &dyn PowerEstimator,
+    ) -> Option<(Range<u64>, Source)> {
+        let got = queue.claim_from(|n, source| match source {
+            Source::Fresh => self.package_size(c, n, estimates),
+            Source::Requeued => self.requeued_size(c, n, estimates),
+        });
+        if let Some((r, source)) = &got {
+            c.record(r, *source);
+        }
+        got
+    }
+
+    /// Called by a claimant that leaves the run early (its device failed),
+    /// after requeueing its in-flight package: gives back the fresh work
+    /// that only it would have claimed. Under `Static` that is its share if
+    /// not yet taken (claimed and requeued at once); under `Dynamic` and
+    /// `HGuided` the others drain the fresh counter anyway, so nothing.
+    pub fn forfeit(
+        &self,
+        queue: &WorkQueue,
+        c: &mut ClaimantState,
+        estimates: &dyn PowerEstimator,
+    ) {
+        if let Policy::Static { .. } = self.policy {
+            while let Some(r) = queue.claim_fresh(|n| self.package_size(c, n, estimates)) {
+                c.record(&r, Source::Fresh);
+                queue.requeue(r);
+            }
+        }
+    }
+
+    /// The HGuided formula for `c` with `left` units of work.
+    fn guided(&self, c: &ClaimantState, left: u64, est: &dyn PowerEstimator, fresh: bool) -> u64 {
+        let Policy::HGuided {
+            hints,
+            k,
+            min_package,
+        } = &self.policy
+        else {
+            unreachable!("guided() on a non-HGuided plan")
+        };
+        if left == 0 {
+            return 0;
+        }
+        let d = c.device;
+        let (device_power, sum, explore) = match hints {
+            Some((p, sum)) => (p[d], *sum, false),
+            None => {
+                // Mean of the measured powers stands in for unmeasured ones.
+                let n = self.claimants.len();
+                let (mut count, mut msum) = (0usize, 0.0);
+                for j in 0..n {
+                    if let Some(p) = measured(est, j) {
+                        count += 1;
+                        msum += p;
+                    }
+                }
+                let mine = measured(est, d);
+                if count == 0 || !msum.is_finite() {
+                    (1.0, n as f64, mine.is_none())
+                } else {
+                    let mean = msum / count as f64;
+                    (
+                        mine.unwrap_or(mean),
+                        msum + mean * (n - count) as f64,
+                        mine.is_none(),
+                    )
+                }
+            }
+        };
+        let p_i = device_power / self.claimants[d] as f64;
+        let mut x = left as f64 * p_i / (k * sum);
+        if fresh && explore && c.packages == 0 {
+            x /= EXPLORATION_FACTOR;
+        }
+        ceil_u64(x).max(*min_package).min(left)
+    }
+}
+
+/// Static shares: device `i` gets `floor(total * P_i / sum P)`, split evenly
+/// among its claimants (the first ones get the remainder of that split); the
+/// units left over by the floors go to the first claimant of the most
+/// powerful device (lowest index on ties). Sums exactly to `total`.
+fn static_shares(total: u64, powers: &[f64], claimants: &[usize]) -> Vec<Vec<u64>> {
+    let sum: f64 = powers.iter().sum();
+    let mut alpha: Vec<u64> = powers
+        .iter()
+        .map(|p| floor_u64(total as f64 * p / sum).min(total))
+        .collect();
+    // Defensive: float error must never make the floors exceed `total`.
+    let mut over = alpha
+        .iter()
+        .map(|&a| u128::from(a))
+        .sum::<u128>()
+        .saturating_sub(u128::from(total));
+    for a in alpha.iter_mut() {
+        let cut = (*a as u128).min(over) as u64;
+        *a -= cut;
+        over -= u128::from(cut);
+    }
+    let strongest = powers
+        .iter()
+        .enumerate()
+        .fold(0, |best, (i, p)| if *p > powers[best] { i } else { best });
+    let mut shares: Vec<Vec<u64>> = alpha
+        .iter()
+        .zip(claimants)
+        .map(|(&a, &c)| {
+            let c64 = c as u64;
+            (0..c64).map(|j| a / c64 + u64::from(j < a % c64)).collect()
+        })
+        .collect();
+    shares[strongest][0] += total - alpha.iter().sum::<u64>();
+    shares
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::sched::ThroughputEstimator;
+
+    fn gpus(n: usize) -> Vec<DeviceSlot> {
+        vec![DeviceSlot::gpu(); n]
+    }
+
+    fn hg(powers: Option<Vec<f64>>, k: f64, min_package: u64) -> Scheduler {
+        Scheduler::HGuided {
+            powers,
+            k,
+            min_package,
+        }
+    }
+
+    fn shares(p: &Plan) -> Vec<Vec<u64>> {
+        (0..p.devices())
+            .map(|d| {
+                (0..p.claimants(d))
+                    .map(|j| p.claimant(d, j).share())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hguided_hint_sizes_by_hand() {
+        let est = ThroughputEstimator::new(2);
+        let p = Plan::new(&hg(Some(vec![3.0, 1.0]), 2.0, 4), &gpus(2), 100, &est).unwrap();
+        let (mut a, mut b) = (p.claimant(0, 0), p.claimant(1, 0));
+        assert_eq!(a.power_share(), 0.75);
+        // ceil(100*3/8) = 38; ceil(62*1/8) = 8.
+        assert_eq!(p.package_size(&mut a, 100, &est), 38);
+        assert_eq!(p.package_size(&mut b, 62, &est), 8);
+        // ceil(5/8) = 1 -> min_package 4; capped at G_r = 3.
+        assert_eq!(p.package_size(&mut b, 5, &est), 4);
+        assert_eq!(p.package_size(&mut b, 3, &est), 3);
+        assert_eq!(p.package_size(&mut b, 0, &est), 0);
+        // Requeued: the same formula on the range, never below 1.
+        assert_eq!(p.requeued_size(&a, 40, &est), 15); // ceil(40*3/8)
+    }
+
+    #[test]
+    fn hguided_claimant_power_is_divided() {
+        let est = ThroughputEstimator::new(2);
+        let devs = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(Some(vec![4.0, 4.0]), 2.0, 1), &devs, 100, &est).unwrap();
+        // Worker power 1, sum 8: ceil(100/16) = 7; GPU: ceil(100*4/16) = 25.
+        assert_eq!(p.package_size(&mut p.claimant(0, 3), 100, &est), 7);
+        assert_eq!(p.package_size(&mut p.claimant(1, 0), 100, &est), 25);
+        // A zero-power device gets min_package.
+        let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 3), &devs, 100, &est).unwrap();
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 3);
+    }
+
+    #[test]
+    fn hguided_exploration_then_measured() {
+        let est = ThroughputEstimator::new(2);
+        let p = Plan::new(&Scheduler::hguided(), &gpus(2), 100, &est).unwrap();
+        let (mut a, mut b) = (p.claimant(0, 0), p.claimant(1, 0));
+        // Unmeasured, first package: ceil(100*1/(2*2) / 4) = ceil(6.25) = 7.
+        assert_eq!(p.package_size(&mut a, 100, &est), 7);
+        a.record(&(0..7), Source::Fresh);
+        // Second package of an unmeasured device: no exploration, 25.
+        assert_eq!(p.package_size(&mut a, 100, &est), 25);
+        // Device 0 measured: device 1 (unmeasured) counts as the mean (equal)
+        // and still explores on its first package.
+        est.record(0, 3000, 1.0);
+        assert_eq!(p.package_size(&mut b, 100, &est), 7);
+        assert_eq!(p.package_size(&mut a, 100, &est), 25);
+        // Both measured, 3000 and 1000 u/s: ceil(100*3000/8000) = 38.
+        est.record(1, 1000, 1.0);
+        assert_eq!(p.package_size(&mut a, 100, &est), 38);
+        assert_eq!(p.package_size(&mut b, 100, &est), 13); // ceil(12.5)
+                                                           // Requeued work never explores.
+        let fresh_b = p.claimant(1, 0);
+        est.reset();
+        assert_eq!(p.requeued_size(&fresh_b, 100, &est), 25);
+    }
+
+    #[test]
+    fn dynamic_sizes() {
+        let est = ThroughputEstimator::new(1);
+        let p = Plan::new(&Scheduler::Dynamic { packages: 3 }, &gpus(1), 10, &est).unwrap();
+        let mut c = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut c, 10, &est), 4);
+        assert_eq!(p.package_size(&mut c, 2, &est), 2);
+        assert_eq!(p.requeued_size(&c, 9, &est), 4);
+        let p = Plan::new(&Scheduler::Dynamic { packages: 50 }, &gpus(1), 10, &est).unwrap();
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 10, &est), 1);
+    }
+
+    #[test]
+    fn static_shares_by_hand() {
+        let est = ThroughputEstimator::new(3);
+        let devs = [DeviceSlot::gpu(), DeviceSlot::cpu(2), DeviceSlot::gpu()];
+        // Equal powers: floors 3,3,3; leftover 1 to device 0 (tie -> first).
+        let p = Plan::new(&Scheduler::Static { powers: None }, &devs, 10, &est).unwrap();
+        assert_eq!(shares(&p), vec![vec![4], vec![2, 1], vec![3]]);
+        // powers 1/2/3, G=100: floors 16,33,50; leftover 1 to device 2.
+        let st = Scheduler::Static {
+            powers: Some(vec![1.0, 2.0, 3.0]),
+        };
+        let p = Plan::new(&st, &devs, 100, &est).unwrap();
+        assert_eq!(shares(&p), vec![vec![16], vec![17, 16], vec![51]]);
+        // A zero-power device gets nothing.
+        let st = Scheduler::Static {
+            powers: Some(vec![0.0, 1.0, 1.0]),
+        };
+        let p = Plan::new(&st, &devs, 7, &est).unwrap();
+        // Floors 0,3,3; leftover 1 to device 1 (first of the strongest).
+        assert_eq!(shares(&p), vec![vec![0], vec![3, 1], vec![3]]);
+        let mut z = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut z, 7, &est), 0);
+        assert_eq!(p.requeued_size(&z, 5, &est), 1);
+    }
+
+    #[test]
+    fn static_claims_once_then_only_requeued() {
+        let est = ThroughputEstimator::new(2);
+        let p = Plan::new(
+            &Scheduler::Static {
+                powers: Some(vec![3.0, 1.0]),
+            },
+            &gpus(2),
+            8,
+            &est,
+        )
+        .unwrap();
+        let q = WorkQueue::new(8);
+        let (mut a, mut b) = (p.claimant(0, 0), p.claimant(1, 0));
+        assert_eq!(p.claim(&q, &mut a, &est), Some((0..6, Source::Fresh)));
+        assert_eq!(p.claim(&q, &mut a, &est), None);
+        // b fails before claiming: forfeit claims and requeues its share.
+        p.forfeit(&q, &mut b, &est);
+        assert_eq!(q.requeued_units(), 2);
+        assert_eq!(q.remaining(), 0);
+        // a is done with fresh work but drains the requeued range:
+        // ceil(2 * 0.75) = 2.
+        assert_eq!(p.claim(&q, &mut a, &est), Some((6..8, Source::Requeued)));
+        assert_eq!((a.packages(), a.requeued_packages(), a.units()), (1, 1, 8));
+        assert_eq!(p.claim(&q, &mut a, &est), None);
+    }
+
+    #[test]
+    fn static_uses_full_measurements() {
+        let est = ThroughputEstimator::new(2);
+        est.record(0, 300, 1.0);
+        let st = Scheduler::Static { powers: None };
+        let p = Plan::new(&st, &gpus(2), 8, &est).unwrap();
+        assert_eq!(shares(&p), vec![vec![4], vec![4]]); // one unmeasured: equal
+        est.record(1, 100, 1.0);
+        let p = Plan::new(&st, &gpus(2), 8, &est).unwrap();
+        assert_eq!(shares(&p), vec![vec![6], vec![2]]);
+    }
+
+    #[test]
+    fn plan_errors() {
+        let est = ThroughputEstimator::new(2);
+        let devs = [DeviceSlot::gpu(), DeviceSlot::cpu(0)];
+        assert_eq!(
+            Plan::new(&Scheduler::hguided(), &devs, 10, &est).unwrap_err(),
+            SchedError::NoClaimants { device: 1 }
+        );
+        assert_eq!(
+            Plan::new(&Scheduler::hguided(), &[], 10, &est).unwrap_err(),
+            SchedError::NoDevices
+        );
+        assert_eq!(
+            Plan::new(&Scheduler::Dynamic { packages: 0 }, &gpus(1), 10, &est).unwrap_err(),
+            SchedError::ZeroPackages
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn claimant_out_of_range_panics() {
+        let est = ThroughputEstimator::new(1);
+        let p = Plan::new(&Scheduler::hguided(), &gpus(1), 10, &est).unwrap();
+        let _ = p.claimant(0, 1);
+    }
+
+    #[test]
+    fn snapping() {
+        assert_eq!(ceil_u64(29.000000000000004), 29);
+        assert_eq!(ceil_u64(28.99999999999999), 29);
+        assert_eq!(ceil_u64(6.25), 7);
+        assert_eq!(floor_u64(32.99999999999999), 33);
+        assert_eq!(floor_u64(f64::NAN), 0);
+        assert_eq!(ceil_u64(-3.0), 0);
+    }
+}

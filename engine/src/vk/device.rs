@@ -1,0 +1,242 @@
+//! Logical device: one compute queue, timeline semaphores, command and query
+//! objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
+
+use super::{Instance, PhysicalDeviceInfo, PipelineCache};
+use crate::error::{Error, Result, VkError, VkResultExt};
+use ash::vk;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Options for creating a [`Device`].
+#[derive(Debug, Clone, Default)]
+pub struct DeviceOptions {
+    /// Directory of the on-disk pipeline cache; `None` uses
+    /// `$COEXEC_CACHE_DIR`, else the user's cache directory (`~/.cache/coexec`).
+    /// An empty path disables the on-disk cache.
+    pub pipeline_cache_dir: Option<PathBuf>,
+}
+
+/// A logical Vulkan device with one compute queue.
+pub struct Device {
+    instance: Arc<Instance>,
+    info: PhysicalDeviceInfo,
+    raw: ash::Device,
+    queue: Mutex<vk::Queue>,
+    family: u32,
+    timestamp_bits: u32,
+    lost: AtomicBool,
+    cache: PipelineCache,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("name", &self.info.name)
+            .field("type", &self.info.device_type)
+            .field("queue_family", &self.family)
+            .finish()
+    }
+}
+
+impl Device {
+    /// Creates a logical device on `info` with one queue of its compute family,
+    /// timeline semaphores and host query reset on (core in Vulkan 1.2).
+    pub fn new(
+        instance: Arc<Instance>,
+        info: PhysicalDeviceInfo,
+        opts: &DeviceOptions,
+    ) -> Result<Arc<Device>> {
+        let family = info
+            .compute_family()
+            .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue family", info.name)))?;
+        let priorities = [1.0f32];
+        let queues = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family.index)
+            .queue_priorities(&priorities)];
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
+            .timeline_semaphore(true)
+            .host_query_reset(true);
+        let mut m4 = vk::PhysicalDeviceMaintenance4Features::default().maintenance4(true);
+        let mut create = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .push_next(&mut v12);
+        if info.maintenance4 {
+            create = create.push_next(&mut m4);
+        }
+        // SAFETY: `info.handle` was enumerated from `instance`, which is alive;
+        // the create info and its chain live until the call returns, and only
+        // features the device reports (timeline semaphores and host query
+        // reset are required by Vulkan 1.2; maintenance4 is checked) are asked.
+        let raw = unsafe { instance.raw().create_device(info.handle, &create, None) }
+            .call("vkCreateDevice")?;
+        // SAFETY: the family and queue index 0 were requested at creation.
+        let queue = unsafe { raw.get_device_queue(family.index, 0) };
+        let cache = PipelineCache::open(&raw, &info, opts.pipeline_cache_dir.as_deref());
+        Ok(Arc::new(Device {
+            instance,
+            info,
+            raw,
+            queue: Mutex::new(queue),
+            family: family.index,
+            timestamp_bits: family.timestamp_bits,
+            lost: AtomicBool::new(false),
+            cache,
+        }))
+    }
+
+    /// The ash device.
+    pub fn raw(&self) -> &ash::Device {
+        &self.raw
+    }
+
+    /// The instance this device belongs to.
+    pub fn instance(&self) -> &Arc<Instance> {
+        &self.instance
+    }
+
+    /// Facts about the physical device.
+    pub fn info(&self) -> &PhysicalDeviceInfo {
+        &self.info
+    }
+
+    /// The queue family used.
+    pub fn queue_family(&self) -> u32 {
+        self.family
+    }
+
+    /// `true` when the queue family writes timestamps.
+    pub fn has_timestamps(&self) -> bool {
+        self.timestamp_bits > 0
+    }
+
+    /// The device's pipeline cache.
+    pub fn pipeline_cache(&self) -> &PipelineCache {
+        &self.cache
+    }
+
+    /// `true` once the device reported `VK_ERROR_DEVICE_LOST` (or was marked
+    /// failed): it is not used again.
+    pub fn is_lost(&self) -> bool {
+        // Acquire: pairs with the Release in `mark_lost`, so a thread seeing
+        // `true` also sees what the failing thread did before marking.
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Marks the device as failed.
+    pub fn mark_lost(&self) {
+        // Release: see `is_lost`.
+        self.lost.store(true, Ordering::Release);
+    }
+
+    /// Records a failure: a lost device is marked so that it is not used again.
+    pub fn check<T>(&self, r: Result<T, VkError>) -> Result<T, VkError> {
+        if let Err(e) = &r {
+            if e.is_device_lost() {
+                self.mark_lost();
+            }
+        }
+        r
+    }
+
+    /// Creates a timeline semaphore starting at `initial`.
+    pub fn create_timeline(&self, initial: u64) -> Result<vk::Semaphore, VkError> {
+        let mut ty = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(initial);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
+        // SAFETY: timeline semaphores were enabled at device creation.
+        unsafe { self.raw.create_semaphore(&info, None) }.call("vkCreateSemaphore")
+    }
+
+    /// Destroys a semaphore.
+    ///
+    /// # Safety
+    /// `sem` was created by this device and no pending GPU work uses it.
+    pub unsafe fn destroy_semaphore(&self, sem: vk::Semaphore) {
+        // SAFETY: the caller guarantees it is ours and idle.
+        unsafe { self.raw.destroy_semaphore(sem, None) }
+    }
+
+    /// Waits until timeline `sem` reaches `value`; `Ok(false)` on timeout.
+    pub fn wait_timeline(
+        &self,
+        sem: vk::Semaphore,
+        value: u64,
+        timeout_ns: u64,
+    ) -> Result<bool, VkError> {
+        let sems = [sem];
+        let values = [value];
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
+        // SAFETY: `sem` is a live timeline semaphore of this device.
+        match unsafe { self.raw.wait_semaphores(&info, timeout_ns) } {
+            Ok(()) => Ok(true),
+            Err(vk::Result::TIMEOUT) => Ok(false),
+            Err(r) => self.check(Err(VkError::from_result("vkWaitSemaphores", r))),
+        }
+    }
+
+    /// Current value of timeline `sem`.
+    pub fn timeline_value(&self, sem: vk::Semaphore) -> Result<u64, VkError> {
+        // SAFETY: `sem` is a live timeline semaphore of this device.
+        let r =
+            unsafe { self.raw.get_semaphore_counter_value(sem) }.call("vkGetSemaphoreCounterValue");
+        self.check(r)
+    }
+
+    /// Submits `cb` signalling timeline `sem` to `value` when it completes.
+    ///
+    /// # Safety
+    /// `cb` is a fully recorded primary command buffer of this device that is
+    /// not pending; `value` is greater than every value `sem` was or will be
+    /// signalled to before it.
+    pub unsafe fn submit(
+        &self,
+        cb: vk::CommandBuffer,
+        sem: vk::Semaphore,
+        value: u64,
+    ) -> Result<(), VkError> {
+        let cbs = [cb];
+        let sems = [sem];
+        let values = [value];
+        let mut timeline =
+            vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
+        let submit = vk::SubmitInfo::default()
+            .command_buffers(&cbs)
+            .signal_semaphores(&sems)
+            .push_next(&mut timeline);
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the queue is externally synchronised by the mutex held here;
+        // the caller guarantees the command buffer and value rules.
+        let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
+            .call("vkQueueSubmit");
+        self.check(r)
+    }
+
+    /// Waits until the queue is idle.
+    pub fn wait_idle(&self) -> Result<(), VkError> {
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the queue is externally synchronised by the mutex held here.
+        let r = unsafe { self.raw.queue_wait_idle(*queue) }.call("vkQueueWaitIdle");
+        self.check(r)
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: every object created from this device (buffers, pipelines,
+        // rings) holds an Arc to it and is gone; waiting idle first makes sure
+        // no submitted work still runs when the device is destroyed.
+        unsafe {
+            let _ = self.raw.device_wait_idle();
+        }
+        self.cache.save(&self.raw);
+        // SAFETY: see above; the cache is destroyed before its device.
+        unsafe {
+            self.cache.destroy(&self.raw);
+            self.raw.destroy_device(None);
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Vulkan instance: loader, optional Khronos validation, device enumeration.
+
+use crate::error::{Error, Result, VkResultExt};
+use ash::{ext::debug_utils, vk};
+use std::ffi::{c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Name of the Khronos validation layer.
+pub const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// Whether the Khronos validation layer is turned on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Validation {
+    /// On when the environment variable `COEXEC_VALIDATION=1` is set.
+    #[default]
+    FromEnv,
+    /// On if the layer is installed, silently off otherwise (used by tests).
+    IfAvailable,
+    /// Always on; creating the instance fails if the layer is missing.
+    Required,
+    /// Off.
+    Off,
+}
+
+/// Messages reported by the validation layer.
+#[derive(Debug, Default)]
+pub struct ValidationLog {
+    errors: AtomicU64,
+    warnings: AtomicU64,
+    messages: Mutex<Vec<String>>,
+}
+
+impl ValidationLog {
+    /// Number of validation errors reported so far.
+    pub fn errors(&self) -> u64 {
+        // Relaxed: a statistic read by the owner; the message list below is
+        // behind a mutex for anything that needs the contents.
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    /// Number of validation warnings reported so far.
+    pub fn warnings(&self) -> u64 {
+        // Relaxed: a statistic, as above.
+        self.warnings.load(Ordering::Relaxed)
+    }
+
+    /// The error messages reported so far (at most the first 64 are kept).
+    pub fn error_messages(&self) -> Vec<String> {
+        self.messages.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+}
+
+/// A Vulkan instance with the loader that created it.
+pub struct Instance {
+    entry: ash::Entry,
+    raw: ash::Instance,
+    debug: Option<(debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    // Boxed so that its address, handed to the debug callback, is stable.
+    log: Box<ValidationLog>,
+    validation_on: bool,
+    api_version: u32,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance")
+            .field("validation", &self.validation_on)
+            .field("api_version", &version_string(self.api_version))
+            .finish()
+    }
+}
+
+unsafe extern "system" fn debug_callback(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut c_void,
+) -> vk::Bool32 {
+    // SAFETY: `user` is the address of the instance's boxed `ValidationLog`,
+    // which outlives the messenger (the messenger is destroyed first in Drop);
+    // `data` and its message are valid for the duration of the callback, as the
+    // Vulkan spec guarantees for debug-utils callbacks.
+    let (log, message) = unsafe {
+        let log = &*(user as *const ValidationLog);
+        let message = if data.is_null() || (*data).p_message.is_null() {
+            String::from("(no message)")
+        } else {
+            CStr::from_ptr((*data).p_message)
+                .to_string_lossy()
+                .into_owned()
+        };
+        (log, message)
+    };
+    if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
+        // Relaxed: a counter; readers only need an eventually exact count.
+        log.errors.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut m) = log.messages.lock() {
+            if m.len() < 64 {
+                m.push(message.clone());
+            }
+        }
+        tracing::error!(target: "coexec::validation", "{message}");
+    } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
+        // Relaxed: a counter, as above.
+        log.warnings.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(target: "coexec::validation", "{message}");
+    }
+    vk::FALSE
+}
+
+/// Formats a packed Vulkan version.
+pub fn version_string(v: u32) -> String {
+    format!(
+        "{}.{}.{}",
+        vk::api_version_major(v),
+        vk::api_version_minor(v),
+        vk::api_version_patch(v)
+    )
+}
+
+impl Instance {
+    /// Loads the Vulkan loader and creates an instance for Vulkan 1.2 or newer
+    /// (the highest the loader offers, up to 1.3).
+    pub fn new(validation: Validation) -> Result<Instance> {
+        // SAFETY: loading the system Vulkan loader runs its initialisers; the
+        // loader is a well-behaved shared library with no preconditions.
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader(e.to_string()))?;
+        // SAFETY: plain query through a loaded entry.
+        let loader_version = unsafe { entry.try_enumerate_instance_version() }
+            .call("vkEnumerateInstanceVersion")?
+            .unwrap_or(vk::API_VERSION_1_0);
+        if loader_version < vk::API_VERSION_1_2 {
+            return Err(Error::NoDevice(format!(
+                "the Vulkan loader offers only {}",
+                version_string(loader_version)
+            )));
+        }
+        let api_version = loader_version.min(vk::API_VERSION_1_3);
+
+        // SAFETY: plain query through a loaded entry.
+        let layers = unsafe { entry.enumerate_instance_layer_properties() }
+            .call("vkEnumerateInstanceLayerProperties")?;
+        let layer_present = layers
+            .iter()
+            .any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
+        let wanted = match validation {
+            Validation::FromEnv => std::env::var("COEXEC_VALIDATION").is_ok_and(|v| v == "1"),
+            Validation::IfAvailable => layer_present,
+            Validation::Required => true,
+            Validation::Off => false,
+        };
+        if wanted && !layer_present {
+            if validation == Validation::Required {
+                return Err(Error::NoDevice(
+                    "validation was required but VK_LAYER_KHRONOS_validation is not installed (apt install vulkan-validationlayers)".into(),
+                ));
+            }
+            tracing::warn!("COEXEC_VALIDATION=1 but the validation layer is not installed");
+        }
+        let validation_on = wanted && layer_present;
+
+        let app = vk::ApplicationInfo::default()
+            .application_name(c"coexec")
+            .engine_name(c"coexec")
+            .api_version(api_version);
+        let layer_names = [VALIDATION_LAYER.as_ptr()];
+        let ext_names = [debug_utils::NAME.as_ptr()];
+        let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        if validation_on {
+            info = info
+                .enabled_layer_names(&layer_names)
+                .enabled_extension_names(&ext_names);
+        }
+        // SAFETY: `info` and everything it points to live until the call returns.
+        let raw = unsafe { entry.create_instance(&info, None) }.call("vkCreateInstance")?;
+
+        let log = Box::<ValidationLog>::default();
+        let debug = if validation_on {
+            let loader = debug_utils::Instance::new(&entry, &raw);
+            let messenger_info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+                .message_severity(
+                    vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+                        | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+                )
+                .message_type(
+                    vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                        | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                        | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+                )
+                .pfn_user_callback(Some(debug_callback))
+                .user_data(&*log as *const ValidationLog as *mut c_void);
+            // SAFETY: the extension was enabled above; the user-data pointer
+            // stays valid until the messenger is destroyed in Drop.
+            match unsafe { loader.create_debug_utils_messenger(&messenger_info, None) } {
+                Ok(m) => Some((loader, m)),
+                Err(r) => {
+                    // SAFETY: nothing was created from `raw` yet.
+                    unsafe { raw.destroy_instance(None) };
+                    return Err(
+                        VkResultExt::<()>::call(Err(r), "vkCreateDebugUtilsMessengerEXT")
+                            .unwrap_err()
+                            .into(),
+                    );
+                }
+            }
+        } else {
+            None
+        };
+
+        Ok(Instance {
+            entry,
+            raw,
+            debug,
+            log,
+            validation_on,
+            api_version,
+        })
+    }
+
+    /// The ash entry (loader functions).
+    pub fn entry(&self) -> &ash::Entry {
+        &self.entry
+    }
+
+    /// The ash instance.
+    pub fn raw(&self) -> &ash::Instance {
+        &self.raw
+    }
+
+    /// The instance's API version.
+    pub fn api_version(&self) -> u32 {
+        self.api_version
+    }
+
+    /// Whether the validation layer is on.
+    pub fn validation_enabled(&self) -> bool {
+        self.validation_on
+    }
+
+    /// What the validation layer reported so far.
+    pub fn validation_log(&self) -> &ValidationLog {
+        &self.log
+    }
+
+    /// Every physical device with Vulkan >= 1.2 and a compute queue.
+    pub fn physical_devices(&self) -> Result<Vec<super::PhysicalDeviceInfo>> {
+        // SAFETY: plain query on a live instance.
+        let raw =
+            unsafe { self.raw.enumerate_physical_devices() }.call("vkEnumeratePhysicalDevices")?;
+        Ok(raw
+            .into_iter()
+            .enumerate()
+            .map(|(i, pd)| super::PhysicalDeviceInfo::query(self, pd, i))
+            .filter(|d| d.api_version >= vk::API_VERSION_1_2 && d.compute_family().is_some())
+            .collect())
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if let Some((loader, messenger)) = self.debug.take() {
+            // SAFETY: the messenger was created from this instance and is
+            // destroyed exactly once, before the instance.
+            unsafe { loader.destroy_debug_utils_messenger(messenger, None) };
+        }
+        // SAFETY: every child object (devices) holds an Arc to this instance,
+        // so none is alive when the last reference drops.
+        unsafe { self.raw.destroy_instance(None) };
+    }
+}

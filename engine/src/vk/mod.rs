@@ -1,0 +1,386 @@
+//! The Vulkan layer: instance, physical-device facts, logical device, compute
+//! pipelines, command recording and synchronisation.
+//!
+//! Everything above this layer speaks in coexec's own types; every raw Vulkan
+//! call of the engine is made here or in the memory layer, each in a small
+//! `unsafe` block whose `SAFETY` comment states why it holds.
+
+mod device;
+mod instance;
+mod pipeline;
+pub mod spirv;
+
+pub use device::{Device, DeviceOptions};
+pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
+pub use pipeline::{BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache};
+pub use spirv::{ShaderInterface, SpirvBinding};
+
+use ash::vk;
+
+/// The kind of a physical device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceType {
+    /// A GPU sharing memory with the CPU.
+    Integrated,
+    /// A GPU with its own memory.
+    Discrete,
+    /// A virtual GPU.
+    Virtual,
+    /// A Vulkan implementation running on the CPU (e.g. Mesa lavapipe).
+    Cpu,
+    /// Anything else.
+    Other,
+}
+
+impl DeviceType {
+    fn from_vk(t: vk::PhysicalDeviceType) -> Self {
+        match t {
+            vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceType::Integrated,
+            vk::PhysicalDeviceType::DISCRETE_GPU => DeviceType::Discrete,
+            vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceType::Virtual,
+            vk::PhysicalDeviceType::CPU => DeviceType::Cpu,
+            _ => DeviceType::Other,
+        }
+    }
+
+    /// `true` when the CPU and the device share physical memory (integrated
+    /// GPUs and CPU implementations): unified memory, no copies.
+    pub fn is_unified(self) -> bool {
+        matches!(self, DeviceType::Integrated | DeviceType::Cpu)
+    }
+
+    /// Preference order when choosing a default device (lower is better).
+    pub fn rank(self) -> u8 {
+        match self {
+            DeviceType::Discrete => 0,
+            DeviceType::Integrated => 1,
+            DeviceType::Virtual => 2,
+            DeviceType::Cpu => 3,
+            DeviceType::Other => 4,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeviceType::Integrated => "integrated",
+            DeviceType::Discrete => "discrete",
+            DeviceType::Virtual => "virtual",
+            DeviceType::Cpu => "cpu",
+            DeviceType::Other => "other",
+        })
+    }
+}
+
+/// One memory heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryHeap {
+    /// Size in bytes.
+    pub size: u64,
+    /// `true` when the heap is device-local.
+    pub device_local: bool,
+}
+
+/// One memory type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryType {
+    /// Vulkan property flags.
+    pub flags: vk::MemoryPropertyFlags,
+    /// The heap it allocates from.
+    pub heap: u32,
+}
+
+impl MemoryType {
+    /// Short readable form of the flags, e.g. `DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT`.
+    pub fn flags_string(&self) -> String {
+        let mut parts = Vec::new();
+        for (flag, name) in [
+            (vk::MemoryPropertyFlags::DEVICE_LOCAL, "DEVICE_LOCAL"),
+            (vk::MemoryPropertyFlags::HOST_VISIBLE, "HOST_VISIBLE"),
+            (vk::MemoryPropertyFlags::HOST_COHERENT, "HOST_COHERENT"),
+            (vk::MemoryPropertyFlags::HOST_CACHED, "HOST_CACHED"),
+            (
+                vk::MemoryPropertyFlags::LAZILY_ALLOCATED,
+                "LAZILY_ALLOCATED",
+            ),
+            (vk::MemoryPropertyFlags::PROTECTED, "PROTECTED"),
+        ] {
+            if self.flags.contains(flag) {
+                parts.push(name);
+            }
+        }
+        if parts.is_empty() {
+            "(none)".into()
+        } else {
+            parts.join("|")
+        }
+    }
+}
+
+/// One queue family that supports compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueFamily {
+    /// Family index.
+    pub index: u32,
+    /// Number of queues.
+    pub count: u32,
+    /// `true` when the family also does graphics.
+    pub graphics: bool,
+    /// Valid bits of timestamps written on this family (0: no timestamps).
+    pub timestamp_bits: u32,
+}
+
+/// The facts of a physical device that coexec uses.
+#[derive(Debug, Clone)]
+pub struct PhysicalDeviceInfo {
+    /// Index in the instance's enumeration order.
+    pub index: usize,
+    /// The raw handle.
+    pub handle: vk::PhysicalDevice,
+    /// The driver's name of the device.
+    pub name: String,
+    /// Its kind.
+    pub device_type: DeviceType,
+    /// Supported Vulkan version.
+    pub api_version: u32,
+    /// Driver version (vendor encoded).
+    pub driver_version: u32,
+    /// Vendor id.
+    pub vendor_id: u32,
+    /// Device id.
+    pub device_id: u32,
+    /// Pipeline cache UUID, keys the on-disk pipeline cache.
+    pub pipeline_cache_uuid: [u8; 16],
+    /// Memory heaps.
+    pub heaps: Vec<MemoryHeap>,
+    /// Memory types.
+    pub memory_types: Vec<MemoryType>,
+    /// Queue families with compute.
+    pub compute_families: Vec<QueueFamily>,
+    /// `maxComputeWorkGroupCount`.
+    pub max_group_count: [u32; 3],
+    /// `maxComputeWorkGroupSize`.
+    pub max_group_size: [u32; 3],
+    /// `maxComputeWorkGroupInvocations`.
+    pub max_group_invocations: u32,
+    /// `maxPushConstantsSize`.
+    pub max_push_constants: u32,
+    /// `maxStorageBufferRange`.
+    pub max_storage_buffer_range: u32,
+    /// `minStorageBufferOffsetAlignment`.
+    pub min_storage_offset_alignment: u64,
+    /// Nanoseconds per timestamp tick.
+    pub timestamp_period: f32,
+    /// `VK_EXT_external_memory_host` is supported.
+    pub external_memory_host: bool,
+    /// `maintenance4` is supported (needed by SPIR-V using LocalSizeId).
+    pub maintenance4: bool,
+}
+
+impl PhysicalDeviceInfo {
+    fn query(instance: &Instance, pd: vk::PhysicalDevice, index: usize) -> Self {
+        let raw = instance.raw();
+        // SAFETY: `pd` was enumerated from this live instance; these are plain
+        // queries with no preconditions beyond that.
+        let (props, mem, families, exts) = unsafe {
+            (
+                raw.get_physical_device_properties(pd),
+                raw.get_physical_device_memory_properties(pd),
+                raw.get_physical_device_queue_family_properties(pd),
+                raw.enumerate_device_extension_properties(pd)
+                    .unwrap_or_default(),
+            )
+        };
+        let mut m4 = vk::PhysicalDeviceMaintenance4Features::default();
+        if props.api_version >= vk::API_VERSION_1_3 {
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut m4);
+            // SAFETY: Vulkan 1.1+ entry point on a 1.3 device; the chain holds
+            // only structures valid for it.
+            unsafe { raw.get_physical_device_features2(pd, &mut f2) };
+        }
+        let has_ext = |n: &std::ffi::CStr| {
+            exts.iter()
+                .any(|e| e.extension_name_as_c_str().ok() == Some(n))
+        };
+        let heaps = mem.memory_heaps[..mem.memory_heap_count as usize]
+            .iter()
+            .map(|h| MemoryHeap {
+                size: h.size,
+                device_local: h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL),
+            })
+            .collect();
+        let memory_types = mem.memory_types[..mem.memory_type_count as usize]
+            .iter()
+            .map(|t| MemoryType {
+                flags: t.property_flags,
+                heap: t.heap_index,
+            })
+            .collect();
+        let compute_families = families
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .map(|(i, f)| QueueFamily {
+                index: i as u32,
+                count: f.queue_count,
+                graphics: f.queue_flags.contains(vk::QueueFlags::GRAPHICS),
+                timestamp_bits: f.timestamp_valid_bits,
+            })
+            .collect();
+        let l = &props.limits;
+        PhysicalDeviceInfo {
+            index,
+            handle: pd,
+            name: props
+                .device_name_as_c_str()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| "(unnamed)".into()),
+            device_type: DeviceType::from_vk(props.device_type),
+            api_version: props.api_version,
+            driver_version: props.driver_version,
+            vendor_id: props.vendor_id,
+            device_id: props.device_id,
+            pipeline_cache_uuid: props.pipeline_cache_uuid,
+            heaps,
+            memory_types,
+            compute_families,
+            max_group_count: l.max_compute_work_group_count,
+            max_group_size: l.max_compute_work_group_size,
+            max_group_invocations: l.max_compute_work_group_invocations,
+            max_push_constants: l.max_push_constants_size,
+            max_storage_buffer_range: l.max_storage_buffer_range,
+            min_storage_offset_alignment: l.min_storage_buffer_offset_alignment,
+            timestamp_period: l.timestamp_period,
+            external_memory_host: has_ext(ash::ext::external_memory_host::NAME),
+            maintenance4: m4.maintenance4 == vk::TRUE,
+        }
+    }
+
+    /// The compute queue family to use: a compute-only family if there is one
+    /// (it runs beside graphics work), else the first family with compute.
+    pub fn compute_family(&self) -> Option<QueueFamily> {
+        self.compute_families
+            .iter()
+            .find(|f| !f.graphics)
+            .or_else(|| self.compute_families.first())
+            .copied()
+    }
+
+    /// `true` when the device shares memory with the CPU.
+    pub fn is_unified(&self) -> bool {
+        self.device_type.is_unified()
+    }
+
+    /// The memory type unified buffers use on this device; see [`choose_memory_type`].
+    pub fn unified_memory_type(&self) -> Option<u32> {
+        choose_memory_type(&self.memory_types, &self.heaps, self.is_unified())
+    }
+}
+
+/// Chooses the memory type for unified (CPU and GPU visible) buffers.
+///
+/// - On unified-memory devices (integrated GPUs, CPU implementations):
+///   prefer `DEVICE_LOCAL | HOST_VISIBLE | HOST_COHERENT` (cached if offered),
+///   else any `HOST_VISIBLE | HOST_COHERENT` type.
+/// - On discrete GPUs: system memory that is `HOST_VISIBLE | HOST_COHERENT`,
+///   cached where available, and never a `DEVICE_LOCAL | HOST_VISIBLE` type
+///   (resizable BAR): CPU reads from BAR memory run at practically 0 GB/s.
+///
+/// Returns `None` when no type qualifies.
+pub fn choose_memory_type(
+    types: &[MemoryType],
+    heaps: &[MemoryHeap],
+    unified: bool,
+) -> Option<u32> {
+    let hv = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    let cached = vk::MemoryPropertyFlags::HOST_CACHED;
+    let local = vk::MemoryPropertyFlags::DEVICE_LOCAL;
+    let usable = |t: &MemoryType| {
+        t.flags.contains(hv)
+            && !t.flags.contains(vk::MemoryPropertyFlags::PROTECTED)
+            && !t.flags.contains(vk::MemoryPropertyFlags::LAZILY_ALLOCATED)
+    };
+    let score = |t: &MemoryType| -> Option<u32> {
+        if !usable(t) {
+            return None;
+        }
+        let is_local = t.flags.contains(local);
+        let is_cached = t.flags.contains(cached);
+        let heap_size = heaps.get(t.heap as usize).map_or(0, |h| h.size);
+        if unified {
+            // Higher is better: local first, then cached.
+            Some(u32::from(is_local) * 2 + u32::from(is_cached))
+        } else if is_local {
+            None
+        } else {
+            Some(u32::from(is_cached) + u32::from(heap_size > 0))
+        }
+    };
+    types
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| score(t).map(|s| (s, i)))
+        // Highest score; among equals the lowest index (Vulkan orders types
+        // by preference).
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map(|(_, i)| i as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vk::MemoryPropertyFlags as F;
+
+    fn t(flags: F, heap: u32) -> MemoryType {
+        MemoryType { flags, heap }
+    }
+
+    #[test]
+    fn h200_memory_types_pick_cached_system_memory_never_bar() {
+        // The H200's types, as read on the GPU machine.
+        let heaps = [
+            MemoryHeap {
+                size: 143771 << 20,
+                device_local: true,
+            },
+            MemoryHeap {
+                size: 96665 << 20,
+                device_local: false,
+            },
+        ];
+        let types = [
+            t(F::empty(), 1),
+            t(F::DEVICE_LOCAL, 0),
+            t(F::HOST_VISIBLE | F::HOST_COHERENT, 1),
+            t(F::HOST_VISIBLE | F::HOST_COHERENT | F::HOST_CACHED, 1),
+            t(F::DEVICE_LOCAL | F::HOST_VISIBLE | F::HOST_COHERENT, 0),
+        ];
+        assert_eq!(choose_memory_type(&types, &heaps, false), Some(3));
+        // Without the cached type, plain coherent system memory, still not BAR.
+        assert_eq!(choose_memory_type(&types[..3], &heaps, false), Some(2));
+        let only_bar = [t(F::DEVICE_LOCAL, 0), types[4]];
+        assert_eq!(choose_memory_type(&only_bar, &heaps, false), None);
+    }
+
+    #[test]
+    fn unified_prefers_device_local_host_visible() {
+        let heaps = [MemoryHeap {
+            size: 1 << 30,
+            device_local: true,
+        }];
+        let lavapipe = [t(
+            F::DEVICE_LOCAL | F::HOST_VISIBLE | F::HOST_COHERENT | F::HOST_CACHED,
+            0,
+        )];
+        assert_eq!(choose_memory_type(&lavapipe, &heaps, true), Some(0));
+        let igpu = [
+            t(F::DEVICE_LOCAL, 0),
+            t(F::HOST_VISIBLE | F::HOST_COHERENT, 0),
+            t(F::DEVICE_LOCAL | F::HOST_VISIBLE | F::HOST_COHERENT, 0),
+            t(F::HOST_VISIBLE | F::HOST_CACHED, 0),
+        ];
+        assert_eq!(choose_memory_type(&igpu, &heaps, true), Some(2));
+        assert_eq!(choose_memory_type(&igpu[..1], &heaps, true), None);
+    }
+}

@@ -1,0 +1,530 @@
+//! Compute pipelines (created with the dispatch-base flag), the on-disk
+//! pipeline cache, per-run descriptor sets, and the dispatch ring that records
+//! and submits one package per command buffer.
+
+use super::{Device, PhysicalDeviceInfo, ShaderInterface};
+use crate::error::{Result, VkError, VkResultExt};
+use ash::vk;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A `VkPipelineCache` loaded from and saved to disk.
+pub struct PipelineCache {
+    raw: vk::PipelineCache,
+    path: Option<PathBuf>,
+}
+
+impl PipelineCache {
+    /// The default cache directory: `$COEXEC_CACHE_DIR`, else the user's cache
+    /// directory followed by `coexec`.
+    pub fn default_dir() -> Option<PathBuf> {
+        if let Some(d) = std::env::var_os("COEXEC_CACHE_DIR") {
+            return Some(PathBuf::from(d));
+        }
+        dirs::cache_dir().map(|d| d.join("coexec"))
+    }
+
+    /// Path of the cache file for a device inside `dir` (keyed by the
+    /// driver's pipeline cache UUID, so another driver never reads it).
+    pub fn file_for(dir: &Path, info: &PhysicalDeviceInfo) -> PathBuf {
+        let uuid: String = info
+            .pipeline_cache_uuid
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        dir.join(format!(
+            "pipelines-{:04x}-{:04x}-{uuid}.bin",
+            info.vendor_id, info.device_id
+        ))
+    }
+
+    pub(super) fn open(
+        device: &ash::Device,
+        info: &PhysicalDeviceInfo,
+        dir: Option<&Path>,
+    ) -> Self {
+        let dir = match dir {
+            Some(d) if d.as_os_str().is_empty() => None,
+            Some(d) => Some(d.to_path_buf()),
+            None => Self::default_dir(),
+        };
+        let path = dir.map(|d| Self::file_for(&d, info));
+        let data = path
+            .as_ref()
+            .and_then(|p| std::fs::read(p).ok())
+            .unwrap_or_default();
+        let info_ci = vk::PipelineCacheCreateInfo::default().initial_data(&data);
+        // SAFETY: the initial data is only a hint: implementations validate its
+        // header (vendor, device, UUID) and ignore data that does not match.
+        let raw = match unsafe { device.create_pipeline_cache(&info_ci, None) } {
+            Ok(c) => c,
+            Err(_) => {
+                // A corrupt file may be refused: start empty.
+                let empty = vk::PipelineCacheCreateInfo::default();
+                // SAFETY: as above, with no initial data.
+                unsafe { device.create_pipeline_cache(&empty, None) }
+                    .unwrap_or(vk::PipelineCache::null())
+            }
+        };
+        PipelineCache { raw, path }
+    }
+
+    /// The raw handle (null if no cache could be created).
+    pub fn raw(&self) -> vk::PipelineCache {
+        self.raw
+    }
+
+    /// Where the cache is persisted, if anywhere.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub(super) fn save(&self, device: &ash::Device) {
+        let (Some(path), false) = (&self.path, self.raw == vk::PipelineCache::null()) else {
+            return;
+        };
+        // SAFETY: the cache belongs to `device` and is alive.
+        let Ok(data) = (unsafe { device.get_pipeline_cache_data(self.raw) }) else {
+            return;
+        };
+        if let Some(parent) = path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        // Write then rename so that a concurrent reader never sees half a file.
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, &data).is_ok() {
+            let _ = std::fs::rename(&tmp, path);
+        }
+    }
+
+    /// # Safety
+    /// No pipeline creation using this cache is in progress.
+    pub(super) unsafe fn destroy(&self, device: &ash::Device) {
+        if self.raw != vk::PipelineCache::null() {
+            // SAFETY: the caller guarantees no concurrent use.
+            unsafe { device.destroy_pipeline_cache(self.raw, None) };
+        }
+    }
+}
+
+/// A compute pipeline of one shader, its descriptor-set layout (storage
+/// buffers of set 0) and its push-constant range.
+pub struct ComputePipeline {
+    device: Arc<Device>,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    interface: ShaderInterface,
+}
+
+impl std::fmt::Debug for ComputePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComputePipeline")
+            .field("interface", &self.interface)
+            .finish()
+    }
+}
+
+impl ComputePipeline {
+    /// Creates the pipeline for entry point `main` of `words`, whose interface
+    /// was read by [`super::spirv::reflect`].
+    pub fn new(device: Arc<Device>, words: &[u32], interface: ShaderInterface) -> Result<Self> {
+        let raw = device.raw();
+        let module_info = vk::ShaderModuleCreateInfo::default().code(words);
+        // SAFETY: the words were checked by `reflect` (header, instruction
+        // lengths, one GLCompute entry point named main).
+        let module =
+            unsafe { raw.create_shader_module(&module_info, None) }.call("vkCreateShaderModule")?;
+        let result = (|| -> Result<_, VkError> {
+            let bindings: Vec<_> = interface
+                .bindings
+                .iter()
+                .map(|b| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(b.binding)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .descriptor_count(1)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                })
+                .collect();
+            let set_info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+            // SAFETY: plain object creation on a live device.
+            let set_layout = unsafe { raw.create_descriptor_set_layout(&set_info, None) }
+                .call("vkCreateDescriptorSetLayout")?;
+            let ranges = [vk::PushConstantRange::default()
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                .offset(0)
+                .size(interface.push_constant_bytes)];
+            let set_layouts = [set_layout];
+            let mut layout_info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
+            if interface.push_constant_bytes > 0 {
+                layout_info = layout_info.push_constant_ranges(&ranges);
+            }
+            // SAFETY: plain object creation on a live device.
+            let layout = match unsafe { raw.create_pipeline_layout(&layout_info, None) } {
+                Ok(l) => l,
+                Err(r) => {
+                    // SAFETY: created above, unused.
+                    unsafe { raw.destroy_descriptor_set_layout(set_layout, None) };
+                    return Err(VkError::from_result("vkCreatePipelineLayout", r));
+                }
+            };
+            let stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"main");
+            // DISPATCH_BASE: packages run through vkCmdDispatchBase and see the
+            // global ids of the whole range.
+            let info = vk::ComputePipelineCreateInfo::default()
+                .flags(vk::PipelineCreateFlags::DISPATCH_BASE)
+                .stage(stage)
+                .layout(layout);
+            // SAFETY: module, layout and cache are live objects of this device.
+            match unsafe {
+                raw.create_compute_pipelines(device.pipeline_cache().raw(), &[info], None)
+            } {
+                Ok(p) => Ok((set_layout, layout, p[0])),
+                Err((_, r)) => {
+                    // SAFETY: created above, unused.
+                    unsafe {
+                        raw.destroy_pipeline_layout(layout, None);
+                        raw.destroy_descriptor_set_layout(set_layout, None);
+                    }
+                    Err(VkError::from_result("vkCreateComputePipelines", r))
+                }
+            }
+        })();
+        // SAFETY: the module is no longer needed once the pipeline exists.
+        unsafe { raw.destroy_shader_module(module, None) };
+        let (set_layout, layout, pipeline) = device.check(result)?;
+        Ok(ComputePipeline {
+            device,
+            set_layout,
+            layout,
+            pipeline,
+            interface,
+        })
+    }
+
+    /// The shader interface.
+    pub fn interface(&self) -> &ShaderInterface {
+        &self.interface
+    }
+
+    /// The device it belongs to.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    /// Creates a descriptor set binding `buffers[i]` (handle, size in bytes)
+    /// at `self.interface().bindings[i]`.
+    pub fn bind(&self, buffers: &[(vk::Buffer, u64)]) -> Result<BindingSet, VkError> {
+        let raw = self.device.raw();
+        let n = self.interface.bindings.len().max(1) as u32;
+        let sizes = [vk::DescriptorPoolSize::default()
+            .ty(vk::DescriptorType::STORAGE_BUFFER)
+            .descriptor_count(n)];
+        let pool_info = vk::DescriptorPoolCreateInfo::default()
+            .max_sets(1)
+            .pool_sizes(&sizes);
+        // SAFETY: plain object creation on a live device.
+        let pool = unsafe { raw.create_descriptor_pool(&pool_info, None) }
+            .call("vkCreateDescriptorPool")?;
+        let layouts = [self.set_layout];
+        let alloc = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(pool)
+            .set_layouts(&layouts);
+        // SAFETY: the pool has room for exactly this set.
+        let set = match unsafe { raw.allocate_descriptor_sets(&alloc) } {
+            Ok(s) => s[0],
+            Err(r) => {
+                // SAFETY: created above, unused.
+                unsafe { raw.destroy_descriptor_pool(pool, None) };
+                return Err(VkError::from_result("vkAllocateDescriptorSets", r));
+            }
+        };
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+            .iter()
+            .map(|&(b, size)| {
+                [vk::DescriptorBufferInfo::default()
+                    .buffer(b)
+                    .offset(0)
+                    .range(size)]
+            })
+            .collect();
+        let writes: Vec<_> = self
+            .interface
+            .bindings
+            .iter()
+            .zip(&infos)
+            .map(|(b, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(b.binding)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: the set is freshly allocated and not in use; buffers are
+        // live (the caller holds them for the run).
+        unsafe { raw.update_descriptor_sets(&writes, &[]) };
+        Ok(BindingSet {
+            device: self.device.clone(),
+            pool,
+            set,
+        })
+    }
+}
+
+impl Drop for ComputePipeline {
+    fn drop(&mut self) {
+        let raw = self.device.raw();
+        // SAFETY: runs borrow the pipeline and wait for their GPU work before
+        // returning, so nothing pending uses these objects.
+        unsafe {
+            raw.destroy_pipeline(self.pipeline, None);
+            raw.destroy_pipeline_layout(self.layout, None);
+            raw.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
+/// A descriptor set for one run (its own small pool, destroyed with it).
+pub struct BindingSet {
+    device: Arc<Device>,
+    pool: vk::DescriptorPool,
+    set: vk::DescriptorSet,
+}
+
+impl Drop for BindingSet {
+    fn drop(&mut self) {
+        // SAFETY: dropped after the run's GPU work completed (rings wait for
+        // every ticket before the run returns).
+        unsafe { self.device.raw().destroy_descriptor_pool(self.pool, None) };
+    }
+}
+
+/// GPU start and end of one package, in nanoseconds on the device clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuSpan {
+    /// Start (top of pipe).
+    pub start_ns: u64,
+    /// End (bottom of pipe).
+    pub end_ns: u64,
+}
+
+/// A ring of command buffers, one per in-flight package, signalling one
+/// timeline semaphore. Nothing is allocated per package: a slot's command
+/// buffer is reset and re-recorded (a handful of commands).
+pub struct DispatchRing {
+    device: Arc<Device>,
+    pool: vk::CommandPool,
+    cbs: Vec<vk::CommandBuffer>,
+    queries: vk::QueryPool,
+    sem: vk::Semaphore,
+    last: u64,
+}
+
+impl DispatchRing {
+    /// Creates a ring with `depth` slots (packages in flight).
+    pub fn new(device: Arc<Device>, depth: usize) -> Result<Self, VkError> {
+        let raw = device.raw();
+        let depth = depth.max(1);
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
+            .queue_family_index(device.queue_family());
+        // SAFETY: plain object creation on a live device.
+        let pool =
+            unsafe { raw.create_command_pool(&pool_info, None) }.call("vkCreateCommandPool")?;
+        let mut ring = DispatchRing {
+            device: device.clone(),
+            pool,
+            cbs: Vec::new(),
+            queries: vk::QueryPool::null(),
+            sem: vk::Semaphore::null(),
+            last: 0,
+        };
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(depth as u32);
+        // SAFETY: the pool is live and owned by the ring.
+        ring.cbs =
+            unsafe { raw.allocate_command_buffers(&alloc) }.call("vkAllocateCommandBuffers")?;
+        if device.has_timestamps() {
+            let qi = vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(2 * depth as u32);
+            // SAFETY: plain object creation on a live device.
+            ring.queries = unsafe { raw.create_query_pool(&qi, None) }.call("vkCreateQueryPool")?;
+            // SAFETY: host query reset was enabled at device creation; the
+            // pool is new and unused.
+            unsafe { raw.reset_query_pool(ring.queries, 0, 2 * depth as u32) };
+        }
+        ring.sem = device.create_timeline(0)?;
+        Ok(ring)
+    }
+
+    /// Number of slots.
+    pub fn depth(&self) -> usize {
+        self.cbs.len()
+    }
+
+    /// The ticket of the last submission (0: none yet).
+    pub fn last_ticket(&self) -> u64 {
+        self.last
+    }
+
+    /// Records and submits one package: `count` work-groups starting at
+    /// work-group `base`. Returns its ticket.
+    ///
+    /// # Safety
+    /// The slot reused by this submission is idle: the ticket `depth()`
+    /// submissions back has completed (see [`DispatchRing::wait`]). `set` was
+    /// made by `pipeline`, its buffers stay alive until this ticket
+    /// completes, and `push` is exactly the pipeline's push-constant size.
+    pub unsafe fn submit(
+        &mut self,
+        pipeline: &ComputePipeline,
+        set: &BindingSet,
+        push: &[u8],
+        base: [u32; 3],
+        count: [u32; 3],
+    ) -> Result<u64, VkError> {
+        let raw = self.device.raw();
+        let ticket = self.last + 1;
+        let slot = (ticket as usize) % self.cbs.len();
+        let cb = self.cbs[slot];
+        let q = 2 * slot as u32;
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ);
+        let r = {
+            // SAFETY: the caller guarantees the slot is idle, so resetting and
+            // re-recording its command buffer is allowed (the pool was created
+            // with RESET_COMMAND_BUFFER); every handle recorded is live.
+            unsafe {
+                raw.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                    .and_then(|_| raw.begin_command_buffer(cb, &begin))
+            }
+        };
+        self.device.check(r.call("vkBeginCommandBuffer"))?;
+        // SAFETY: `cb` is in the recording state; see the function contract
+        // for the pipeline, set and push-constant size.
+        unsafe {
+            if self.queries != vk::QueryPool::null() {
+                raw.cmd_reset_query_pool(cb, self.queries, q, 2);
+                raw.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, self.queries, q);
+            }
+            raw.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
+            raw.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                pipeline.layout,
+                0,
+                &[set.set],
+                &[],
+            );
+            if !push.is_empty() {
+                raw.cmd_push_constants(cb, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
+            }
+            raw.cmd_dispatch_base(cb, base[0], base[1], base[2], count[0], count[1], count[2]);
+            // Make the shader's writes visible to the host once the timeline
+            // signal is observed.
+            raw.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            );
+            if self.queries != vk::QueryPool::null() {
+                raw.cmd_write_timestamp(
+                    cb,
+                    vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                    self.queries,
+                    q + 1,
+                );
+            }
+        }
+        // SAFETY: `cb` is recording.
+        let r = unsafe { raw.end_command_buffer(cb) }.call("vkEndCommandBuffer");
+        self.device.check(r)?;
+        // SAFETY: `cb` is fully recorded and not pending (slot idle); the
+        // ticket is one more than the last signalled value.
+        unsafe { self.device.submit(cb, self.sem, ticket)? };
+        self.last = ticket;
+        Ok(ticket)
+    }
+
+    /// Waits until `ticket` completed; `Ok(false)` on timeout.
+    pub fn wait(&self, ticket: u64, timeout_ns: u64) -> Result<bool, VkError> {
+        self.device.wait_timeline(self.sem, ticket, timeout_ns)
+    }
+
+    /// `true` once `ticket` completed (does not block).
+    pub fn is_complete(&self, ticket: u64) -> Result<bool, VkError> {
+        Ok(self.device.timeline_value(self.sem)? >= ticket)
+    }
+
+    /// The GPU span of a completed `ticket` (only the last `depth()` tickets
+    /// are kept); `None` when the queue has no timestamps.
+    pub fn span(&self, ticket: u64) -> Result<Option<GpuSpan>, VkError> {
+        if self.queries == vk::QueryPool::null() {
+            return Ok(None);
+        }
+        let slot = (ticket as usize) % self.cbs.len();
+        let mut data = [0u64; 2];
+        // SAFETY: the ticket completed, so both queries of its slot are
+        // available; WAIT makes the call block until they are.
+        let r = unsafe {
+            self.device.raw().get_query_pool_results(
+                self.queries,
+                2 * slot as u32,
+                &mut data,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+            )
+        }
+        .call("vkGetQueryPoolResults");
+        self.device.check(r)?;
+        let period = f64::from(self.device.info().timestamp_period);
+        Ok(Some(GpuSpan {
+            start_ns: (data[0] as f64 * period) as u64,
+            end_ns: (data[1] as f64 * period) as u64,
+        }))
+    }
+
+    /// Waits for everything submitted, up to `timeout_ns`; `Ok(false)` on timeout.
+    pub fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
+        if self.last == 0 {
+            return Ok(true);
+        }
+        self.wait(self.last, timeout_ns)
+    }
+}
+
+impl Drop for DispatchRing {
+    fn drop(&mut self) {
+        // Never destroy objects the GPU may still use: wait (bounded) first;
+        // if the wait fails (device lost) or times out, wait for the whole
+        // device, which returns once nothing is pending or the device is lost.
+        if !matches!(self.drain(10_000_000_000), Ok(true)) {
+            let _ = self.device.wait_idle();
+        }
+        let raw = self.device.raw();
+        // SAFETY: no submission of this ring is pending any more (see above).
+        unsafe {
+            if self.sem != vk::Semaphore::null() {
+                self.device.destroy_semaphore(self.sem);
+            }
+            if self.queries != vk::QueryPool::null() {
+                raw.destroy_query_pool(self.queries, None);
+            }
+            raw.destroy_command_pool(self.pool, None);
+        }
+    }
+}

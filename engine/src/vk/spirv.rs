@@ -1,0 +1,449 @@
+//! A small SPIR-V reader: validates the module header and extracts the
+//! compute interface coexec needs (work-group size, storage-buffer bindings,
+//! push-constant size), so that mismatches become typed errors before any
+//! Vulkan object is created.
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+
+const MAGIC: u32 = 0x0723_0203;
+
+// Opcodes (SPIR-V 1.6 unified specification, section 3.52).
+const OP_ENTRY_POINT: u32 = 15;
+const OP_EXECUTION_MODE: u32 = 16;
+const OP_TYPE_BOOL: u32 = 20;
+const OP_TYPE_INT: u32 = 21;
+const OP_TYPE_FLOAT: u32 = 22;
+const OP_TYPE_VECTOR: u32 = 23;
+const OP_TYPE_MATRIX: u32 = 24;
+const OP_TYPE_ARRAY: u32 = 28;
+const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+const OP_TYPE_STRUCT: u32 = 30;
+const OP_TYPE_POINTER: u32 = 32;
+const OP_CONSTANT: u32 = 43;
+const OP_SPEC_CONSTANT: u32 = 50;
+const OP_VARIABLE: u32 = 59;
+const OP_DECORATE: u32 = 71;
+const OP_MEMBER_DECORATE: u32 = 72;
+const OP_EXECUTION_MODE_ID: u32 = 331;
+
+const EXEC_MODEL_GLCOMPUTE: u32 = 5;
+const MODE_LOCAL_SIZE: u32 = 17;
+const MODE_LOCAL_SIZE_ID: u32 = 38;
+
+const DEC_BLOCK: u32 = 2;
+const DEC_BUFFER_BLOCK: u32 = 3;
+const DEC_ARRAY_STRIDE: u32 = 6;
+const DEC_NON_WRITABLE: u32 = 24;
+const DEC_BINDING: u32 = 33;
+const DEC_DESCRIPTOR_SET: u32 = 34;
+const DEC_OFFSET: u32 = 35;
+
+const SC_UNIFORM_CONSTANT: u32 = 0;
+const SC_UNIFORM: u32 = 2;
+const SC_PUSH_CONSTANT: u32 = 9;
+const SC_STORAGE_BUFFER: u32 = 12;
+
+/// One storage buffer the shader declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpirvBinding {
+    /// `layout(binding = N)`.
+    pub binding: u32,
+    /// `true` when the shader only reads it (`readonly`).
+    pub read_only: bool,
+}
+
+/// The compute interface of a SPIR-V module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShaderInterface {
+    /// Work-group size (`local_size_x/y/z`).
+    pub local_size: [u32; 3],
+    /// Storage buffers of descriptor set 0, sorted by binding.
+    pub bindings: Vec<SpirvBinding>,
+    /// Size in bytes of the push-constant block (0 when none).
+    pub push_constant_bytes: u32,
+    /// The module uses `LocalSizeId` (needs maintenance4 on Vulkan 1.3).
+    pub uses_local_size_id: bool,
+}
+
+/// Turns SPIR-V bytes into words, checking length and alignment.
+pub fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>> {
+    if bytes.len() < 20 {
+        return Err(Error::InvalidSpirv(format!(
+            "{} bytes is shorter than the 20-byte SPIR-V header",
+            bytes.len()
+        )));
+    }
+    if bytes.len() % 4 != 0 {
+        return Err(Error::InvalidSpirv(format!(
+            "length {} is not a multiple of 4 (truncated?)",
+            bytes.len()
+        )));
+    }
+    let mut words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    if words[0] == MAGIC.swap_bytes() {
+        for w in &mut words {
+            *w = w.swap_bytes();
+        }
+    }
+    Ok(words)
+}
+
+#[derive(Default)]
+struct Types {
+    // id -> size in bytes (scalars, vectors, matrices, arrays, structs)
+    sizes: HashMap<u32, u64>,
+    constants: HashMap<u32, u64>,
+    structs: HashMap<u32, Vec<u32>>,
+    pointers: HashMap<u32, (u32, u32)>, // id -> (storage class, pointee)
+    arrays: HashMap<u32, (u32, Option<u32>)>, // id -> (elem, length id)
+}
+
+/// Reads the compute interface of `words` for entry point `entry`.
+pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
+    if words.len() < 5 {
+        return Err(Error::InvalidSpirv("module shorter than its header".into()));
+    }
+    if words[0] != MAGIC {
+        return Err(Error::InvalidSpirv(format!(
+            "bad magic number {:#010x} (expected {MAGIC:#010x})",
+            words[0]
+        )));
+    }
+    let version = words[1];
+    if version > 0x0001_0600 || version < 0x0001_0000 {
+        return Err(Error::InvalidSpirv(format!(
+            "unsupported SPIR-V version {:#x}",
+            version
+        )));
+    }
+
+    let mut entry_id = None;
+    let mut local_size = None;
+    let mut local_size_ids = None;
+    let mut types = Types::default();
+    let mut decorations: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    let mut member_offsets: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut member_non_writable: HashMap<u32, u32> = HashMap::new();
+    let mut variables: Vec<(u32, u32, u32)> = Vec::new(); // (ptr type, id, storage class)
+
+    let mut i = 5;
+    while i < words.len() {
+        let count = (words[i] >> 16) as usize;
+        let op = words[i] & 0xffff;
+        if count == 0 || i + count > words.len() {
+            return Err(Error::InvalidSpirv(format!(
+                "instruction at word {i} (opcode {op}) has word count {count} running past the end ({} words)",
+                words.len()
+            )));
+        }
+        let a = &words[i + 1..i + count];
+        let arg = |k: usize| -> Result<u32> {
+            a.get(k).copied().ok_or_else(|| {
+                Error::InvalidSpirv(format!("opcode {op} at word {i} has too few operands"))
+            })
+        };
+        match op {
+            OP_ENTRY_POINT => {
+                let model = arg(0)?;
+                let id = arg(1)?;
+                let name = literal_string(&a[2..]);
+                if model == EXEC_MODEL_GLCOMPUTE && name == entry {
+                    entry_id = Some(id);
+                }
+            }
+            OP_EXECUTION_MODE if a.len() >= 2 => {
+                if Some(a[0]) == entry_id && a[1] == MODE_LOCAL_SIZE {
+                    local_size = Some([arg(2)?, arg(3)?, arg(4)?]);
+                }
+            }
+            OP_EXECUTION_MODE_ID if a.len() >= 2 => {
+                if Some(a[0]) == entry_id && a[1] == MODE_LOCAL_SIZE_ID {
+                    local_size_ids = Some([arg(2)?, arg(3)?, arg(4)?]);
+                }
+            }
+            OP_TYPE_BOOL => {
+                types.sizes.insert(arg(0)?, 4);
+            }
+            OP_TYPE_INT | OP_TYPE_FLOAT => {
+                types.sizes.insert(arg(0)?, u64::from(arg(1)?) / 8);
+            }
+            OP_TYPE_VECTOR | OP_TYPE_MATRIX => {
+                let elem = types.sizes.get(&arg(1)?).copied().unwrap_or(0);
+                types.sizes.insert(arg(0)?, elem * u64::from(arg(2)?));
+            }
+            OP_TYPE_ARRAY => {
+                types.arrays.insert(arg(0)?, (arg(1)?, Some(arg(2)?)));
+            }
+            OP_TYPE_RUNTIME_ARRAY => {
+                types.arrays.insert(arg(0)?, (arg(1)?, None));
+            }
+            OP_TYPE_STRUCT => {
+                types.structs.insert(arg(0)?, a[1..].to_vec());
+            }
+            OP_TYPE_POINTER => {
+                types.pointers.insert(arg(0)?, (arg(1)?, arg(2)?));
+            }
+            OP_CONSTANT | OP_SPEC_CONSTANT => {
+                let ty = arg(0)?;
+                let id = arg(1)?;
+                let lo = u64::from(arg(2)?);
+                let hi = a.get(3).map_or(0, |&h| u64::from(h));
+                let _ = ty;
+                types.constants.insert(id, lo | (hi << 32));
+            }
+            OP_VARIABLE => {
+                variables.push((arg(0)?, arg(1)?, arg(2)?));
+            }
+            OP_DECORATE => {
+                let target = arg(0)?;
+                let dec = arg(1)?;
+                let value = a.get(2).copied().unwrap_or(0);
+                decorations.entry(target).or_default().push((dec, value));
+            }
+            OP_MEMBER_DECORATE => {
+                let (s, m, dec) = (arg(0)?, arg(1)?, arg(2)?);
+                if dec == DEC_OFFSET {
+                    member_offsets.insert((s, m), arg(3)?);
+                } else if dec == DEC_NON_WRITABLE {
+                    *member_non_writable.entry(s).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+        i += count;
+    }
+
+    let entry_id = entry_id
+        .ok_or_else(|| Error::InvalidSpirv(format!("no GLCompute entry point named {entry:?}")))?;
+    let _ = entry_id;
+    let (local_size, uses_local_size_id) = match (local_size, local_size_ids) {
+        (Some(s), _) => (s, false),
+        (None, Some(ids)) => {
+            let mut s = [0u32; 3];
+            for (k, id) in ids.iter().enumerate() {
+                s[k] = *types.constants.get(id).ok_or_else(|| {
+                    Error::InvalidSpirv("LocalSizeId refers to a non-constant".into())
+                })? as u32;
+            }
+            (s, true)
+        }
+        (None, None) => {
+            return Err(Error::InvalidSpirv(
+                "the entry point declares no work-group size".into(),
+            ))
+        }
+    };
+    if local_size.contains(&0) {
+        return Err(Error::InvalidSpirv(format!(
+            "work-group size {local_size:?} has a zero dimension"
+        )));
+    }
+
+    let has = |id: u32, dec: u32| {
+        decorations
+            .get(&id)
+            .is_some_and(|d| d.iter().any(|&(k, _)| k == dec))
+    };
+    let value = |id: u32, dec: u32| {
+        decorations
+            .get(&id)
+            .and_then(|d| d.iter().find(|&&(k, _)| k == dec).map(|&(_, v)| v))
+    };
+
+    let mut bindings = Vec::new();
+    let mut push_constant_bytes = 0u32;
+    for &(ptr_ty, var, class) in &variables {
+        let Some(&(_, pointee)) = types.pointers.get(&ptr_ty) else {
+            continue;
+        };
+        match class {
+            SC_PUSH_CONSTANT => {
+                let size = type_size(&types, &member_offsets, &decorations, pointee, 0)?;
+                push_constant_bytes = push_constant_bytes.max(size as u32);
+            }
+            SC_STORAGE_BUFFER | SC_UNIFORM | SC_UNIFORM_CONSTANT => {
+                let set = value(var, DEC_DESCRIPTOR_SET).unwrap_or(0);
+                let binding = value(var, DEC_BINDING).ok_or_else(|| {
+                    Error::InvalidSpirv(format!("resource variable %{var} has no Binding"))
+                })?;
+                let is_storage = class == SC_STORAGE_BUFFER
+                    || (class == SC_UNIFORM && has(pointee, DEC_BUFFER_BLOCK));
+                if !is_storage {
+                    let what = if class == SC_UNIFORM && has(pointee, DEC_BLOCK) {
+                        "a uniform buffer"
+                    } else {
+                        "an image, sampler or other opaque resource"
+                    };
+                    return Err(Error::Interface(format!(
+                        "binding {binding} is {what}; coexec kernels use storage buffers only"
+                    )));
+                }
+                if set != 0 {
+                    return Err(Error::Interface(format!(
+                        "binding {binding} is in descriptor set {set}; coexec kernels use set 0 only"
+                    )));
+                }
+                let members = types.structs.get(&pointee).map_or(0, |m| m.len()) as u32;
+                let read_only = has(var, DEC_NON_WRITABLE)
+                    || (members > 0
+                        && member_non_writable.get(&pointee).copied().unwrap_or(0) >= members);
+                bindings.push(SpirvBinding { binding, read_only });
+            }
+            _ => {}
+        }
+    }
+    bindings.sort_by_key(|b| b.binding);
+    if let Some(w) = bindings.windows(2).find(|w| w[0].binding == w[1].binding) {
+        return Err(Error::Interface(format!(
+            "binding {} is declared twice",
+            w[0].binding
+        )));
+    }
+    Ok(ShaderInterface {
+        local_size,
+        bindings,
+        push_constant_bytes,
+        uses_local_size_id,
+    })
+}
+
+fn type_size(
+    t: &Types,
+    offsets: &HashMap<(u32, u32), u32>,
+    decorations: &HashMap<u32, Vec<(u32, u32)>>,
+    id: u32,
+    depth: u32,
+) -> Result<u64> {
+    if depth > 32 {
+        return Err(Error::InvalidSpirv("type nesting deeper than 32".into()));
+    }
+    if let Some(&s) = t.sizes.get(&id) {
+        return Ok(s);
+    }
+    if let Some(members) = t.structs.get(&id) {
+        let mut end = 0u64;
+        let mut running = 0u64;
+        for (k, &m) in members.iter().enumerate() {
+            let size = type_size(t, offsets, decorations, m, depth + 1)?;
+            let off = offsets
+                .get(&(id, k as u32))
+                .map_or(running, |&o| u64::from(o));
+            running = off + size;
+            end = end.max(off + size);
+        }
+        return Ok(end);
+    }
+    if let Some(&(elem, len)) = t.arrays.get(&id) {
+        let Some(len) = len else { return Ok(0) };
+        let n = t.constants.get(&len).copied().unwrap_or(0);
+        let stride = decorations
+            .get(&id)
+            .and_then(|d| d.iter().find(|&&(k, _)| k == DEC_ARRAY_STRIDE))
+            .map(|&(_, v)| u64::from(v));
+        let stride = match stride {
+            Some(s) => s,
+            None => type_size(t, offsets, decorations, elem, depth + 1)?,
+        };
+        return Ok(n * stride);
+    }
+    Err(Error::InvalidSpirv(format!(
+        "push-constant block uses type %{id} whose size is unknown"
+    )))
+}
+
+fn literal_string(words: &[u32]) -> String {
+    let mut bytes = Vec::new();
+    'outer: for w in words {
+        for b in w.to_le_bytes() {
+            if b == 0 {
+                break 'outer;
+            }
+            bytes.push(b);
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(src: &str) -> Vec<u32> {
+        crate::shader::compile_glsl(src, "test.comp").unwrap()
+    }
+
+    #[test]
+    fn reflects_saxpy_interface() {
+        let w = compile(
+            r#"#version 450
+            layout(local_size_x = 64, local_size_y = 2) in;
+            layout(std430, binding = 0) readonly buffer X { float x[]; };
+            layout(std430, binding = 1) buffer Y { float y[]; };
+            layout(push_constant) uniform P { float a; uint n; } p;
+            void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) y[i] += p.a * x[i]; }"#,
+        );
+        let r = reflect(&w, "main").unwrap();
+        assert_eq!(r.local_size, [64, 2, 1]);
+        assert_eq!(
+            r.bindings,
+            vec![
+                SpirvBinding {
+                    binding: 0,
+                    read_only: true
+                },
+                SpirvBinding {
+                    binding: 1,
+                    read_only: false
+                }
+            ]
+        );
+        assert_eq!(r.push_constant_bytes, 8);
+        assert!(reflect(&w, "other").is_err());
+    }
+
+    #[test]
+    fn rejects_garbage_and_truncation() {
+        assert!(matches!(
+            words_from_bytes(&[1, 2, 3]),
+            Err(Error::InvalidSpirv(_))
+        ));
+        let w = compile(
+            "#version 450\nlayout(local_size_x=1) in; layout(binding=0) buffer B { uint v[]; }; void main(){ v[0]=1u; }",
+        );
+        let mut bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        bytes.truncate(bytes.len() - 8);
+        let words = words_from_bytes(&bytes).unwrap();
+        // Truncation either cuts an instruction (error) or drops trailing
+        // ones; never a panic.
+        let _ = reflect(&words, "main");
+        let mut bad = w.clone();
+        bad[0] = 0xdead_beef;
+        assert!(
+            matches!(reflect(&bad, "main"), Err(Error::InvalidSpirv(m)) if m.contains("magic"))
+        );
+        let mut broken = w;
+        broken[5] = 0xffff_0000 | (broken[5] & 0xffff);
+        assert!(matches!(
+            reflect(&broken, "main"),
+            Err(Error::InvalidSpirv(_))
+        ));
+    }
+
+    #[test]
+    fn rejects_uniform_buffers_and_other_sets() {
+        let w = compile(
+            "#version 450\nlayout(local_size_x=1) in; layout(binding=0) uniform U { uint v; }; layout(binding=1) buffer B { uint o[]; }; void main(){ o[0]=v; }",
+        );
+        assert!(
+            matches!(reflect(&w, "main"), Err(Error::Interface(m)) if m.contains("uniform buffer"))
+        );
+        let w = compile(
+            "#version 450\nlayout(local_size_x=1) in; layout(set=1, binding=0) buffer B { uint o[]; }; void main(){ o[0]=1u; }",
+        );
+        assert!(matches!(reflect(&w, "main"), Err(Error::Interface(m)) if m.contains("set 1")));
+    }
+}

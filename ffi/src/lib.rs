@@ -1,0 +1,1 @@
+//! C ABI of coexec (filled in by the C ABI work).

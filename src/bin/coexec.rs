@@ -1,0 +1,258 @@
+//! `coexec`: device information and single-kernel benchmarks.
+
+use clap::{Parser, Subcommand};
+use coexec::workloads::{self, Size};
+use coexec::{Devices, Engine, EngineOptions, Report, Scheduler};
+use serde_json::json;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "coexec", version, about = "CPU+GPU co-execution engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Vulkan devices, chosen memory types and the CPU topology.
+    Info,
+    /// Runs one kernel and reports time, balance and per-device figures.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Kernel: saxpy or mandelbrot.
+    #[arg(long)]
+    kernel: String,
+    /// Problem size: N, 2^K or WxH (default: the kernel's).
+    #[arg(long)]
+    size: Option<Size>,
+    /// static, dynamic:M, hguided (or hguided:k=K,min=M).
+    #[arg(long, default_value = "hguided")]
+    scheduler: String,
+    /// cpu, gpu, cpu,gpu or all.
+    #[arg(long, default_value = "all")]
+    devices: String,
+    /// The CPU's share of the total power (0..1), a hint for static and hguided.
+    #[arg(long)]
+    cpu_power: Option<f64>,
+    /// CPU workers (default: one per physical core left by the GPU).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Timed repetitions after one warm-up; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Info => info(),
+        Command::Bench(a) => bench(a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("coexec: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn info() -> Result<ExitCode, String> {
+    let devs = Engine::vulkan_devices().map_err(|e| e.to_string())?;
+    println!("Vulkan devices:");
+    for d in &devs {
+        println!(
+            "  [{}] {} ({}, Vulkan {}, {} memory)",
+            d.index,
+            d.name,
+            d.device_type,
+            coexec::vk::version_string(d.api_version),
+            if d.is_unified() {
+                "unified"
+            } else {
+                "separate"
+            }
+        );
+        for (i, h) in d.heaps.iter().enumerate() {
+            println!(
+                "      heap {i}: {} MiB{}",
+                h.size >> 20,
+                if h.device_local { " device-local" } else { "" }
+            );
+        }
+        let chosen = d.unified_memory_type();
+        for (i, t) in d.memory_types.iter().enumerate() {
+            println!(
+                "      type {i}: heap {} {}{}",
+                t.heap,
+                t.flags_string(),
+                if chosen == Some(i as u32) {
+                    "  <- unified buffers"
+                } else {
+                    ""
+                }
+            );
+        }
+        for f in &d.compute_families {
+            println!(
+                "      queue family {}: {} queue(s){}, timestamps {} bits",
+                f.index,
+                f.count,
+                if f.graphics {
+                    " graphics+compute"
+                } else {
+                    " compute-only"
+                },
+                f.timestamp_bits
+            );
+        }
+        println!(
+            "      max work-groups {:?}, max work-group size {:?}, push constants {} B, external host memory: {}",
+            d.max_group_count, d.max_group_size, d.max_push_constants, d.external_memory_host
+        );
+    }
+    let engine = Engine::new().map_err(|e| e.to_string())?;
+    println!("\nCPU topology:\n{}", engine.topology());
+    let plan = engine.core_plan();
+    println!("Engine: device {:?}", engine.device().info().name);
+    println!(
+        "  CPU workers: {} on PUs {:?}",
+        engine.workers(),
+        plan.workers
+            .iter()
+            .map(|c| c.pus.clone())
+            .collect::<Vec<_>>()
+    );
+    for c in &plan.cpu_vulkan_devices {
+        println!("  Vulkan CPU device cores: PUs {:?}", c.pus);
+    }
+    for c in &plan.gpu_loops {
+        println!("  GPU dispatch loop: PUs {:?}", c.pus);
+    }
+    println!(
+        "  unified buffers: memory type {} via {}",
+        engine.memory().memory_type(),
+        engine.memory().backend()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn bench(a: BenchArgs) -> Result<ExitCode, String> {
+    let devices: Devices = a.devices.parse()?;
+    let mut scheduler: Scheduler = a
+        .scheduler
+        .parse()
+        .map_err(|e: coexec::sched::SchedError| e.to_string())?;
+    if let Some(f) = a.cpu_power {
+        if !(0.0..=1.0).contains(&f) {
+            return Err(format!("--cpu-power {f} is outside 0..1"));
+        }
+        if devices.cpu && devices.gpu {
+            let powers = Some(vec![f, 1.0 - f]);
+            match &mut scheduler {
+                Scheduler::Static { powers: p } | Scheduler::HGuided { powers: p, .. } => {
+                    *p = powers
+                }
+                Scheduler::Dynamic { .. } => {}
+            }
+        }
+    }
+    let engine = Engine::with_options(EngineOptions {
+        workers: a.workers,
+        ..Default::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let mut w = workloads::create(&a.kernel, &engine, a.size)?;
+    let mut times = Vec::new();
+    let mut last: Option<Report> = None;
+    for rep in 0..=a.reps.max(1) {
+        let r = w
+            .run(&engine, &scheduler, devices)
+            .map_err(|e| e.to_string())?;
+        if rep > 0 {
+            times.push(r.time_s);
+        }
+        last = Some(r);
+    }
+    let report = last.expect("at least one run");
+    let v = w.verify();
+    let time_s = median(times);
+    if a.json {
+        let per_device: Vec<_> = report
+            .devices
+            .iter()
+            .map(|d| {
+                json!({
+                    "name": d.name,
+                    "kind": d.kind.to_string(),
+                    "claimants": d.claimants,
+                    "packages": d.packages,
+                    "items": d.items,
+                    "busy_s": d.busy_s,
+                    "first_start_s": d.first_start_s,
+                    "finish_s": d.finish_s,
+                    "gpu_gap_median_us": d.gpu_gaps.map(|g| g.median_us),
+                    "failure": d.failure,
+                })
+            })
+            .collect();
+        let out = json!({
+            "kernel": w.name(),
+            "size": w.space().to_string(),
+            "scheduler": a.scheduler,
+            "devices": a.devices,
+            "time_s": time_s,
+            "verified": v.ok,
+            "mismatches": v.mismatches,
+            "balance": report.balance(),
+            "packages": report.package_count(),
+            "per_device": per_device,
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "{} {} scheduler={} devices={}: {:.6} s (median of {}), verified={} ({}), balance={:.3}, packages={}",
+            w.name(),
+            w.space(),
+            a.scheduler,
+            a.devices,
+            time_s,
+            a.reps.max(1),
+            v.ok,
+            v.rule,
+            report.balance(),
+            report.package_count()
+        );
+        for d in &report.devices {
+            println!(
+                "  {:>3} {:<40} packages {:>6} items {:>12} busy {:.6} s finish {:.6} s{}",
+                d.kind.to_string(),
+                d.name,
+                d.packages,
+                d.items,
+                d.busy_s,
+                d.finish_s,
+                d.gpu_gaps
+                    .map(|g| format!(" gap median {:.1} us", g.median_us))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    Ok(if v.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
