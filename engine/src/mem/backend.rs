@@ -79,10 +79,7 @@ pub(crate) fn create(
         #[cfg(feature = "vma")]
         AllocatorBackend::Vma => Ok(Box::new(vma::VmaBackend::new(device, memory_type)?)),
         #[cfg(not(feature = "vma"))]
-        AllocatorBackend::Vma => Err(Error::Allocation {
-            bytes: 0,
-            message: "the VMA backend needs coexec built with the cargo feature `vma`".into(),
-        }),
+        AllocatorBackend::Vma => Err(Error::BackendUnavailable("vma")),
     }
 }
 

@@ -202,6 +202,12 @@ impl<T: bytemuck::Pod> Buffer<T> {
         unsafe { std::slice::from_raw_parts_mut(self.raw.ptr() as *mut T, self.len) }
     }
 
+    /// The raw `VkBuffer`, for code that records its own Vulkan commands.
+    /// It stays valid while `self` lives.
+    pub fn vk_handle(&self) -> vk::Buffer {
+        self.raw.handle()
+    }
+
     pub(crate) fn raw(&self) -> &RawBuffer {
         &self.raw
     }

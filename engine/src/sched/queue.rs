@@ -347,16 +347,27 @@ mod tests {
     }
 }
 
-/// Loom model tests. Run with (about 15 s on 2 cores):
+/// Loom model tests. Run with (about 20 s on 2 cores; the preemption bound
+/// defaults to 3 in `model`, `LOOM_MAX_PREEMPTIONS` overrides it):
 ///
 /// ```text
-/// LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" cargo test --release --lib loom
+/// RUSTFLAGS="--cfg loom" cargo test --release --lib loom
 /// ```
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;
     use loom::thread;
+
+    /// Runs `f` under loom, bounded to 3 preemptions unless
+    /// `LOOM_MAX_PREEMPTIONS` says otherwise (unbounded takes minutes).
+    fn model(f: impl Fn() + Sync + Send + 'static) {
+        let mut b = loom::model::Builder::new();
+        if b.preemption_bound.is_none() {
+            b.preemption_bound = Some(3);
+        }
+        b.check(f);
+    }
 
     /// Claims until `None`, completing each package; returns the ranges and
     /// how many `complete` calls returned true.
@@ -384,7 +395,7 @@ mod loom_tests {
     /// Three claimants race on fresh work with different package sizes.
     #[test]
     fn loom_three_claimants_cover_once() {
-        loom::model(|| {
+        model(|| {
             let q = Arc::new(WorkQueue::new(4));
             let hs: Vec<_> = [1, 2, 3]
                 .into_iter()
@@ -410,7 +421,7 @@ mod loom_tests {
     /// by the joining thread, as a still-running claimant would.
     #[test]
     fn loom_requeue_while_claiming() {
-        loom::model(|| {
+        model(|| {
             let q = Arc::new(WorkQueue::new(5));
             let failed = q.claim(|_| 2).unwrap();
             let claimers: Vec<_> = [1, 2]

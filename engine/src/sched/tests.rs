@@ -271,3 +271,21 @@ fn protocol_single_thread_with_failure() {
     assert_eq!(finals.load(Ordering::Relaxed), 1);
     assert!(cs.iter().any(|c| c.requeued_packages() > 0));
 }
+
+/// A small concurrent run with a failing claimant, cheap enough for miri
+/// (which then also checks the run for data races).
+#[test]
+fn threads_small_run_with_failure() {
+    for sched in [
+        Scheduler::Static { powers: None },
+        Scheduler::Dynamic { packages: 8 },
+        Scheduler::hguided(),
+    ] {
+        let devs = [DeviceSlot::cpu(2), DeviceSlot::gpu()];
+        let est = ThroughputEstimator::new(2);
+        let plan = Plan::new(&sched, &devs, 40, &est).unwrap();
+        let queue = WorkQueue::new(40);
+        let seen = run(&plan, &queue, &est, &[100.0, 400.0], Some((1, 0, 0)));
+        check(seen, &queue, 40).unwrap();
+    }
+}

@@ -173,7 +173,15 @@ impl Instance {
                 .enabled_extension_names(&ext_names);
         }
         // SAFETY: `info` and everything it points to live until the call returns.
-        let raw = unsafe { entry.create_instance(&info, None) }.call("vkCreateInstance")?;
+        let raw = match unsafe { entry.create_instance(&info, None) } {
+            Ok(raw) => raw,
+            Err(vk::Result::ERROR_INCOMPATIBLE_DRIVER) => {
+                return Err(Error::NoDevice(
+                    "no Vulkan driver is installed (e.g. apt install mesa-vulkan-drivers)".into(),
+                ))
+            }
+            Err(r) => return Err(crate::error::VkError::from_result("vkCreateInstance", r).into()),
+        };
 
         let log = Box::<ValidationLog>::default();
         let debug = if validation_on {

@@ -17,6 +17,9 @@ pub use spirv::{ShaderInterface, SpirvBinding};
 
 use ash::vk;
 
+/// The `ash` crate coexec is built on, for code that makes its own Vulkan calls.
+pub use ash;
+
 /// The kind of a physical device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceType {

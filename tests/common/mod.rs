@@ -1,0 +1,71 @@
+//! Shared helpers for the integration tests: engines on whatever Vulkan
+//! device exists (lavapipe in CI) with the validation layer on when it is
+//! installed, and a clean skip when there is no device.
+
+#![allow(dead_code)]
+
+use coexec::{AllocatorBackend, Engine, EngineOptions, Validation};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// An engine with `workers` CPU workers, or `None` (after printing why) when
+/// this machine has no Vulkan device.
+pub fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {
+    let opts = EngineOptions {
+        workers,
+        allocator,
+        validation: Validation::IfAvailable,
+        pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
+        ..Default::default()
+    };
+    match Engine::with_options(opts) {
+        Ok(e) => Some(e),
+        Err(coexec::Error::NoDevice(why)) | Err(coexec::Error::NoLoader(why)) => {
+            eprintln!("skipping: no Vulkan device ({why})");
+            None
+        }
+        Err(e) => panic!("engine creation failed: {e}"),
+    }
+}
+
+/// A shared default engine (engines are costly to create).
+pub fn engine() -> Option<Engine> {
+    static E: OnceLock<Mutex<Option<Option<Engine>>>> = OnceLock::new();
+    let m = E.get_or_init(|| Mutex::new(None));
+    let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
+    if g.is_none() {
+        *g = Some(engine_with(None, AllocatorBackend::default()));
+    }
+    g.clone().flatten()
+}
+
+/// Fails the test if the validation layer reported any error.
+pub fn assert_validation_clean(e: &Engine) {
+    let n = e.validation_errors();
+    assert_eq!(n, 0, "validation errors: {:#?}", e.validation_messages());
+}
+
+/// GLSL of a kernel that adds 1 to `out[i]` for every work-item `i < n`
+/// (1-D) or `out[y * w + x]` (2-D): run once, every element must be 1.
+pub fn count_glsl(local_x: u32, local_y: u32, two_d: bool) -> String {
+    let body = if two_d {
+        "uvec2 g = gl_GlobalInvocationID.xy; if (g.x < p.w && g.y < p.h) { out_[g.y * p.w + g.x] += 1u; }"
+    } else {
+        "uint i = gl_GlobalInvocationID.x; if (i < p.n) { out_[i] += 1u; }"
+    };
+    format!(
+        "#version 450\nlayout(local_size_x = {local_x}, local_size_y = {local_y}) in;\n\
+         layout(std430, binding = 0) buffer O {{ uint out_[]; }};\n\
+         layout(push_constant) uniform P {{ uint n; uint w; uint h; }} p;\n\
+         void main() {{ {body} }}"
+    )
+}
+
+/// The CPU twin of [`count_glsl`].
+pub fn count_cpu() -> Arc<coexec::CpuFn> {
+    Arc::new(|pkg: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+        for v in args.output::<u32>(0) {
+            *v += 1;
+        }
+        let _ = pkg;
+    })
+}
