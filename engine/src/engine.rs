@@ -650,6 +650,16 @@ impl Engine {
                 )));
             }
             let info = self.device().info();
+            for (i, a) in args.buffers.iter().enumerate() {
+                if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
+                    return Err(Error::BindingRange {
+                        binding: i as u32,
+                        bytes: a.raw.bytes(),
+                        limit: info.max_storage_buffer_range,
+                        device: info.name.clone(),
+                    });
+                }
+            }
             let (axis, groups) = match g.space {
                 IndexSpace::D1(_) => (0, g.groups_x),
                 IndexSpace::D2 { .. } => {

@@ -137,6 +137,18 @@ pub enum Error {
         /// Elements the run touches.
         needed: u64,
     },
+    /// A buffer is larger than one storage-buffer binding may be on the device.
+    #[error("binding {binding}: {bytes} bytes exceed {device}'s maxStorageBufferRange of {limit} bytes (the CPU alone can still use it)")]
+    BindingRange {
+        /// The binding number.
+        binding: u32,
+        /// Buffer size.
+        bytes: u64,
+        /// The device limit.
+        limit: u32,
+        /// The device name.
+        device: String,
+    },
     /// The index space is empty.
     #[error("the index space is empty")]
     EmptyRange,

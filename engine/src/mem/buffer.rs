@@ -31,13 +31,6 @@ pub(crate) struct RawBuffer {
 impl RawBuffer {
     fn new(memory: Arc<UnifiedMemory>, bytes: u64) -> Result<Self> {
         let device = memory.device().clone();
-        let max = u64::from(device.info().max_storage_buffer_range);
-        if bytes > max {
-            return Err(Error::Allocation {
-                bytes,
-                message: format!("exceeds the device's maxStorageBufferRange of {max} bytes"),
-            });
-        }
         let info = vk::BufferCreateInfo::default()
             .size(bytes)
             .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
