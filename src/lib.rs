@@ -17,4 +17,5 @@ pub use coexec_engine::{
     Package, PackageRecord, Report, Result, Scheduler, Validation,
 };
 
+pub mod trace;
 pub mod workloads;

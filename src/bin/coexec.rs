@@ -47,6 +47,12 @@ struct BenchArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+    /// Write the last run's packages as a Chrome/Perfetto trace to this file.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+    /// Print the last run's package log.
+    #[arg(long)]
+    log: bool,
 }
 
 fn main() -> ExitCode {
@@ -189,6 +195,27 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let report = last.expect("at least one run");
     let v = w.verify();
     let time_s = median(times);
+    if let Some(path) = &a.trace {
+        let doc = coexec::trace::chrome_trace(
+            &report,
+            &format!("{} {} {}", w.name(), w.space(), a.scheduler),
+        );
+        std::fs::write(path, doc.to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if a.log {
+        for p in &report.packages {
+            eprintln!(
+                "dev {} lane {} units {:>6}..{:<6} items {:>10} start {:.6} end {:.6}",
+                p.device,
+                p.lane,
+                p.units.start,
+                p.units.end,
+                p.items.end - p.items.start,
+                p.start_s,
+                p.end_s
+            );
+        }
+    }
     if a.json {
         let per_device: Vec<_> = report
             .devices

@@ -335,8 +335,8 @@ impl Plan {
     /// Called by a claimant that leaves the run early (its device failed),
     /// after requeueing its in-flight package: gives back the fresh work
     /// that only it would have claimed. Under `Static` that is its share if
-    /// not yet taken (claimed and requeued at once); under `Dynamic` and
-    /// `HGuided` the others drain the fresh counter anyway, so nothing.
+    /// not yet taken (claimed and requeued at once); then, under every
+    /// policy, the remaining fresh work is moved to the requeue store.
     pub fn forfeit(
         &self,
         queue: &WorkQueue,
@@ -348,6 +348,13 @@ impl Plan {
                 c.record(&r, Source::Fresh);
                 queue.requeue(r);
             }
+        }
+        // Every policy: move the remaining fresh work into the requeue store.
+        // Survivors never decline requeued work, whereas HGuided's
+        // finish-time guard may decline fresh work on account of the device
+        // that just failed.
+        while let Some(r) = queue.claim_fresh(|n| n) {
+            queue.requeue(r);
         }
     }
 
@@ -365,8 +372,13 @@ impl Plan {
             return 0;
         }
         let d = c.device;
+        // Device powers as used for sizing; `None` while any is unmeasured.
+        let mut known: Option<Vec<f64>> = None;
         let (device_power, sum, explore) = match hints {
-            Some((p, sum)) => (p[d], *sum, false),
+            Some((p, sum)) => {
+                known = Some(p.clone());
+                (p[d], *sum, false)
+            }
             None => {
                 // Mean of the measured powers stands in for unmeasured ones.
                 let n = self.claimants.len();
@@ -378,6 +390,9 @@ impl Plan {
                     }
                 }
                 let mine = measured(est, d);
+                if count == n && msum.is_finite() {
+                    known = Some((0..n).map(|j| measured(est, j).unwrap_or(0.0)).collect());
+                }
                 if count == 0 || !msum.is_finite() {
                     (1.0, n as f64, mine.is_none())
                 } else {
@@ -395,7 +410,37 @@ impl Plan {
         if fresh && explore && c.packages == 0 {
             x /= EXPLORATION_FACTOR;
         }
-        ceil_u64(x).max(*min_package).min(left)
+        let size = ceil_u64(x).max(*min_package).min(left);
+        if fresh {
+            if let Some(powers) = &known {
+                if self.declines(d, p_i, size, left, powers) {
+                    return 0;
+                }
+            }
+        }
+        size
+    }
+
+    /// The finish-time guard of HGuided: a claimant declines fresh work when
+    /// taking `size` units would end after the other devices could finish all
+    /// `left` units without it: `size / p_i > left / P_others`. Declining then
+    /// can only make the run end sooner, so a slow device never holds up the
+    /// end of a run (co-execution stays no slower than the other devices).
+    ///
+    /// Progress: only a claimant whose per-claimant power is below that of
+    /// some claimant of another device may decline, so the fastest claimant
+    /// always takes work. A device that fails moves the fresh work into the
+    /// requeue store, which is never declined.
+    fn declines(&self, d: usize, p_i: f64, size: u64, left: u64, powers: &[f64]) -> bool {
+        let mut others = 0.0;
+        let mut fastest_other = 0.0f64;
+        for (j, &p) in powers.iter().enumerate() {
+            if j != d && self.claimants[j] > 0 {
+                others += p;
+                fastest_other = fastest_other.max(p / self.claimants[j] as f64);
+            }
+        }
+        others > 0.0 && p_i < fastest_other && size as f64 * others > left as f64 * p_i
     }
 }
 
@@ -472,9 +517,13 @@ mod tests {
         // ceil(100*3/8) = 38; ceil(62*1/8) = 8.
         assert_eq!(p.package_size(&mut a, 100, &est), 38);
         assert_eq!(p.package_size(&mut b, 62, &est), 8);
-        // ceil(5/8) = 1 -> min_package 4; capped at G_r = 3.
-        assert_eq!(p.package_size(&mut b, 5, &est), 4);
-        assert_eq!(p.package_size(&mut b, 3, &est), 3);
+        // ceil(5/8) = 1 -> min_package 4, but 4 units at power 1 end after
+        // device 0 (power 3) could do all 5: the finish-time guard declines.
+        assert_eq!(p.package_size(&mut b, 5, &est), 0);
+        assert_eq!(p.package_size(&mut b, 3, &est), 0);
+        // The faster device takes min_package, capped at G_r.
+        assert_eq!(p.package_size(&mut a, 5, &est), 4);
+        assert_eq!(p.package_size(&mut a, 3, &est), 3);
         assert_eq!(p.package_size(&mut b, 0, &est), 0);
         // Requeued: the same formula on the range, never below 1.
         assert_eq!(p.requeued_size(&a, 40, &est), 15); // ceil(40*3/8)
@@ -488,9 +537,11 @@ mod tests {
         // Worker power 1, sum 8: ceil(100/16) = 7; GPU: ceil(100*4/16) = 25.
         assert_eq!(p.package_size(&mut p.claimant(0, 3), 100, &est), 7);
         assert_eq!(p.package_size(&mut p.claimant(1, 0), 100, &est), 25);
-        // A zero-power device gets min_package.
+        // A zero-power device would get min_package, which the finish-time
+        // guard declines (it would never finish before the others).
         let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 3), &devs, 100, &est).unwrap();
-        assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 3);
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 0);
+        assert_eq!(p.requeued_size(&p.claimant(0, 0), 100, &est), 3);
     }
 
     #[test]
@@ -628,5 +679,27 @@ mod tests {
         assert_eq!(floor_u64(32.99999999999999), 33);
         assert_eq!(floor_u64(f64::NAN), 0);
         assert_eq!(ceil_u64(-3.0), 0);
+    }
+
+    #[test]
+    fn hguided_slow_device_declines_only_when_it_would_finish_last() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(Some(vec![1.0, 100.0]), 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut cpu = p.claimant(0, 0);
+        let mut gpu = p.claimant(1, 0);
+        // Plenty left: the CPU takes its proportional share.
+        assert_eq!(p.package_size(&mut cpu, 1000, &est), 5);
+        // 10 units left: one unit on the CPU takes longer than the GPU needs
+        // for all ten, so the CPU declines; the GPU never does.
+        assert_eq!(p.package_size(&mut cpu, 10, &est), 0);
+        assert_eq!(p.package_size(&mut gpu, 10, &est), 5);
+        assert_eq!(p.package_size(&mut gpu, 1, &est), 1);
+        // Requeued work is never declined.
+        assert!(p.requeued_size(&cpu, 10, &est) >= 1);
+        // Equal per-claimant powers: nobody declines.
+        let p = Plan::new(&hg(Some(vec![1.0, 1.0]), 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut cpu = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut cpu, 1, &est), 1);
     }
 }

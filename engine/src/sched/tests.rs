@@ -209,11 +209,25 @@ proptest! {
                             prop_assert_eq!(size, total.div_ceil(*packages).clamp(1, left));
                         }
                         Scheduler::HGuided { min_package, .. } => {
-                            prop_assert!(size >= (*min_package).min(left));
+                            // Either the formula (at least min_package), or 0
+                            // from the finish-time guard.
+                            prop_assert!(size == 0 || size >= (*min_package).min(left));
                         }
                         Scheduler::Static { .. } => prop_assert_eq!(size, c.share().min(left)),
                     }
                 }
+            }
+        }
+        if let Scheduler::HGuided { .. } = &sched {
+            // Progress: whatever is left, some claimant takes fresh work.
+            for left in [1, 2, total / 3 + 1, total] {
+                let mut any = false;
+                for (d, slot) in devs.iter().enumerate() {
+                    for j in 0..slot.claimants {
+                        any |= plan.package_size(&mut plan.claimant(d, j), left, &est) > 0;
+                    }
+                }
+                prop_assert!(any, "nobody takes the last {} units", left);
             }
         }
         if let Scheduler::Static { powers } = &sched {
