@@ -44,7 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let p: Params = args.push();
         let x = &args.input::<f32>(0)[pkg.items.start as usize..pkg.items.end as usize];
         for (y, x) in args.output::<f32>(1).iter_mut().zip(x) {
-            *y = p.a * x + *y;
+            *y += p.a * x;
         }
     });
     let kernel = engine.kernel_glsl("saxpy", SHADER, Some(cpu))?;

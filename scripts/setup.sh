@@ -4,7 +4,7 @@
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-pkgs=(build-essential pkg-config cmake
+pkgs=(build-essential pkg-config cmake valgrind
       libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
       libhwloc-dev libudev-dev
       libshaderc-dev glslang-dev spirv-tools)

@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
 # The test command: every test of the workspace on lavapipe + CPU workers,
-# with both allocator backends and the Khronos validation layer on.
+# with both allocator backends and the Khronos validation layer on, then the
+# loom model of the claim protocol (and miri on the scheduling layer where a
+# nightly toolchain with miri is installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export COEXEC_VALIDATION=1
 export COEXEC_CACHE_DIR="${COEXEC_CACHE_DIR:-$PWD/target/pipeline-cache}"
 # Default backend (gpu-allocator): the whole workspace.
 cargo test --workspace --release
-# VMA backend: the engine and the integration tests again.
+# VMA backend: the engine and the root crate's tests again.
 cargo test --release --features vma -p coexec -p coexec-engine
+# The claim protocol under loom (its own target dir: --cfg loom rebuilds all).
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+  cargo test -p coexec-engine --release --lib loom
+# miri on the pure scheduling layer, when available (not installable offline).
+if cargo +nightly miri --version >/dev/null 2>&1; then
+  MIRIFLAGS="-Zmiri-disable-isolation" CARGO_TARGET_DIR=target/miri \
+    cargo +nightly miri test -p coexec-engine --lib sched -- --skip prop_
+else
+  echo "miri: not installed (cargo +nightly miri); skipped"
+fi
+# The C ABI: header freshness, install, C and C++ examples through
+# pkg-config and CMake, one run under valgrind.
+bash scripts/c-examples.sh

@@ -502,7 +502,7 @@ impl Engine {
             }
         }
         let estimates = Remap {
-            inner: &*kernel.estimator,
+            inner: &kernel.estimator,
             map: &engine_index,
         };
         let plan = Plan::new(scheduler, &slots, geometry.units, &estimates)?;
@@ -559,10 +559,10 @@ impl Engine {
             .map_err(|e| Error::Cpu(e.to_string()))?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
-        for r in results.into_iter().flatten() {
-            // A panic outside the kernel call itself (kernel panics are caught
-            // per package) is an engine bug; report it rather than hide it.
-            let _ = r;
+        if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
+            // Kernel panics are caught per package; a panic outside a kernel
+            // call is an engine bug: report it rather than hide it.
+            return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
         }
         let mut devices_out = Vec::new();
         let mut packages = Vec::new();

@@ -194,6 +194,26 @@ pub enum Error {
         /// The binding number.
         binding: u32,
     },
+    /// Host memory cannot be imported: the device lacks
+    /// `VK_EXT_external_memory_host`, or rejects this pointer.
+    #[error("{device} cannot import host memory: {reason}")]
+    HostImportUnsupported {
+        /// The device name.
+        device: String,
+        /// Why.
+        reason: String,
+    },
+    /// A host pointer or size to import is not a multiple of the device's
+    /// `minImportedHostPointerAlignment`.
+    #[error("host memory import: the {what} ({value:#x}) is not a multiple of minImportedHostPointerAlignment ({alignment} bytes); use page-aligned memory and a size rounded up to it")]
+    HostImportMisaligned {
+        /// `"pointer"` or `"size"`.
+        what: &'static str,
+        /// The offending address or size.
+        value: u64,
+        /// The device's `minImportedHostPointerAlignment`.
+        alignment: u64,
+    },
     /// Every device that could run the work failed; nothing is left to finish it.
     #[error("every device failed; {remaining} work-groups remain undone: {cause}")]
     AllDevicesFailed {

@@ -30,7 +30,7 @@ pub fn saxpy_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let y = args.output::<f32>(1);
     let xs = &x[pkg.items.start as usize..pkg.items.end as usize];
     for (y, x) in y.iter_mut().zip(xs) {
-        *y = p.a * *x + *y;
+        *y += p.a * *x;
     }
 }
 

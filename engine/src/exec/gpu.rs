@@ -235,10 +235,8 @@ pub(crate) fn dispatch_loop(
     }
     // Never leave GPU work running past the run: its buffers are released
     // when the run returns.
-    if !inflight.is_empty() || ring.last_ticket() > 0 {
-        if !matches!(ring.drain(timeout_ns), Ok(true)) {
-            let _ = role.unit.device.wait_idle();
-        }
+    if (!inflight.is_empty() || ring.last_ticket() > 0) && !matches!(ring.drain(timeout_ns), Ok(true)) {
+        let _ = role.unit.device.wait_idle();
     }
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }

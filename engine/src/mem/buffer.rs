@@ -5,6 +5,7 @@ use super::UnifiedMemory;
 use crate::error::{Error, Result, VkResultExt};
 use ash::vk;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -19,11 +20,27 @@ pub struct BufferId {
 
 static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
-/// The untyped part of a buffer: a `VkBuffer` bound to mapped memory.
+/// Host memory imported through `VK_EXT_external_memory_host`: the buffer owns
+/// the `VkDeviceMemory` object, the caller owns the pages.
+struct Imported {
+    memory: vk::DeviceMemory,
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: the pointer refers to host memory that the importer guarantees stays
+// allocated while the buffer lives (see `UnifiedMemory::import_host`); the
+// memory handle is a plain Vulkan handle with no thread affinity.
+unsafe impl Send for Imported {}
+// SAFETY: shared references only read the plain fields.
+unsafe impl Sync for Imported {}
+
+/// The untyped part of a buffer: a `VkBuffer` bound to mapped memory, either
+/// allocated by the backend (`block`) or imported host memory (`imported`).
 pub(crate) struct RawBuffer {
     memory: Arc<UnifiedMemory>,
     buffer: vk::Buffer,
     block: Option<Block>,
+    imported: Option<Imported>,
     bytes: u64,
     id: BufferId,
 }
@@ -49,6 +66,7 @@ impl RawBuffer {
             memory,
             buffer,
             block: None,
+            imported: None,
             bytes,
             id,
         };
@@ -71,6 +89,128 @@ impl RawBuffer {
         Ok(raw)
     }
 
+    /// A buffer bound to `bytes` bytes of host memory at `ptr`, imported with
+    /// `VK_EXT_external_memory_host` (no copy, no zeroing).
+    ///
+    /// # Safety
+    /// `ptr .. ptr + bytes` is readable and writable host memory that stays
+    /// allocated until the returned buffer is dropped.
+    unsafe fn import(memory: Arc<UnifiedMemory>, ptr: NonNull<u8>, bytes: u64) -> Result<Self> {
+        let device = memory.device().clone();
+        let info = device.info();
+        let unsupported = |reason: String| Error::HostImportUnsupported {
+            device: info.name.clone(),
+            reason,
+        };
+        let (Some(ext), Some(alignment)) = (device.memory_host(), memory.host_import_alignment())
+        else {
+            return Err(unsupported(
+                "the device does not support VK_EXT_external_memory_host".into(),
+            ));
+        };
+        let alignment = alignment.max(1);
+        let address = ptr.as_ptr() as usize as u64;
+        if address % alignment != 0 {
+            return Err(Error::HostImportMisaligned {
+                what: "pointer",
+                value: address,
+                alignment,
+            });
+        }
+        if bytes % alignment != 0 {
+            return Err(Error::HostImportMisaligned {
+                what: "size",
+                value: bytes,
+                alignment,
+            });
+        }
+        let max = u64::from(info.max_storage_buffer_range);
+        if bytes > max {
+            return Err(Error::Allocation {
+                bytes,
+                message: format!("exceeds the device's maxStorageBufferRange of {max} bytes"),
+            });
+        }
+        let handle_type = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+        let mut host = vk::MemoryHostPointerPropertiesEXT::default();
+        // SAFETY: the extension is enabled on this device (`memory_host` is
+        // `Some`); the pointer is aligned as the extension requires (checked
+        // above) and, per this function's contract, points to live host memory.
+        // The function pointer was loaded when the extension was enabled.
+        unsafe {
+            (ext.fp().get_memory_host_pointer_properties_ext)(
+                ext.device(),
+                handle_type,
+                ptr.as_ptr().cast::<std::ffi::c_void>(),
+                &mut host,
+            )
+        }
+        .result()
+        .map_err(|r| unsupported(format!("vkGetMemoryHostPointerPropertiesEXT: {r}")))?;
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle_type);
+        let create = vk::BufferCreateInfo::default()
+            .size(bytes)
+            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .push_next(&mut external);
+        // SAFETY: plain object creation on a live device with the extension
+        // enabled; size > 0 (checked by the caller).
+        let buffer = unsafe { device.raw().create_buffer(&create, None) }.call("vkCreateBuffer")?;
+        // SAFETY: `buffer` was just created on this device.
+        let req = unsafe { device.raw().get_buffer_memory_requirements(buffer) };
+        let id = BufferId {
+            engine: memory.engine_id(),
+            // Relaxed: uniqueness only.
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+        };
+        let mut raw = RawBuffer {
+            memory,
+            buffer,
+            block: None,
+            imported: None,
+            bytes,
+            id,
+        };
+        // Bound at offset 0, so only the size can fall short.
+        if req.size > bytes {
+            return Err(unsupported(format!(
+                "the buffer needs {} bytes aligned to {}",
+                req.size, req.alignment
+            )));
+        }
+        // A coherent type both the buffer and the pointer accept; the engine's
+        // unified type first.
+        let allowed = req.memory_type_bits & host.memory_type_bits;
+        let coherent =
+            vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let preferred = raw.memory.memory_type();
+        let memory_type = std::iter::once(preferred)
+            .chain(0..info.memory_types.len() as u32)
+            .find(|&t| {
+                allowed & (1 << t) != 0 && info.memory_types[t as usize].flags.contains(coherent)
+            })
+            .ok_or_else(|| {
+                unsupported("no host-coherent memory type accepts this pointer".into())
+            })?;
+        let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+            .handle_type(handle_type)
+            .host_pointer(ptr.as_ptr().cast::<std::ffi::c_void>());
+        let alloc = vk::MemoryAllocateInfo::default()
+            .allocation_size(bytes)
+            .memory_type_index(memory_type)
+            .push_next(&mut import);
+        // SAFETY: the import info names host memory that is aligned and sized
+        // as the device requires (checked above) and stays allocated while the
+        // buffer lives (this function's contract); the memory type accepts the
+        // pointer (vkGetMemoryHostPointerPropertiesEXT).
+        let mem = unsafe { device.raw().allocate_memory(&alloc, None) }.call("vkAllocateMemory")?;
+        raw.imported = Some(Imported { memory: mem, ptr });
+        // SAFETY: the memory was just allocated, is large enough for `req` and
+        // of a type the buffer accepts; the buffer was not bound before.
+        unsafe { device.raw().bind_buffer_memory(buffer, mem, 0) }.call("vkBindBufferMemory")?;
+        Ok(raw)
+    }
+
     pub(crate) fn handle(&self) -> vk::Buffer {
         self.buffer
     }
@@ -80,9 +220,11 @@ impl RawBuffer {
     }
 
     pub(crate) fn ptr(&self) -> *mut u8 {
-        self.block
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.ptr.as_ptr())
+        match (&self.block, &self.imported) {
+            (Some(b), _) => b.ptr.as_ptr(),
+            (None, Some(i)) => i.ptr.as_ptr(),
+            (None, None) => std::ptr::null_mut(),
+        }
     }
 
     pub(crate) fn id(&self) -> BufferId {
@@ -97,6 +239,17 @@ impl Drop for RawBuffer {
         unsafe { self.memory.device().raw().destroy_buffer(self.buffer, None) };
         if let Some(block) = self.block.take() {
             self.memory.backend.free(block);
+        }
+        if let Some(imported) = self.imported.take() {
+            // SAFETY: the buffer bound to it was destroyed above; the memory
+            // object belongs to this buffer alone. The host pages stay the
+            // importer's.
+            unsafe {
+                self.memory
+                    .device()
+                    .raw()
+                    .free_memory(imported.memory, None)
+            };
         }
     }
 }
@@ -158,6 +311,55 @@ impl<T: bytemuck::Pod> Buffer<T> {
         // Fresh memory may hold stale bytes: start zeroed.
         b.as_mut_slice().fill(T::zeroed());
         Ok(b)
+    }
+
+    /// A buffer over `len` elements of caller-owned host memory at `ptr`; see
+    /// [`UnifiedMemory::import_host`].
+    ///
+    /// # Safety
+    /// As for [`UnifiedMemory::import_host`].
+    pub(super) unsafe fn import(
+        memory: Arc<UnifiedMemory>,
+        ptr: *mut T,
+        len: usize,
+    ) -> Result<Self> {
+        if len == 0 {
+            return Err(Error::EmptyBuffer);
+        }
+        if std::mem::size_of::<T>() == 0 {
+            return Err(Error::SizeOverflow(
+                "zero-sized element types cannot be stored".into(),
+            ));
+        }
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .and_then(|b| u64::try_from(b).ok())
+            .ok_or_else(|| {
+                Error::SizeOverflow(format!(
+                    "{len} elements of {} bytes",
+                    std::mem::size_of::<T>()
+                ))
+            })?;
+        let Some(ptr) = NonNull::new(ptr.cast::<u8>()) else {
+            return Err(Error::HostImportUnsupported {
+                device: memory.device().info().name.clone(),
+                reason: "the pointer is null".into(),
+            });
+        };
+        if ptr.as_ptr() as usize % std::mem::align_of::<T>() != 0 {
+            return Err(Error::HostImportMisaligned {
+                what: "pointer",
+                value: ptr.as_ptr() as usize as u64,
+                alignment: std::mem::align_of::<T>() as u64,
+            });
+        }
+        // SAFETY: forwarded from this function's contract.
+        let raw = unsafe { RawBuffer::import(memory, ptr, bytes) }?;
+        Ok(Buffer {
+            raw,
+            len,
+            _t: PhantomData,
+        })
     }
 
     /// Number of elements.

@@ -27,6 +27,8 @@ pub struct UnifiedMemory {
     device: Arc<Device>,
     memory_type: u32,
     engine_id: u64,
+    /// `minImportedHostPointerAlignment`; `None` without `VK_EXT_external_memory_host`.
+    import_alignment: Option<u64>,
 }
 
 impl std::fmt::Debug for UnifiedMemory {
@@ -54,11 +56,26 @@ impl UnifiedMemory {
                 device: info.name.clone(),
             })?;
         let backend = backend::create(&device, backend, memory_type)?;
+        let import_alignment = device.memory_host().map(|_| {
+            let mut host = ash::vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+            let mut props = ash::vk::PhysicalDeviceProperties2::default().push_next(&mut host);
+            // SAFETY: Vulkan 1.1+ query on a physical device of this live
+            // instance; the chain holds a structure of an extension the device
+            // supports.
+            unsafe {
+                device
+                    .instance()
+                    .raw()
+                    .get_physical_device_properties2(device.info().handle, &mut props)
+            };
+            host.min_imported_host_pointer_alignment
+        });
         Ok(Arc::new(UnifiedMemory {
             backend,
             device,
             memory_type,
             engine_id,
+            import_alignment,
         }))
     }
 
@@ -85,6 +102,40 @@ impl UnifiedMemory {
     /// A zero-filled buffer of `len` elements of `T`.
     pub fn buffer<T: bytemuck::Pod>(self: &Arc<Self>, len: usize) -> Result<Buffer<T>> {
         Buffer::new(self.clone(), len)
+    }
+
+    /// `minImportedHostPointerAlignment` of the device: the alignment of
+    /// pointers and sizes [`UnifiedMemory::import_host`] accepts; `None` when
+    /// the device cannot import host memory (no `VK_EXT_external_memory_host`).
+    pub fn host_import_alignment(&self) -> Option<u64> {
+        self.import_alignment
+    }
+
+    /// A buffer over existing host memory, imported zero-copy with
+    /// `VK_EXT_external_memory_host`: CPU code and kernels read and write the
+    /// caller's own pages. The memory is not zeroed.
+    ///
+    /// Errors: [`Error::HostImportUnsupported`] when the device lacks the
+    /// extension or rejects the pointer, [`Error::HostImportMisaligned`] when
+    /// `ptr` or `len * size_of::<T>()` is not a multiple of
+    /// [`host_import_alignment`](Self::host_import_alignment) (page-aligned
+    /// memory, e.g. from `mmap` or `posix_memalign(4096)`, with the size
+    /// rounded up to it, qualifies on common devices).
+    ///
+    /// # Safety
+    /// - `ptr` points to `len * size_of::<T>()` bytes of readable and writable
+    ///   host memory that stays allocated (not freed, unmapped or remapped)
+    ///   until the returned buffer is dropped;
+    /// - while the buffer lives, that memory is accessed only through it (code
+    ///   outside Rust may access it, but never while a run that writes it is
+    ///   in flight).
+    pub unsafe fn import_host<T: bytemuck::Pod>(
+        self: &Arc<Self>,
+        ptr: *mut T,
+        len: usize,
+    ) -> Result<Buffer<T>> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { Buffer::import(self.clone(), ptr, len) }
     }
 
     /// A buffer holding a copy of `data`.

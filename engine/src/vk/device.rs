@@ -27,6 +27,8 @@ pub struct Device {
     timestamp_bits: u32,
     lost: AtomicBool,
     cache: PipelineCache,
+    /// `VK_EXT_external_memory_host` entry points, when the extension is enabled.
+    memory_host: Option<ash::ext::external_memory_host::Device>,
 }
 
 impl std::fmt::Debug for Device {
@@ -64,12 +66,23 @@ impl Device {
         if info.maintenance4 {
             create = create.push_next(&mut m4);
         }
+        // VK_EXT_external_memory_host (for importing host memory, see
+        // `UnifiedMemory::import_host`); its dependency VK_KHR_external_memory
+        // is core in Vulkan 1.1.
+        let extensions = [ash::ext::external_memory_host::NAME.as_ptr()];
+        if info.external_memory_host {
+            create = create.enabled_extension_names(&extensions);
+        }
         // SAFETY: `info.handle` was enumerated from `instance`, which is alive;
         // the create info and its chain live until the call returns, and only
         // features the device reports (timeline semaphores and host query
-        // reset are required by Vulkan 1.2; maintenance4 is checked) are asked.
+        // reset are required by Vulkan 1.2; maintenance4 is checked) and
+        // extensions it reports are asked.
         let raw = unsafe { instance.raw().create_device(info.handle, &create, None) }
             .call("vkCreateDevice")?;
+        let memory_host = info
+            .external_memory_host
+            .then(|| ash::ext::external_memory_host::Device::new(instance.raw(), &raw));
         // SAFETY: the family and queue index 0 were requested at creation.
         let queue = unsafe { raw.get_device_queue(family.index, 0) };
         let cache = PipelineCache::open(&raw, &info, opts.pipeline_cache_dir.as_deref());
@@ -82,6 +95,7 @@ impl Device {
             timestamp_bits: family.timestamp_bits,
             lost: AtomicBool::new(false),
             cache,
+            memory_host,
         }))
     }
 
@@ -98,6 +112,12 @@ impl Device {
     /// Facts about the physical device.
     pub fn info(&self) -> &PhysicalDeviceInfo {
         &self.info
+    }
+
+    /// `VK_EXT_external_memory_host` entry points; `None` when the device
+    /// does not support the extension (it is enabled whenever supported).
+    pub(crate) fn memory_host(&self) -> Option<&ash::ext::external_memory_host::Device> {
+        self.memory_host.as_ref()
     }
 
     /// The queue family used.

@@ -114,7 +114,7 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
         )));
     }
     let version = words[1];
-    if version > 0x0001_0600 || version < 0x0001_0000 {
+    if !(0x0001_0000..=0x0001_0600).contains(&version) {
         return Err(Error::InvalidSpirv(format!(
             "unsupported SPIR-V version {:#x}",
             version
@@ -155,15 +155,15 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
                     entry_id = Some(id);
                 }
             }
-            OP_EXECUTION_MODE if a.len() >= 2 => {
-                if Some(a[0]) == entry_id && a[1] == MODE_LOCAL_SIZE {
-                    local_size = Some([arg(2)?, arg(3)?, arg(4)?]);
-                }
+            OP_EXECUTION_MODE
+                if a.len() >= 2 && Some(a[0]) == entry_id && a[1] == MODE_LOCAL_SIZE =>
+            {
+                local_size = Some([arg(2)?, arg(3)?, arg(4)?]);
             }
-            OP_EXECUTION_MODE_ID if a.len() >= 2 => {
-                if Some(a[0]) == entry_id && a[1] == MODE_LOCAL_SIZE_ID {
-                    local_size_ids = Some([arg(2)?, arg(3)?, arg(4)?]);
-                }
+            OP_EXECUTION_MODE_ID
+                if a.len() >= 2 && Some(a[0]) == entry_id && a[1] == MODE_LOCAL_SIZE_ID =>
+            {
+                local_size_ids = Some([arg(2)?, arg(3)?, arg(4)?]);
             }
             OP_TYPE_BOOL => {
                 types.sizes.insert(arg(0)?, 4);

@@ -1,0 +1,5 @@
+//! Tests of the C ABI, calling the `extern "C"` functions exactly as C does.
+//! (They live in the crate because it builds no rlib for integration tests.)
+
+mod api;
+mod header;

@@ -1,0 +1,346 @@
+//! The C-visible types: handles, enums, option, argument and report structs.
+//!
+//! Enums that C passes *in* are declared here for the header, but the structs
+//! and functions take them as plain integers (`uint32_t`) so that an
+//! out-of-range value from C is an error code, never undefined behaviour.
+//! Enums Rust hands *out* (`coexec_status`, `coexec_device_kind`) are real
+//! enums.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+
+/// Number of device slots in a `coexec_report` (a run uses at most two: the
+/// CPU, then the GPU).
+pub const COEXEC_MAX_DEVICES: usize = 4;
+
+/// Size of the fixed name buffers in reports and engine info, including the
+/// terminating NUL (longer names are cut).
+pub const COEXEC_NAME_MAX: usize = 256;
+
+/// Result of every fallible coexec function. On anything but `COEXEC_OK`,
+/// `coexec_last_error()` describes what went wrong.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_status {
+    /// Success.
+    COEXEC_OK = 0,
+    /// A required pointer argument was NULL.
+    COEXEC_ERROR_NULL_POINTER = 1,
+    /// An argument is out of range or malformed (sizes, enum values, index
+    /// space, strings that are not UTF-8, a buffer given as an output twice).
+    COEXEC_ERROR_INVALID_ARGUMENT = 2,
+    /// A handle is null, was already destroyed/freed, or is of the wrong kind.
+    COEXEC_ERROR_INVALID_HANDLE = 3,
+    /// A buffer or kernel belongs to another engine.
+    COEXEC_ERROR_FOREIGN_HANDLE = 4,
+    /// The object is in use by a run in progress (destroy/free it afterwards),
+    /// or `coexec_run` was called from inside a CPU function.
+    COEXEC_ERROR_BUSY = 5,
+    /// No Vulkan loader or no usable Vulkan device.
+    COEXEC_ERROR_NO_DEVICE = 6,
+    /// The device or build lacks a feature (host-memory import, the VMA
+    /// allocator backend, a suitable memory type).
+    COEXEC_ERROR_UNSUPPORTED = 7,
+    /// A pointer or size to import is not aligned as the device requires.
+    COEXEC_ERROR_MISALIGNED = 8,
+    /// Host or device memory ran out, or an allocation failed.
+    COEXEC_ERROR_OUT_OF_MEMORY = 9,
+    /// GLSL failed to compile; `coexec_last_error()` holds the compiler's text.
+    COEXEC_ERROR_SHADER_COMPILE = 10,
+    /// SPIR-V is malformed or not a usable compute shader.
+    COEXEC_ERROR_INVALID_SPIRV = 11,
+    /// The arguments do not match the kernel (binding count, read-only
+    /// bindings, push-constant size, missing CPU or GPU implementation).
+    COEXEC_ERROR_INTERFACE = 12,
+    /// An output buffer is smaller than the index space needs.
+    COEXEC_ERROR_BUFFER_TOO_SMALL = 13,
+    /// The scheduler configuration was rejected.
+    COEXEC_ERROR_SCHEDULER = 14,
+    /// The CPU implementation failed on a package.
+    COEXEC_ERROR_KERNEL_FAILED = 15,
+    /// The GPU was lost or every device failed; recreate the engine.
+    COEXEC_ERROR_DEVICE_LOST = 16,
+    /// Another Vulkan call failed.
+    COEXEC_ERROR_VULKAN = 17,
+    /// An internal panic was caught at the boundary (a coexec bug).
+    COEXEC_ERROR_PANIC = 18,
+    /// Any other internal failure (CPU topology, threads).
+    COEXEC_ERROR_INTERNAL = 19,
+}
+
+/// Allocator backend for unified buffers (`coexec_engine_options.allocator`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_allocator {
+    /// gpu-allocator (pure Rust), the default.
+    COEXEC_ALLOCATOR_GPU_ALLOCATOR = 0,
+    /// Vulkan Memory Allocator; needs a library built with the cargo feature `vma`.
+    COEXEC_ALLOCATOR_VMA = 1,
+}
+
+/// Khronos validation layer (`coexec_engine_options.validation`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_validation {
+    /// On when the environment variable `COEXEC_VALIDATION=1` is set (default).
+    COEXEC_VALIDATION_ENV = 0,
+    /// Off.
+    COEXEC_VALIDATION_OFF = 1,
+    /// On; engine creation fails if the layer is not installed.
+    COEXEC_VALIDATION_ON = 2,
+    /// On if the layer is installed, silently off otherwise.
+    COEXEC_VALIDATION_IF_AVAILABLE = 3,
+}
+
+/// Scheduling policy (`coexec_scheduler.kind`). The zero value is HGuided, so a
+/// zero-initialised `coexec_scheduler` means HGuided with default parameters.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_scheduler_kind {
+    /// Guided packages sized by device power: `k` and `min_package` apply.
+    COEXEC_SCHEDULER_HGUIDED = 0,
+    /// One package per device, proportional to power.
+    COEXEC_SCHEDULER_STATIC = 1,
+    /// `packages` equal packages.
+    COEXEC_SCHEDULER_DYNAMIC = 2,
+}
+
+/// Device selection bits for `coexec_run` (OR them together).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_device_mask {
+    /// The CPU worker threads.
+    COEXEC_DEVICE_CPU = 1,
+    /// The Vulkan device.
+    COEXEC_DEVICE_GPU = 2,
+    /// Both.
+    COEXEC_DEVICE_ALL = 3,
+}
+
+/// How a kernel uses a buffer argument (`coexec_arg.access`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_access {
+    /// Read only (must be `readonly` in the shader).
+    COEXEC_ACCESS_INPUT = 0,
+    /// Written: `per_item` elements per work-item.
+    COEXEC_ACCESS_OUTPUT = 1,
+}
+
+/// Kind of a device in a report.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_device_kind {
+    /// The CPU worker threads.
+    COEXEC_DEVICE_KIND_CPU = 0,
+    /// The Vulkan device.
+    COEXEC_DEVICE_KIND_GPU = 1,
+}
+
+/// An engine handle. `{0}` is the null handle. Handles are never reused: one
+/// that was destroyed is rejected with `COEXEC_ERROR_INVALID_HANDLE`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct coexec_engine {
+    /// Opaque identifier.
+    pub id: u64,
+}
+
+/// A unified-buffer handle. `{0}` is the null handle.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct coexec_buffer {
+    /// Opaque identifier.
+    pub id: u64,
+}
+
+/// A kernel handle. `{0}` is the null handle.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct coexec_kernel {
+    /// Opaque identifier.
+    pub id: u64,
+}
+
+/// How an engine is built. Start from `coexec_engine_options_default()`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_engine_options {
+    /// CPU worker threads: -1 for one per physical core left after the
+    /// Vulkan device's share, 0 for none, n > 0 for n.
+    pub workers: i32,
+    /// A `coexec_allocator` value.
+    pub allocator: u32,
+    /// A `coexec_validation` value.
+    pub validation: u32,
+    /// Vulkan device index (in enumeration order), or -1 for the best one.
+    pub gpu_index: i32,
+    /// GPU packages kept in flight; 0 for the default (2).
+    pub gpu_in_flight: u32,
+    /// Seconds after which a GPU package counts as hung; <= 0 for the default (30).
+    pub gpu_timeout_s: f64,
+    /// Pipeline cache directory (UTF-8, NUL-terminated); NULL for the default
+    /// (`$COEXEC_CACHE_DIR` or `~/.cache/coexec`), "" to disable the disk cache.
+    pub pipeline_cache_dir: *const c_char,
+}
+
+/// Facts about an engine.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_engine_info {
+    /// Name of the Vulkan device (NUL-terminated).
+    pub device_name: [c_char; COEXEC_NAME_MAX],
+    /// `true` when the Vulkan device is a CPU implementation (e.g. lavapipe).
+    pub device_is_cpu: bool,
+    /// `true` while the Vulkan device can take part in runs.
+    pub gpu_available: bool,
+    /// Number of CPU worker threads.
+    pub workers: u32,
+    /// `minImportedHostPointerAlignment`: pointers and sizes given to
+    /// `coexec_buffer_import` must be multiples of it; 0 when the device
+    /// cannot import host memory.
+    pub host_import_alignment: u64,
+    /// Errors reported by the Khronos validation layer so far (0 when off).
+    pub validation_errors: u64,
+}
+
+/// Facts about a buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_buffer_info {
+    /// The host pointer: the very memory kernels read and write.
+    pub host_ptr: *mut c_void,
+    /// Number of elements.
+    pub count: usize,
+    /// Bytes per element.
+    pub elem_size: usize,
+    /// `count * elem_size`.
+    pub size_bytes: usize,
+    /// `true` for imported host memory (`coexec_buffer_import`).
+    pub imported: bool,
+}
+
+/// The index space of a run.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct coexec_index_space {
+    /// 1 or 2.
+    pub dims: u32,
+    /// 1-D: number of work-items; 2-D: items per row (at most 2^32 - 1).
+    pub width: u64,
+    /// 2-D: number of rows (at most 2^32 - 1); ignored in 1-D.
+    pub height: u64,
+}
+
+/// A scheduler configuration. A zero-initialised one is HGuided with `k = 2`
+/// and `min_package = 1`, measuring device powers live.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_scheduler {
+    /// A `coexec_scheduler_kind` value.
+    pub kind: u32,
+    /// Dynamic: number of equal packages (>= 1).
+    pub packages: u64,
+    /// HGuided: divisor k (> 0; larger gives smaller packages); 0 for 2.
+    pub k: f64,
+    /// HGuided: smallest package in scheduler units; 0 for 1.
+    pub min_package: u64,
+    /// Static and HGuided: relative device powers, one per device taking part
+    /// in the run (CPU first, then GPU), or NULL to measure them.
+    pub powers: *const f64,
+    /// Number of values at `powers`.
+    pub num_powers: usize,
+}
+
+/// One buffer argument of a run. The i-th argument is bound to the shader's
+/// i-th storage buffer (by increasing binding number).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_arg {
+    /// The buffer.
+    pub buffer: coexec_buffer,
+    /// A `coexec_access` value.
+    pub access: u32,
+    /// Outputs: elements written per work-item (item i owns elements
+    /// `i * per_item .. (i + 1) * per_item`); 0 means 1. Ignored for inputs.
+    pub per_item: u64,
+}
+
+/// What a CPU function is asked to compute: one package, a contiguous range of
+/// work-items. It must write only the output elements of these items.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_package {
+    /// First work-item (linear, row-major in 2-D).
+    pub item_start: u64,
+    /// One past the last work-item.
+    pub item_end: u64,
+    /// First scheduler unit (work-group in 1-D, row of work-groups in 2-D).
+    pub unit_start: u64,
+    /// One past the last scheduler unit.
+    pub unit_end: u64,
+    /// 2-D: first row (all columns of each row); 0 in 1-D.
+    pub row_start: u32,
+    /// 2-D: one past the last row; 0 in 1-D.
+    pub row_end: u32,
+    /// 2-D: items per row; 0 in 1-D.
+    pub width: u32,
+    /// 1 or 2.
+    pub dims: u32,
+    /// The run's push-constant bytes (its scalar arguments); NULL when none.
+    pub push: *const c_void,
+    /// Number of push-constant bytes.
+    pub push_size: usize,
+}
+
+/// The CPU implementation of a kernel, called once per package from several
+/// worker threads at once. It must not unwind (no C++ exceptions, no longjmp
+/// out of it) and must not call `coexec_run`.
+pub type coexec_cpu_fn =
+    Option<unsafe extern "C" fn(pkg: *const coexec_package, user_data: *mut c_void)>;
+
+/// Figures of one device in a run.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_device_report {
+    /// Device name (the CPU model for the CPU), NUL-terminated.
+    pub name: [c_char; COEXEC_NAME_MAX],
+    /// CPU or GPU.
+    pub kind: coexec_device_kind,
+    /// Claimants: CPU workers, or 1 for the GPU.
+    pub claimants: u32,
+    /// Packages executed.
+    pub packages: u64,
+    /// Work-items executed.
+    pub items: u64,
+    /// Seconds spent executing packages (summed over claimants).
+    pub busy_s: f64,
+    /// First package start, seconds from the run's start.
+    pub first_start_s: f64,
+    /// Last package end, seconds from the run's start.
+    pub finish_s: f64,
+    /// `true` when the device failed during the run (the others finished its work).
+    pub failed: bool,
+}
+
+/// The result of a run.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_report {
+    /// Wall time, seconds.
+    pub time_s: f64,
+    /// Total work-items.
+    pub items: u64,
+    /// Scheduler units.
+    pub units: u64,
+    /// Total packages.
+    pub packages: u64,
+    /// Earliest device finish / latest device finish over devices that did
+    /// work (1.0: all finished together).
+    pub balance: f64,
+    /// Devices filled in `devices`.
+    pub num_devices: u32,
+    /// Per device, in run order (CPU first).
+    pub devices: [coexec_device_report; COEXEC_MAX_DEVICES],
+}
