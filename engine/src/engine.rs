@@ -145,6 +145,8 @@ struct Inner {
     workers: usize,
     options: EngineOptions,
     run_lock: Mutex<()>,
+    #[cfg(feature = "test-hooks")]
+    fault: Mutex<Option<crate::hooks::FaultInjection>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -275,6 +277,8 @@ impl Engine {
                 workers,
                 options,
                 run_lock: Mutex::new(()),
+                #[cfg(feature = "test-hooks")]
+                fault: Mutex::new(None),
             }),
         })
     }
@@ -313,6 +317,13 @@ impl Engine {
     /// `true` while the GPU can take part in runs (not failed).
     pub fn gpu_available(&self) -> bool {
         self.inner.gpu.as_ref().is_some_and(|g| !g.device.is_lost())
+    }
+
+    /// Makes the GPU fail as described in the next run that uses it (test
+    /// hook; cargo feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
+    pub fn inject_gpu_fault(&self, fault: crate::hooks::FaultInjection) {
+        *self.inner.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(fault);
     }
 
     /// The options the engine was built with.
@@ -536,6 +547,8 @@ impl Engine {
                 push: &args.push,
                 geometry: &geometry,
                 timeout: inner.options.gpu_timeout,
+                #[cfg(feature = "test-hooks")]
+                fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
             }),
             _ => None,
         };

@@ -11,6 +11,8 @@
 //! - [`engine`]: a co-execution engine tying them together.
 
 pub mod error;
+#[cfg(feature = "test-hooks")]
+pub mod hooks;
 pub mod mem;
 pub mod sched;
 pub mod shader;

@@ -21,6 +21,18 @@ pub(crate) struct GpuRole<'a> {
     pub(crate) push: &'a [u8],
     pub(crate) geometry: &'a Geometry,
     pub(crate) timeout: Duration,
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fault: Option<crate::hooks::FaultInjection>,
+}
+
+/// The injected fault of this run, armed once its package is reached.
+#[cfg(feature = "test-hooks")]
+struct Injected {
+    spec: crate::hooks::FaultInjection,
+    /// Timeline semaphore the injected hang waits on.
+    blocker: ash::vk::Semaphore,
+    /// Ticket of the sabotaged package.
+    ticket: Option<u64>,
 }
 
 #[derive(Default)]
@@ -114,6 +126,14 @@ pub(crate) fn dispatch_loop(
     let mut idle = Idle::new();
     let timeout_ns = u64::try_from(role.timeout.as_nanos()).unwrap_or(u64::MAX);
     let mut failed: Option<String> = None;
+    #[cfg(feature = "test-hooks")]
+    let mut injected = role.fault.map(|spec| Injected {
+        spec,
+        blocker: role.unit.device.create_timeline(0).unwrap_or_default(),
+        ticket: None,
+    });
+    #[cfg(feature = "test-hooks")]
+    let mut completed_packages = 0usize;
     'run: loop {
         // Keep up to `depth` packages in flight, claiming each extra one
         // only when those in flight are about to end (see PREFETCH_LEAD).
@@ -139,6 +159,44 @@ pub(crate) fn dispatch_loop(
                 break;
             };
             let (base, count) = role.geometry.dispatch(&units);
+            #[cfg(feature = "test-hooks")]
+            if let Some(inj) = injected
+                .as_mut()
+                .filter(|i| i.ticket.is_none() && completed_packages >= i.spec.after_packages)
+            {
+                use crate::hooks::GpuFault;
+                let r = match inj.spec.fault {
+                    GpuFault::SubmitError => Err(crate::error::VkError::Other {
+                        call: "vkQueueSubmit (injected)",
+                        result: ash::vk::Result::ERROR_UNKNOWN,
+                    }),
+                    // SAFETY: as for `submit` below; the blocker lives until
+                    // the end of this loop and is signalled before it is
+                    // destroyed.
+                    GpuFault::Hang => unsafe { ring.submit_blocked(inj.blocker) },
+                    // SAFETY: as for `submit` below.
+                    GpuFault::DeviceLost => unsafe {
+                        ring.submit(role.pipeline, role.set, role.push, base, count)
+                    },
+                };
+                match r {
+                    Ok(ticket) => {
+                        inj.ticket = Some(ticket);
+                        inflight.push_back(InFlight {
+                            ticket,
+                            units,
+                            submitted: Instant::now(),
+                        });
+                        continue;
+                    }
+                    Err(e) => {
+                        inj.ticket = Some(0);
+                        queue.requeue(units);
+                        failed = Some(e.to_string());
+                        break 'run;
+                    }
+                }
+            }
             // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
             // tickets are in flight, all newer than the one `depth` back. The
             // set was made by this pipeline for this run, its buffers are
@@ -175,10 +233,23 @@ pub(crate) fn dispatch_loop(
         let started = last_done.map_or(f.submitted, |p| p.max(f.submitted));
         let deadline = started + role.timeout;
         let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
-        match ring.wait(
+        let waited = ring.wait(
             f.ticket,
             (wake - now).as_nanos().min(u128::from(timeout_ns)) as u64,
-        ) {
+        );
+        #[cfg(feature = "test-hooks")]
+        let waited = match (&injected, waited) {
+            (Some(i), Ok(true))
+                if i.spec.fault == crate::hooks::GpuFault::DeviceLost
+                    && i.ticket == Some(f.ticket) =>
+            {
+                Err(crate::error::VkError::DeviceLost {
+                    call: "vkWaitSemaphores (injected)",
+                })
+            }
+            (_, w) => w,
+        };
+        match waited {
             Ok(true) => {}
             Ok(false) if Instant::now() < deadline => continue,
             Ok(false) => {
@@ -202,6 +273,10 @@ pub(crate) fn dispatch_loop(
                 data.gaps_ns.push(span.start_ns.saturating_sub(prev_end));
             }
             last_span_end = Some(span.end_ns);
+        }
+        #[cfg(feature = "test-hooks")]
+        {
+            completed_packages += 1;
         }
         let n = f.units.end - f.units.start;
         let pkg = role.geometry.package(f.units.clone());
@@ -233,10 +308,26 @@ pub(crate) fn dispatch_loop(
         );
         data.failure = Some(why);
     }
+    #[cfg(feature = "test-hooks")]
+    if let Some(inj) = &injected {
+        // End the injected hang so the queue drains.
+        let info = ash::vk::SemaphoreSignalInfo::default()
+            .semaphore(inj.blocker)
+            .value(1);
+        // SAFETY: the blocker is ours, a timeline at 0, signalled once to 1.
+        let _ = unsafe { role.unit.device.raw().signal_semaphore(&info) };
+    }
     // Never leave GPU work running past the run: its buffers are released
     // when the run returns.
-    if (!inflight.is_empty() || ring.last_ticket() > 0) && !matches!(ring.drain(timeout_ns), Ok(true)) {
+    if (!inflight.is_empty() || ring.last_ticket() > 0)
+        && !matches!(ring.drain(timeout_ns), Ok(true))
+    {
         let _ = role.unit.device.wait_idle();
+    }
+    #[cfg(feature = "test-hooks")]
+    if let Some(inj) = injected {
+        // SAFETY: the queue drained above, so no submission waits on it now.
+        unsafe { role.unit.device.destroy_semaphore(inj.blocker) };
     }
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }

@@ -235,6 +235,21 @@ impl Device {
         self.check(r)
     }
 
+    /// Submits raw submit infos to the queue (test hooks).
+    ///
+    /// # Safety
+    /// Every command buffer and semaphore in `submits` obeys the rules of
+    /// `vkQueueSubmit`.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) unsafe fn submit_raw(&self, submits: &[vk::SubmitInfo<'_>]) -> Result<(), VkError> {
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the queue is externally synchronised by the mutex held
+        // here; the caller guarantees the submissions' validity.
+        let r = unsafe { self.raw.queue_submit(*queue, submits, vk::Fence::null()) }
+            .call("vkQueueSubmit");
+        self.check(r)
+    }
+
     /// Waits until the queue is idle.
     pub fn wait_idle(&self) -> Result<(), VkError> {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());

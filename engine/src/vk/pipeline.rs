@@ -321,8 +321,93 @@ pub struct DispatchRing {
     pool: vk::CommandPool,
     cbs: Vec<vk::CommandBuffer>,
     queries: vk::QueryPool,
+    stamps: Option<Stamps>,
     sem: vk::Semaphore,
     last: u64,
+}
+
+/// Where each command buffer copies its two timestamps
+/// (`vkCmdCopyQueryPoolResults`), so that reading them is a plain memory read
+/// once the ticket completed: no `vkGetQueryPoolResults` per package, which
+/// some drivers (lavapipe) implement by waiting for the whole queue to idle.
+struct Stamps {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    ptr: *mut u64,
+}
+
+// SAFETY: `ptr` is a persistent mapping owned by the ring; it is only
+// dereferenced through `&self`/`&mut self` methods of the ring, which follow
+// the ring's own synchronisation (a slot is read after its ticket completed
+// and written before it is submitted, by the ring's single owner).
+unsafe impl Send for Stamps {}
+// SAFETY: see above; shared access only reads.
+unsafe impl Sync for Stamps {}
+
+impl Stamps {
+    fn new(device: &Device, slots: usize) -> Result<Self, VkError> {
+        let raw = device.raw();
+        let size = 16 * slots as u64;
+        let info = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(vk::BufferUsageFlags::TRANSFER_DST)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: plain object creation on a live device.
+        let buffer = unsafe { raw.create_buffer(&info, None) }.call("vkCreateBuffer")?;
+        // SAFETY: `buffer` is live.
+        let req = unsafe { raw.get_buffer_memory_requirements(buffer) };
+        let hv = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+        let types = &device.info().memory_types;
+        let Some(index) = (0..types.len() as u32).find(|&i| {
+            req.memory_type_bits & (1 << i) != 0 && types[i as usize].flags.contains(hv)
+        }) else {
+            // SAFETY: unused.
+            unsafe { raw.destroy_buffer(buffer, None) };
+            return Err(VkError::Other {
+                call: "vkAllocateMemory (timestamps)",
+                result: vk::Result::ERROR_FEATURE_NOT_PRESENT,
+            });
+        };
+        let alloc = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(index);
+        // SAFETY: a host-visible type the buffer accepts; freed in Drop.
+        let memory = match unsafe { raw.allocate_memory(&alloc, None) } {
+            Ok(m) => m,
+            Err(r) => {
+                // SAFETY: unused.
+                unsafe { raw.destroy_buffer(buffer, None) };
+                return Err(VkError::from_result("vkAllocateMemory", r));
+            }
+        };
+        // SAFETY: fresh memory and buffer of this device; the memory is large
+        // enough per `req`; mapping the whole of a host-visible allocation.
+        let mapped = unsafe {
+            raw.bind_buffer_memory(buffer, memory, 0).and_then(|_| {
+                raw.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            })
+        };
+        match mapped {
+            Ok(p) => {
+                let ptr = p as *mut u64;
+                // SAFETY: the mapping holds 2 * slots u64 (size above).
+                unsafe { std::ptr::write_bytes(ptr, 0, 2 * slots) };
+                Ok(Stamps {
+                    buffer,
+                    memory,
+                    ptr,
+                })
+            }
+            Err(r) => {
+                // SAFETY: unused.
+                unsafe {
+                    raw.destroy_buffer(buffer, None);
+                    raw.free_memory(memory, None);
+                }
+                Err(VkError::from_result("vkMapMemory", r))
+            }
+        }
+    }
 }
 
 impl DispatchRing {
@@ -341,6 +426,7 @@ impl DispatchRing {
             pool,
             cbs: Vec::new(),
             queries: vk::QueryPool::null(),
+            stamps: None,
             sem: vk::Semaphore::null(),
             last: 0,
         };
@@ -360,6 +446,7 @@ impl DispatchRing {
             // SAFETY: host query reset was enabled at device creation; the
             // pool is new and unused.
             unsafe { raw.reset_query_pool(ring.queries, 0, 2 * depth as u32) };
+            ring.stamps = Some(Stamps::new(&device, depth)?);
         }
         ring.sem = device.create_timeline(0)?;
         Ok(ring)
@@ -442,13 +529,42 @@ impl DispatchRing {
                 &[],
                 &[],
             );
-            if self.queries != vk::QueryPool::null() {
+            if let (true, Some(st)) = (self.queries != vk::QueryPool::null(), &self.stamps) {
                 raw.cmd_write_timestamp(
                     cb,
                     vk::PipelineStageFlags::BOTTOM_OF_PIPE,
                     self.queries,
                     q + 1,
                 );
+                // Copy both stamps to the slot's place in host memory, and
+                // make the copy visible to the host with the completion.
+                raw.cmd_copy_query_pool_results(
+                    cb,
+                    self.queries,
+                    q,
+                    2,
+                    st.buffer,
+                    16 * slot as u64,
+                    8,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                );
+                let copied = vk::MemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ);
+                raw.cmd_pipeline_barrier(
+                    cb,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &[copied],
+                    &[],
+                    &[],
+                );
+                // Zero the slot: a submission that writes no stamps (or one
+                // that failed) then reads as "no span".
+                // SAFETY (of the write): the slot is idle (function contract),
+                // so the device does not write it now; 2 u64 per slot.
+                std::ptr::write_bytes(st.ptr.add(2 * slot), 0, 2);
             }
         }
         // SAFETY: `cb` is recording.
@@ -477,25 +593,81 @@ impl DispatchRing {
         if self.queries == vk::QueryPool::null() {
             return Ok(None);
         }
+        let Some(st) = &self.stamps else {
+            return Ok(None);
+        };
         let slot = (ticket as usize) % self.cbs.len();
-        let mut data = [0u64; 2];
-        // SAFETY: the ticket completed, so both queries of its slot are
-        // available; WAIT makes the call block until they are.
-        let r = unsafe {
-            self.device.raw().get_query_pool_results(
-                self.queries,
-                2 * slot as u32,
-                &mut data,
-                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
-            )
+        // SAFETY: the ticket completed (caller), and its command buffer's copy
+        // was made visible to the host by the barrier recorded after it; the
+        // slot is not rewritten until the ring reuses it. Volatile: the
+        // device, not this thread, wrote the memory.
+        let data = unsafe {
+            [
+                st.ptr.add(2 * slot).read_volatile(),
+                st.ptr.add(2 * slot + 1).read_volatile(),
+            ]
+        };
+        if data == [0, 0] || data[1] < data[0] {
+            return Ok(None);
         }
-        .call("vkGetQueryPoolResults");
-        self.device.check(r)?;
         let period = f64::from(self.device.info().timestamp_period);
         Ok(Some(GpuSpan {
             start_ns: (data[0] as f64 * period) as u64,
             end_ns: (data[1] as f64 * period) as u64,
         }))
+    }
+
+    /// Submits a package that does nothing but wait until the host signals
+    /// timeline `blocker` to 1: a GPU hang that can be ended. Test hook.
+    ///
+    /// (A timeline wait is a real blocking wait in every driver; lavapipe's
+    /// `vkCmdWaitEvents` spins on a plain field and may never see the set.)
+    ///
+    /// # Safety
+    /// As for [`DispatchRing::submit`] (idle slot); `blocker` is a live
+    /// timeline semaphore of this device at a value below 1 that the caller
+    /// signals before destroying it.
+    #[cfg(feature = "test-hooks")]
+    pub unsafe fn submit_blocked(&mut self, blocker: vk::Semaphore) -> Result<u64, VkError> {
+        let raw = self.device.raw();
+        let ticket = self.last + 1;
+        let slot = (ticket as usize) % self.cbs.len();
+        let cb = self.cbs[slot];
+        if let Some(st) = &self.stamps {
+            // SAFETY: the slot is idle (contract); it writes no stamps, so
+            // zero them to read as "no span".
+            unsafe { std::ptr::write_bytes(st.ptr.add(2 * slot), 0, 2) };
+        }
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let cbs = [cb];
+        let waits = [blocker];
+        let wait_values = [1u64];
+        let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
+        let signals = [self.sem];
+        let signal_values = [ticket];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cbs)
+            .signal_semaphores(&signals)
+            .push_next(&mut timeline);
+        // SAFETY: the slot is idle (caller), so its command buffer may be
+        // re-recorded (empty); `blocker` is live (caller). The queue is only
+        // used by this ring's owner during a run (the engine holds the ring's
+        // mutex), as for `Device::submit`.
+        unsafe {
+            raw.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                .and_then(|_| raw.begin_command_buffer(cb, &begin))
+                .and_then(|_| raw.end_command_buffer(cb))
+                .call("vkBeginCommandBuffer")?;
+            self.device.submit_raw(&[submit])?;
+        }
+        self.last = ticket;
+        Ok(ticket)
     }
 
     /// Waits for everything submitted, up to `timeout_ns`; `Ok(false)` on timeout.
@@ -523,6 +695,11 @@ impl Drop for DispatchRing {
             }
             if self.queries != vk::QueryPool::null() {
                 raw.destroy_query_pool(self.queries, None);
+            }
+            if let Some(st) = self.stamps.take() {
+                raw.unmap_memory(st.memory);
+                raw.destroy_buffer(st.buffer, None);
+                raw.free_memory(st.memory, None);
             }
             raw.destroy_command_pool(self.pool, None);
         }
