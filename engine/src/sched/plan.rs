@@ -7,10 +7,12 @@ use super::queue::{Source, WorkQueue};
 use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
 
 /// HGuided without power hints: the first fresh package of a claimant whose
-/// device has no measurement yet is this many times smaller than the formula
-/// says (still at least `min_package`), so a first measurement arrives early
-/// and a slow device cannot grab a huge first package.
-pub const EXPLORATION_FACTOR: f64 = 4.0;
+/// device has no measurement yet is a *probe* of `min_package` units, so the
+/// first measurement arrives quickly and an unmeasured slow device cannot take
+/// a large package on the guess that it is as fast as the others (on a GPU
+/// with 16 CPU cores, devices differ by 10-200x). The engine's estimator then
+/// sizes every later package.
+pub const PROBE_PACKAGES: u64 = 1;
 
 /// Relative tolerance for snapping a computed size onto an integer before
 /// `ceil`/`floor`, so that float noise (e.g. `29.000000000000004`) does not
@@ -75,7 +77,8 @@ enum Policy {
 ///   [`package_size`](Self::package_size) call. Devices without a
 ///   measurement count as having the mean power of the measured ones (all
 ///   equal when none is measured), and the first fresh package of each
-///   claimant of an unmeasured device is shrunk by [`EXPLORATION_FACTOR`].
+///   claimant of an unmeasured device is a probe of `min_package` units
+///   (see [`PROBE_PACKAGES`]).
 #[derive(Debug, Clone)]
 pub struct Plan {
     policy: Policy,
@@ -406,9 +409,9 @@ impl Plan {
             }
         };
         let p_i = device_power / self.claimants[d] as f64;
-        let mut x = left as f64 * p_i / (k * sum);
-        if fresh && explore && c.packages == 0 {
-            x /= EXPLORATION_FACTOR;
+        let x = left as f64 * p_i / (k * sum);
+        if fresh && explore && c.packages < PROBE_PACKAGES {
+            return (*min_package).min(left);
         }
         let size = ceil_u64(x).max(*min_package).min(left);
         if fresh {
@@ -549,15 +552,15 @@ mod tests {
         let est = ThroughputEstimator::new(2);
         let p = Plan::new(&Scheduler::hguided(), &gpus(2), 100, &est).unwrap();
         let (mut a, mut b) = (p.claimant(0, 0), p.claimant(1, 0));
-        // Unmeasured, first package: ceil(100*1/(2*2) / 4) = ceil(6.25) = 7.
-        assert_eq!(p.package_size(&mut a, 100, &est), 7);
+        // Unmeasured, first package: a probe of min_package = 1.
+        assert_eq!(p.package_size(&mut a, 100, &est), 1);
         a.record(&(0..7), Source::Fresh);
         // Second package of an unmeasured device: no exploration, 25.
         assert_eq!(p.package_size(&mut a, 100, &est), 25);
         // Device 0 measured: device 1 (unmeasured) counts as the mean (equal)
-        // and still explores on its first package.
+        // and still probes on its first package.
         est.record(0, 3000, 1.0);
-        assert_eq!(p.package_size(&mut b, 100, &est), 7);
+        assert_eq!(p.package_size(&mut b, 100, &est), 1);
         assert_eq!(p.package_size(&mut a, 100, &est), 25);
         // Both measured, 3000 and 1000 u/s: ceil(100*3000/8000) = 38.
         est.record(1, 1000, 1.0);
