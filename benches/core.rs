@@ -16,6 +16,7 @@ use coexec::{
     Args, Buffer, CpuArgs, DeviceKind, Devices, Engine, EngineOptions, GpuChoice, IndexSpace,
     Package, Report, Scheduler, Validation,
 };
+use coexec_engine::exec::topology::pin_current_thread;
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Barrier};
@@ -170,11 +171,9 @@ fn median(xs: &[f64]) -> f64 {
 fn median_index(xs: &[f64]) -> usize {
     let mut idx: Vec<usize> = (0..xs.len()).collect();
     idx.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
-    idx.get(xs.len().saturating_sub(1) / 2).copied().unwrap_or(0)
-}
-
-fn min(xs: &[f64]) -> f64 {
-    xs.iter().copied().fold(f64::INFINITY, f64::min)
+    idx.get(xs.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0)
 }
 
 /// Engine runs: wall time around each call and the engine's reports.
@@ -218,10 +217,7 @@ impl Runs {
     }
 }
 
-fn repeat(
-    o: &Opts,
-    mut f: impl FnMut() -> coexec::Result<Report>,
-) -> Result<Runs, String> {
+fn repeat(o: &Opts, mut f: impl FnMut() -> coexec::Result<Report>) -> Result<Runs, String> {
     for _ in 0..o.warmup {
         f().map_err(|e| e.to_string())?;
     }
@@ -236,20 +232,6 @@ fn repeat(
         runs.reports.push(r);
     }
     Ok(runs)
-}
-
-/// Wall times of `f` (warm-up first).
-fn repeat_plain(o: &Opts, mut f: impl FnMut()) -> Vec<f64> {
-    for _ in 0..o.warmup {
-        f();
-    }
-    (0..o.reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------- output
@@ -299,7 +281,10 @@ impl Table {
             println!("{}", s.join("  ").trim_end());
         };
         line(&self.headers);
-        println!("{}", "-".repeat(w.iter().sum::<usize>() + 2 * cols.saturating_sub(1)));
+        println!(
+            "{}",
+            "-".repeat(w.iter().sum::<usize>() + 2 * cols.saturating_sub(1))
+        );
         for r in &self.rows {
             line(r);
         }
@@ -387,7 +372,9 @@ fn claim_contended(total: u64, threads: usize) -> Result<(f64, f64, Vec<u64>), S
     });
     let total_claimed: u64 = out.iter().map(|x| x.2).sum();
     if total_claimed != total {
-        return Err(format!("claimed {total_claimed} packages, expected {total}"));
+        return Err(format!(
+            "claimed {total_claimed} packages, expected {total}"
+        ));
     }
     let start = out.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
     let end = out.iter().map(|x| x.1).fold(0.0, f64::max);
@@ -481,7 +468,10 @@ fn bench_cpu_overhead(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
     let per_worker = m as f64 / workers as f64;
     let pkg_wall = (rm.wall() - r1.wall()) / per_worker;
     let pkg_engine = (rm.time() - r1.time()) / per_worker;
-    for (name, r) in [("Dynamic{1}".to_string(), &r1), (format!("Dynamic{{{m}}}"), &rm)] {
+    for (name, r) in [
+        ("Dynamic{1}".to_string(), &r1),
+        (format!("Dynamic{{{m}}}"), &rm),
+    ] {
         t.row(vec![
             name,
             r.mid().package_count().to_string(),
@@ -556,8 +546,8 @@ fn gap_row(t: &mut Table, name: &str, sched: &Scheduler, runs: &Runs) -> Value {
     }
     let med = median(&gaps.iter().map(|g| g.median_us).collect::<Vec<_>>());
     let total_count: usize = gaps.iter().map(|g| g.count).sum();
-    let mean = gaps.iter().map(|g| g.mean_us * g.count as f64).sum::<f64>()
-        / total_count.max(1) as f64;
+    let mean =
+        gaps.iter().map(|g| g.mean_us * g.count as f64).sum::<f64>() / total_count.max(1) as f64;
     let max = gaps.iter().map(|g| g.max_us).fold(0.0, f64::max);
     let count = total_count as f64 / gaps.len() as f64;
     t.row(vec![
@@ -631,8 +621,10 @@ fn rayon_mandel(pool: &rayon::ThreadPool, p: &MandelParams, out: &mut [u32]) {
     let w = p.width as usize;
     pool.install(|| {
         out.par_chunks_mut(w).enumerate().for_each(|(py, row)| {
+            // A local copy, as `mandelbrot_cpu` has (its push constants).
+            let p = *p;
             for (px, v) in row.iter_mut().enumerate() {
-                *v = mandel_pixel(p, px as u32, py as u32);
+                *v = mandel_pixel(&p, px as u32, py as u32);
             }
         })
     });
@@ -644,7 +636,8 @@ fn rayon_saxpy(pool: &rayon::ThreadPool, a: f32, x: &[f32], y: &mut [f32]) {
             .zip(x.par_chunks(4096))
             .for_each(|(y, x)| {
                 for (y, x) in y.iter_mut().zip(x) {
-                    *y = a * *x + *y;
+                    // y + a*x: the same rounding as saxpy_cpu's a*x + y.
+                    *y += a * *x;
                 }
             })
     });
@@ -656,13 +649,42 @@ fn saxpy_push(a: f32, n: u64) -> Vec<u8> {
     v
 }
 
+/// Times of one variant over the interleaved reps.
+#[derive(Default)]
+struct Series {
+    wall_s: Vec<f64>,
+    reports: Vec<Report>,
+}
+
+impl Series {
+    fn push(&mut self, measured: bool, t: Instant, r: Option<Report>) {
+        if measured {
+            self.wall_s.push(t.elapsed().as_secs_f64());
+            self.reports.extend(r);
+        }
+    }
+    fn runs(self) -> Runs {
+        Runs {
+            wall_s: self.wall_s,
+            reports: self.reports,
+        }
+    }
+}
+
 fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
     let workers = e.workers();
     if workers == 0 {
         return Err("the engine has no CPU workers".into());
     }
+    // rayon thread i runs on the PU of engine worker i: same cores.
+    let pins = e.core_plan().workers.clone();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(workers)
+        .start_handler(move |i| {
+            if let Some(set) = pins.get(i) {
+                pin_current_thread(set);
+            }
+        })
         .build()
         .map_err(|x| x.to_string())?;
     let scheds = [
@@ -671,9 +693,10 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
             packages: workers as u64 * 8,
         },
     ];
-    let mut res = Map::new();
+    let err = |x: coexec::Error| x.to_string();
 
-    // Mandelbrot: compute bound, irregular.
+    // Mandelbrot: compute bound, irregular. Variants are interleaved rep by
+    // rep, so that drift in the machine's load hits them alike.
     let (w, h) = o.mandel;
     let p = mandel_params(w, h, o.iters);
     let len = w as usize * h as usize;
@@ -684,31 +707,34 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
             Some(Arc::new(mandelbrot_cpu)),
             None,
         )
-        .map_err(|x| x.to_string())?;
-    let mut buf: Buffer<u32> = e.buffer(len).map_err(|x| x.to_string())?;
+        .map_err(err)?;
+    let mut buf: Buffer<u32> = e.buffer(len).map_err(err)?;
     let mut vec_out = vec![0u32; len];
     let space = IndexSpace::D2 {
         width: w,
         height: h,
     };
-    let rayon_vec = median(&repeat_plain(o, || rayon_mandel(&pool, &p, &mut vec_out)));
-    let rayon_buf = median(&repeat_plain(o, || {
-        rayon_mandel(&pool, &p, buf.as_mut_slice())
-    }));
-    let mut rows = Vec::new();
-    for s in &scheds {
-        let runs = repeat(o, || {
-            e.run(
-                &k,
-                Args::new().output(&mut buf).push(&p),
-                space,
-                s,
-                Devices::CPU,
-            )
-        })?;
-        let same = buf.as_slice() == vec_out.as_slice();
-        rows.push((format!("mandelbrot {w}x{h}"), s.to_string(), runs, same));
+    let (mut rv, mut rb) = (Series::default(), Series::default());
+    let mut eng: Vec<Series> = scheds.iter().map(|_| Series::default()).collect();
+    let mut same = true;
+    for i in 0..o.warmup + o.reps {
+        let measured = i >= o.warmup;
+        let t0 = Instant::now();
+        rayon_mandel(&pool, &p, &mut vec_out);
+        rv.push(measured, t0, None);
+        let t0 = Instant::now();
+        rayon_mandel(&pool, &p, buf.as_mut_slice());
+        rb.push(measured, t0, None);
+        for (s, series) in scheds.iter().zip(&mut eng) {
+            buf.as_mut_slice().fill(u32::MAX);
+            let t0 = Instant::now();
+            let args = Args::new().output(&mut buf).push(&p);
+            let r = e.run(&k, args, space, s, Devices::CPU).map_err(err)?;
+            series.push(measured, t0, Some(r));
+            same &= buf.as_slice() == vec_out.as_slice();
+        }
     }
+    let mandel = (median(&rb.wall_s), median(&rv.wall_s), eng, Some(same));
     drop(buf);
 
     // SAXPY: memory bound.
@@ -716,67 +742,69 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
     let a = 2.5f32;
     let ks = e
         .kernel("saxpy", Some(spirv::SAXPY), Some(Arc::new(saxpy_cpu)), None)
-        .map_err(|x| x.to_string())?;
+        .map_err(err)?;
     let xs = random_f32(1, n as usize);
     let ys = random_f32(2, n as usize);
-    let xb = e.buffer_from_slice(&xs).map_err(|x| x.to_string())?;
-    let mut yb = e.buffer_from_slice(&ys).map_err(|x| x.to_string())?;
+    let xb = e.buffer_from_slice(&xs).map_err(err)?;
+    let mut yb = e.buffer_from_slice(&ys).map_err(err)?;
     let mut yv = ys.clone();
-    let srayon_vec = median(&repeat_plain(o, || rayon_saxpy(&pool, a, &xs, &mut yv)));
-    let srayon_buf = median(&repeat_plain(o, || {
-        rayon_saxpy(&pool, a, xb.as_slice(), yb.as_mut_slice())
-    }));
     let push = saxpy_push(a, n);
-    let mut srows = Vec::new();
-    for s in &scheds {
-        let runs = repeat(o, || {
-            e.run(
-                &ks,
-                Args::new().input(&xb).output(&mut yb).push_bytes(&push),
-                IndexSpace::D1(n),
-                s,
-                Devices::CPU,
-            )
-        })?;
-        srows.push((format!("saxpy {n}"), s.to_string(), runs));
+    let (mut rv, mut rb) = (Series::default(), Series::default());
+    let mut eng: Vec<Series> = scheds.iter().map(|_| Series::default()).collect();
+    for i in 0..o.warmup + o.reps {
+        let measured = i >= o.warmup;
+        let t0 = Instant::now();
+        rayon_saxpy(&pool, a, &xs, &mut yv);
+        rv.push(measured, t0, None);
+        let t0 = Instant::now();
+        rayon_saxpy(&pool, a, xb.as_slice(), yb.as_mut_slice());
+        rb.push(measured, t0, None);
+        for (s, series) in scheds.iter().zip(&mut eng) {
+            let t0 = Instant::now();
+            let args = Args::new().input(&xb).output(&mut yb).push_bytes(&push);
+            let r = e
+                .run(&ks, args, IndexSpace::D1(n), s, Devices::CPU)
+                .map_err(err)?;
+            series.push(measured, t0, Some(r));
+        }
     }
+    let saxpy = (median(&rb.wall_s), median(&rv.wall_s), eng, None);
 
-    let mut emit = |name: &str, sched: &str, runs: &Runs, rb: f64, rv: f64, same: Option<bool>| {
-        let ratio = rb / runs.wall();
-        t.row(vec![
-            name.into(),
-            sched.into(),
-            runs.mid().package_count().to_string(),
-            ms(runs.wall()),
-            ms(rb),
-            ms(rv),
-            f3(ratio),
-            f3(rv / runs.wall()),
-            same.map_or("-".into(), |s| if s { "yes".into() } else { "NO".into() }),
-            target(ratio >= 0.95, ">= 0.95"),
-        ]);
-        json!({
-            "workload": name, "scheduler": sched, "engine": runs.json(),
-            "rayon_same_memory_s": rb, "rayon_vec_s": rv,
-            "ratio_rayon_over_engine": ratio, "ratio_rayon_vec_over_engine": rv / runs.wall(),
-            "output_equals_rayon": same, "target_ratio": 0.95, "pass": ratio >= 0.95,
-        })
-    };
     let mut list = Vec::new();
-    for (name, s, runs, same) in &rows {
-        list.push(emit(name, s, runs, rayon_buf, rayon_vec, Some(*same)));
+    for (name, (t_rb, t_rv, eng, same)) in [
+        (format!("mandelbrot {w}x{h}"), mandel),
+        (format!("saxpy {n}"), saxpy),
+    ] {
+        for (s, series) in scheds.iter().zip(eng) {
+            let runs = series.runs();
+            let ratio = t_rb / runs.wall();
+            t.row(vec![
+                name.clone(),
+                s.to_string(),
+                runs.mid().package_count().to_string(),
+                ms(runs.wall()),
+                ms(t_rb),
+                ms(t_rv),
+                f3(ratio),
+                f3(t_rv / runs.wall()),
+                same.map_or("-".into(), |s| if s { "yes".into() } else { "NO".into() }),
+                target(ratio >= 0.95, ">= 0.95"),
+            ]);
+            list.push(json!({
+                "workload": name, "scheduler": s.to_string(), "engine": runs.json(),
+                "rayon_same_memory_s": t_rb, "rayon_vec_s": t_rv,
+                "ratio_rayon_over_engine": ratio, "ratio_rayon_vec_over_engine": t_rv / runs.wall(),
+                "output_equals_rayon": same, "target_ratio": 0.95, "pass": ratio >= 0.95,
+            }));
+        }
     }
-    for (name, s, runs) in &srows {
-        list.push(emit(name, s, runs, srayon_buf, srayon_vec, None));
-    }
-    res.insert("workers".into(), json!(workers));
-    res.insert("rows".into(), Value::Array(list));
     t.note(format!(
-        "rayon: ThreadPool of {workers} thread(s) (= engine.workers()), par_chunks_mut over rows \
-         calling mandel_pixel / 4096-element chunks of a*x+y. ratio = T_rayon / T_engine (wall \
-         around Engine::run), rayon on the engine's own buffers; 'vec' = rayon into a plain Vec."
+        "rayon: ThreadPool of {workers} thread(s) (= engine.workers()), thread i pinned to engine \
+         worker i's PU; par_chunks_mut over rows calling mandel_pixel / 4096-element chunks of \
+         a*x+y. ratio = T_rayon / T_engine (wall around Engine::run), rayon on the engine's own \
+         buffers; 'vec' = rayon into a plain Vec. Variants interleaved rep by rep."
     ));
-    Ok(Value::Object(res))
+    Ok(json!({ "workers": workers, "rows": list }))
 }
 
 // ---------------------------------------------------------------- 5. GPU vs raw
@@ -806,7 +834,10 @@ impl Raw {
     ) -> Result<(Vec<f64>, Vec<f64>), String> {
         let set = self.pipeline.bind(buffers).map_err(|x| x.to_string())?;
         let (mut walls, mut spans) = (Vec::new(), Vec::new());
-        for i in 0..o.warmup + o.reps {
+        // One warm-up more than the engine gets: on lavapipe the first
+        // dispatch after the pipeline's first use is still sometimes slow.
+        let warmup = o.warmup + 1;
+        for i in 0..warmup + o.reps {
             let t0 = Instant::now();
             // SAFETY: every earlier ticket of this ring was waited for below,
             // so the slot is idle; `set` was made by this pipeline and its
@@ -825,7 +856,7 @@ impl Raw {
             if !done {
                 return Err("raw dispatch timed out".into());
             }
-            if i >= o.warmup {
+            if i >= warmup {
                 walls.push(wall);
                 if let Some(s) = self.ring.span(ticket).map_err(|x| x.to_string())? {
                     spans.push(s.end_ns.saturating_sub(s.start_ns) as f64 * 1e-9);
@@ -858,7 +889,11 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
             ms(runs.wall()),
             ms(runs.time()),
             ms(raw_t),
-            if span.is_nan() { "n/a".into() } else { ms(span) },
+            if span.is_nan() {
+                "n/a".into()
+            } else {
+                ms(span)
+            },
             f3(ratio),
             match same {
                 Some(true) => "yes".into(),
@@ -898,7 +933,13 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
     for s in &scheds {
         buf.as_mut_slice().fill(u32::MAX);
         let runs = repeat(o, || {
-            e.run(&k, Args::new().output(&mut buf).push(&p), space, s, Devices::GPU)
+            e.run(
+                &k,
+                Args::new().output(&mut buf).push(&p),
+                space,
+                s,
+                Devices::GPU,
+            )
         })?;
         let same = buf.as_slice() == raw_img.as_slice();
         emit(&format!("mandelbrot {w}x{h}"), &raw_m, s, &runs, Some(same));
@@ -962,50 +1003,90 @@ fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
     }
     let (w, h) = o.mandel;
     let mut m = Mandelbrot::new(e, w, h, o.iters).map_err(|x| x.to_string())?;
-    let mut measure = |s: &Scheduler, d: Devices| -> Result<(Runs, bool, String), String> {
-        let runs = repeat(o, || m.run(e, s, d))?;
-        let v = m.verify();
-        let txt = if v.ok {
-            "yes".to_string()
-        } else {
-            format!("NO ({}/{})", v.mismatches, v.checked)
-        };
-        Ok((runs, v.ok, txt))
-    };
-    let cpu = measure(&Scheduler::hguided(), Devices::CPU)?;
-    let gpu = measure(&Scheduler::hguided(), Devices::GPU)?;
-    let (tc, tg) = (cpu.0.time(), gpu.0.time());
-    let t_fast = tc.min(tg);
-    let s_max = t_fast * (1.0 / tc + 1.0 / tg);
-    let powers = vec![1.0 / tc, 1.0 / tg];
-    let configs: Vec<(String, Scheduler)> = vec![
+    let hg = Scheduler::hguided();
+    // Phase 1: the solo times that the Static and HGuided hints are made of.
+    let (mut c1, mut g1) = (Vec::new(), Vec::new());
+    for i in 0..o.warmup + o.reps {
+        let rc = m.run(e, &hg, Devices::CPU).map_err(|x| x.to_string())?;
+        let rg = m.run(e, &hg, Devices::GPU).map_err(|x| x.to_string())?;
+        if i >= o.warmup {
+            c1.push(rc.time_s);
+            g1.push(rg.time_s);
+        }
+    }
+    let powers = vec![1.0 / median(&c1), 1.0 / median(&g1)];
+    let configs: Vec<(&str, Devices, Scheduler)> = vec![
+        ("CPU alone", Devices::CPU, hg.clone()),
+        ("GPU alone", Devices::GPU, hg.clone()),
         (
-            "Static (powers 1/T_i)".into(),
+            "Static (powers 1/T_i)",
+            Devices::ALL,
             Scheduler::Static {
                 powers: Some(powers.clone()),
             },
         ),
-        ("Dynamic{5}".into(), Scheduler::Dynamic { packages: 5 }),
-        ("Dynamic{200}".into(), Scheduler::Dynamic { packages: 200 }),
         (
-            "HGuided (hint powers)".into(),
+            "Dynamic{5}",
+            Devices::ALL,
+            Scheduler::Dynamic { packages: 5 },
+        ),
+        (
+            "Dynamic{200}",
+            Devices::ALL,
+            Scheduler::Dynamic { packages: 200 },
+        ),
+        (
+            "HGuided (hint powers)",
+            Devices::ALL,
             Scheduler::HGuided {
                 powers: Some(powers.clone()),
                 k: coexec::sched::DEFAULT_K,
                 min_package: 1,
             },
         ),
-        ("HGuided (no hints)".into(), Scheduler::hguided()),
+        ("HGuided (no hints)", Devices::ALL, hg.clone()),
     ];
+    // Phase 2: every configuration (the solo ones again) interleaved rep by
+    // rep, so that drift in the machine's load hits them alike; the output is
+    // verified after each configuration's last rep.
+    let mut series: Vec<Series> = configs.iter().map(|_| Series::default()).collect();
+    let mut verified: Vec<(bool, String)> = Vec::new();
+    for i in 0..o.warmup + o.reps {
+        let last = i + 1 == o.warmup + o.reps;
+        for ((_, d, s), se) in configs.iter().zip(&mut series) {
+            let t0 = Instant::now();
+            let r = m.run(e, s, *d).map_err(|x| x.to_string())?;
+            se.push(i >= o.warmup, t0, Some(r));
+            if last {
+                let v = m.verify();
+                let txt = if v.ok {
+                    "yes".to_string()
+                } else {
+                    format!("NO ({}/{})", v.mismatches, v.checked)
+                };
+                verified.push((v.ok, txt));
+            }
+        }
+    }
+    let runs: Vec<Runs> = series.into_iter().map(Series::runs).collect();
+    let (tc, tg) = (runs[0].time(), runs[1].time());
+    let t_fast = tc.min(tg);
+    let s_max = t_fast * (1.0 / tc + 1.0 / tg);
     let mut list = Vec::new();
-    let mut row = |name: &str, devs: &str, s: &Scheduler, r: &(Runs, bool, String), co: bool| {
-        let time = r.0.time();
+    for (((name, d, s), r), (ok, txt)) in configs.iter().zip(&runs).zip(&verified) {
+        let co = d.cpu && d.gpu;
+        let time = r.time();
         let speedup = t_fast / time;
         let he = speedup / s_max;
-        let mid = r.0.mid();
+        let mid = r.mid();
         let split: Vec<String> = mid.devices.iter().map(|d| d.packages.to_string()).collect();
+        let devs = match (d.cpu, d.gpu) {
+            (true, true) => "cpu+gpu",
+            (true, false) => "cpu",
+            _ => "gpu",
+        };
         t.row(vec![
-            name.into(),
+            name.to_string(),
             devs.into(),
             ms(time),
             f3(speedup),
@@ -1013,7 +1094,7 @@ fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
             f3(he),
             f3(mid.balance()),
             format!("{} ({})", mid.package_count(), split.join("/")),
-            r.2.clone(),
+            txt.clone(),
             if co {
                 target(he >= 0.85, ">= 0.85")
             } else {
@@ -1022,25 +1103,22 @@ fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
         ]);
         list.push(json!({
             "config": name, "devices": devs, "scheduler": s.to_string(),
-            "runs": r.0.json(), "time_s": time, "speedup": speedup, "s_max": s_max,
+            "runs": r.json(), "time_s": time, "speedup": speedup, "s_max": s_max,
             "he": he, "balance": mid.balance(), "packages": mid.package_count(),
-            "verified": r.1,
+            "verified": ok,
         }));
-    };
-    row("CPU alone", "cpu", &Scheduler::hguided(), &cpu, false);
-    row("GPU alone", "gpu", &Scheduler::hguided(), &gpu, false);
-    for (name, s) in &configs {
-        let r = measure(s, Devices::ALL)?;
-        row(name, "cpu+gpu", s, &r, true);
     }
     t.note(format!(
         "mandelbrot {w}x{h}, {} iterations; time = median Report.time_s; solo runs use HGuided. \
-         S = T_fastest / T, S_max = T_fastest * sum 1/T_i, HE = S / S_max; packages (cpu/gpu); \
+         Hint powers [cpu, gpu] = 1/T_i from a first series of solo runs ({:.3e}, {:.3e} 1/s); \
+         then all configurations interleaved rep by rep. S = T_fastest / T, S_max = T_fastest * \
+         sum 1/T_i (from the interleaved solo runs), HE = S / S_max; packages total (cpu/gpu); \
          HE target 0.85 is the OmpSs paper's figure (informative).",
-        o.iters
+        o.iters, powers[0], powers[1]
     ));
     Ok(json!({
         "size": format!("{w}x{h}"), "iters": o.iters,
+        "hint_powers_per_s": powers, "solo_phase1_cpu_s": c1, "solo_phase1_gpu_s": g1,
         "t_cpu_s": tc, "t_gpu_s": tg, "t_fastest_s": t_fast, "s_max": s_max,
         "rows": list,
     }))
@@ -1056,7 +1134,14 @@ fn headers(name: &str) -> (&'static str, Vec<&'static str>) {
         ),
         "cpu_package_overhead" => (
             "2. cpu_package_overhead: Engine::run CPU-only, empty closure",
-            vec!["case", "packages", "wall (ms|us)", "engine (ms|us)", "target", ""],
+            vec![
+                "case",
+                "packages",
+                "wall (ms|us)",
+                "engine (ms|us)",
+                "target",
+                "",
+            ],
         ),
         "gpu_gap" => (
             "3. gpu_gap: GPU idle gap between consecutive packages (GPU-only)",
@@ -1131,7 +1216,11 @@ fn main() {
     let selected: Vec<&str> = SECTIONS
         .iter()
         .copied()
-        .filter(|s| o.only.as_ref().is_none_or(|only| only.iter().any(|x| x == s)))
+        .filter(|s| {
+            o.only
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|x| x == s))
+        })
         .collect();
     let needs_engine = selected.iter().any(|s| *s != "claim");
     let needs_gpu = selected

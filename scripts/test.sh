@@ -7,8 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export COEXEC_VALIDATION=1
 export COEXEC_CACHE_DIR="${COEXEC_CACHE_DIR:-$PWD/target/pipeline-cache}"
-# Default backend (gpu-allocator): the whole workspace.
-cargo test --workspace --release
+# Default backend (gpu-allocator): the whole workspace, with the test-only
+# fault-injection hooks (GPU failures requeued on lavapipe).
+cargo test --workspace --release --features coexec/test-hooks
+# The benchmark suite at its quick scale: every kernel, every scheduler,
+# every output verified (a smoke test: no timing is asserted).
+cargo run --release --features coexec/test-hooks --bin coexec -- suite --quick --no-scaling --reps 1
 # VMA backend: the engine and the root crate's tests again.
 cargo test --release --features vma -p coexec -p coexec-engine
 # The claim protocol under loom (its own target dir: --cfg loom rebuilds all).

@@ -17,5 +17,9 @@ pub use coexec_engine::{
     Package, PackageRecord, Report, Result, Scheduler, Validation,
 };
 
+pub mod suite;
+#[cfg(feature = "test-hooks")]
+pub use coexec_engine::hooks;
+
 pub mod trace;
 pub mod workloads;

@@ -4,7 +4,9 @@
 
 mod common;
 
-use coexec::{AllocatorBackend, Args, Devices, Engine, Error, IndexSpace, Kernel, Report, Scheduler};
+use coexec::{
+    AllocatorBackend, Args, Devices, Engine, Error, IndexSpace, Kernel, Report, Scheduler,
+};
 use common::{assert_validation_clean, count_cpu, count_glsl, engine_with};
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -28,8 +30,12 @@ fn kernels(e: &Engine) -> (Kernel, Kernel) {
     if let Some((_, a, b)) = g.iter().find(|(id, _, _)| *id == e.id()) {
         return (a.clone(), b.clone());
     }
-    let k1 = e.kernel_glsl("count1d", &count_glsl(64, 1, false), Some(count_cpu())).unwrap();
-    let k2 = e.kernel_glsl("count2d", &count_glsl(8, 4, true), Some(count_cpu())).unwrap();
+    let k1 = e
+        .kernel_glsl("count1d", &count_glsl(64, 1, false), Some(count_cpu()))
+        .unwrap();
+    let k2 = e
+        .kernel_glsl("count2d", &count_glsl(8, 4, true), Some(count_cpu()))
+        .unwrap();
     g.push((e.id(), k1.clone(), k2.clone()));
     (k1, k2)
 }
@@ -47,16 +53,39 @@ struct Dims {
 fn run_count(e: &Engine, space: IndexSpace, sched: &Scheduler, devices: Devices) -> Report {
     let (k1, k2) = kernels(e);
     let (kernel, dims) = match space {
-        IndexSpace::D1(n) => (&k1, Dims { n: n as u32, w: 0, h: 0 }),
-        IndexSpace::D2 { width, height } => (&k2, Dims { n: 0, w: width, h: height }),
+        IndexSpace::D1(n) => (
+            &k1,
+            Dims {
+                n: n as u32,
+                w: 0,
+                h: 0,
+            },
+        ),
+        IndexSpace::D2 { width, height } => (
+            &k2,
+            Dims {
+                n: 0,
+                w: width,
+                h: height,
+            },
+        ),
     };
     let n = space.items() as usize;
     let mut out = e.buffer::<u32>(n).unwrap();
     let report = e
-        .run(kernel, Args::new().output(&mut out).push(&dims), space, sched, devices)
+        .run(
+            kernel,
+            Args::new().output(&mut out).push(&dims),
+            space,
+            sched,
+            devices,
+        )
         .unwrap_or_else(|err| panic!("{space} {sched} {devices:?}: {err}"));
     if let Some(i) = out.iter().position(|&v| v != 1) {
-        panic!("{space} {sched} {devices:?}: item {i} executed {} times", out[i]);
+        panic!(
+            "{space} {sched} {devices:?}: item {i} executed {} times",
+            out[i]
+        );
     }
     check_report(&report, space);
     report
@@ -84,10 +113,16 @@ fn check_report(r: &Report, space: IndexSpace) {
 fn schedulers() -> impl Strategy<Value = Scheduler> {
     prop_oneof![
         Just(Scheduler::Static { powers: None }),
-        (0.05f64..0.95).prop_map(|c| Scheduler::Static { powers: Some(vec![c, 1.0 - c]) }),
+        (0.05f64..0.95).prop_map(|c| Scheduler::Static {
+            powers: Some(vec![c, 1.0 - c])
+        }),
         (1u64..300).prop_map(|m| Scheduler::Dynamic { packages: m }),
         Just(Scheduler::hguided()),
-        (0.5f64..4.0, 1u64..8).prop_map(|(k, min)| Scheduler::HGuided { powers: None, k, min_package: min }),
+        (0.5f64..4.0, 1u64..8).prop_map(|(k, min)| Scheduler::HGuided {
+            powers: None,
+            k,
+            min_package: min
+        }),
         (0.05f64..0.95).prop_map(|c| Scheduler::HGuided {
             powers: Some(vec![c, 1.0 - c]),
             k: 2.0,
@@ -157,20 +192,53 @@ fn two_to_the_26_items_exactly_once() {
     // groups), of 2^26 items where one binding can hold 2^26 u32 (the H200),
     // else of the largest power of two that fits (2^25 on lavapipe, whose
     // maxStorageBufferRange is 128 MiB).
-    run_count(e, IndexSpace::D1(1 << 26), &Scheduler::hguided(), Devices::CPU);
+    run_count(
+        e,
+        IndexSpace::D1(1 << 26),
+        &Scheduler::hguided(),
+        Devices::CPU,
+    );
     let fits = (u64::from(e.device().info().max_storage_buffer_range) / 4).min(1 << 26);
     let log2 = 63 - fits.leading_zeros();
     let (w, h) = (1u32 << (log2 / 2), 1u32 << (log2 - log2 / 2));
-    let r = run_count(e, IndexSpace::D2 { width: w, height: h }, &Scheduler::hguided(), Devices::ALL);
-    assert!(r.devices.iter().all(|d| d.packages > 0), "both devices took part: {:?}", r.devices);
+    let r = run_count(
+        e,
+        IndexSpace::D2 {
+            width: w,
+            height: h,
+        },
+        &Scheduler::hguided(),
+        Devices::ALL,
+    );
+    assert!(
+        r.devices.iter().all(|d| d.packages > 0),
+        "both devices took part: {:?}",
+        r.devices
+    );
     let n = fits * 2;
     if n * 4 > u64::from(e.device().info().max_storage_buffer_range) {
         let mut big = e.buffer::<u32>(n as usize).unwrap();
         let (k1, _) = kernels(e);
         let err = e
-            .run(&k1, Args::new().output(&mut big).push(&Dims { n: n as u32, w: 0, h: 0 }), IndexSpace::D1(n), &Scheduler::hguided(), Devices::GPU)
+            .run(
+                &k1,
+                Args::new().output(&mut big).push(&Dims {
+                    n: n as u32,
+                    w: 0,
+                    h: 0,
+                }),
+                IndexSpace::D1(n),
+                &Scheduler::hguided(),
+                Devices::GPU,
+            )
             .unwrap_err();
-        assert!(matches!(err, Error::BindingRange { .. } | Error::DispatchLimit { .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::BindingRange { .. } | Error::DispatchLimit { .. }
+            ),
+            "{err}"
+        );
     }
     assert_validation_clean(e);
 }
@@ -187,7 +255,17 @@ fn one_dimensional_range_beyond_dispatch_limits_is_refused_clearly() {
     let (k1, _) = kernels(e);
     let mut out = e.buffer::<u32>(n as usize).unwrap();
     let err = e
-        .run(&k1, Args::new().output(&mut out).push(&Dims { n: n as u32, w: 0, h: 0 }), IndexSpace::D1(n), &Scheduler::hguided(), Devices::GPU)
+        .run(
+            &k1,
+            Args::new().output(&mut out).push(&Dims {
+                n: n as u32,
+                w: 0,
+                h: 0,
+            }),
+            IndexSpace::D1(n),
+            &Scheduler::hguided(),
+            Devices::GPU,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::DispatchLimit { axis: 0, .. }), "{err}");
     // The CPU alone has no such limit.
@@ -198,30 +276,47 @@ fn one_dimensional_range_beyond_dispatch_limits_is_refused_clearly() {
 fn cpu_kernel_panic_is_a_typed_error_and_the_engine_stays_usable() {
     let es = engines();
     let Some(e) = es.first() else { return };
-    let panicking: Arc<coexec::CpuFn> = Arc::new(|pkg: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
-        let out = args.output::<u32>(0);
-        if pkg.items.contains(&5000) {
-            panic!("boom at {:?}", pkg.items);
-        }
-        for v in out {
-            *v += 1;
-        }
-    });
-    let k = e.kernel("panicky", None, Some(panicking), Some([64, 1, 1])).unwrap();
+    let panicking: Arc<coexec::CpuFn> =
+        Arc::new(|pkg: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+            let out = args.output::<u32>(0);
+            if pkg.items.contains(&5000) {
+                panic!("boom at {:?}", pkg.items);
+            }
+            for v in out {
+                *v += 1;
+            }
+        });
+    let k = e
+        .kernel("panicky", None, Some(panicking), Some([64, 1, 1]))
+        .unwrap();
     for _ in 0..3 {
         let mut out = e.buffer::<u32>(10_000).unwrap();
         let err = e
-            .run(&k, Args::new().output(&mut out), IndexSpace::D1(10_000), &Scheduler::Dynamic { packages: 50 }, Devices::CPU)
+            .run(
+                &k,
+                Args::new().output(&mut out),
+                IndexSpace::D1(10_000),
+                &Scheduler::Dynamic { packages: 50 },
+                Devices::CPU,
+            )
             .unwrap_err();
         match err {
             Error::KernelPanic { units, message, .. } => {
                 assert!(message.contains("boom"), "{message}");
-                assert!(units.start * 64 <= 5000 && 5000 < units.end * 64, "{units:?}");
+                assert!(
+                    units.start * 64 <= 5000 && 5000 < units.end * 64,
+                    "{units:?}"
+                );
             }
             other => panic!("expected KernelPanic, got {other}"),
         }
         // The pool and the engine still work.
-        run_count(e, IndexSpace::D1(10_000), &Scheduler::hguided(), Devices::ALL);
+        run_count(
+            e,
+            IndexSpace::D1(10_000),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        );
     }
 }
 
@@ -232,37 +327,103 @@ fn run_arguments_are_checked() {
     let (k1, _) = kernels(e);
     let mut small = e.buffer::<u32>(10).unwrap();
     let err = e
-        .run(&k1, Args::new().output(&mut small).push(&Dims { n: 11, w: 0, h: 0 }), IndexSpace::D1(11), &Scheduler::hguided(), Devices::ALL)
+        .run(
+            &k1,
+            Args::new()
+                .output(&mut small)
+                .push(&Dims { n: 11, w: 0, h: 0 }),
+            IndexSpace::D1(11),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        )
         .unwrap_err();
-    assert!(matches!(err, Error::BufferTooSmall { binding: 0, len: 10, needed: 11 }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::BufferTooSmall {
+                binding: 0,
+                len: 10,
+                needed: 11
+            }
+        ),
+        "{err}"
+    );
     let err = e
-        .run(&k1, Args::new().output(&mut small).push(&Dims { n: 0, w: 0, h: 0 }), IndexSpace::D1(0), &Scheduler::hguided(), Devices::ALL)
+        .run(
+            &k1,
+            Args::new()
+                .output(&mut small)
+                .push(&Dims { n: 0, w: 0, h: 0 }),
+            IndexSpace::D1(0),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::EmptyRange), "{err}");
     let err = e
-        .run(&k1, Args::new().output(&mut small).push(&7u32), IndexSpace::D1(10), &Scheduler::hguided(), Devices::GPU)
+        .run(
+            &k1,
+            Args::new().output(&mut small).push(&7u32),
+            IndexSpace::D1(10),
+            &Scheduler::hguided(),
+            Devices::GPU,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::Interface(_)), "{err}");
     let err = e
-        .run(&k1, Args::new().output(&mut small).push(&Dims { n: 10, w: 0, h: 0 }), IndexSpace::D1(10), &Scheduler::Dynamic { packages: 0 }, Devices::ALL)
+        .run(
+            &k1,
+            Args::new()
+                .output(&mut small)
+                .push(&Dims { n: 10, w: 0, h: 0 }),
+            IndexSpace::D1(10),
+            &Scheduler::Dynamic { packages: 0 },
+            Devices::ALL,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::Scheduler(_)), "{err}");
     let err = e
-        .run(&k1, Args::new().output(&mut small).push(&Dims { n: 10, w: 0, h: 0 }), IndexSpace::D1(10), &Scheduler::Static { powers: Some(vec![1.0]) }, Devices::ALL)
+        .run(
+            &k1,
+            Args::new()
+                .output(&mut small)
+                .push(&Dims { n: 10, w: 0, h: 0 }),
+            IndexSpace::D1(10),
+            &Scheduler::Static {
+                powers: Some(vec![1.0]),
+            },
+            Devices::ALL,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::Scheduler(_)), "{err}");
     // A buffer of another engine.
     if let Some(other) = es.get(1) {
         let mut foreign = other.buffer::<u32>(10).unwrap();
         let err = e
-            .run(&k1, Args::new().output(&mut foreign).push(&Dims { n: 10, w: 0, h: 0 }), IndexSpace::D1(10), &Scheduler::hguided(), Devices::ALL)
+            .run(
+                &k1,
+                Args::new()
+                    .output(&mut foreign)
+                    .push(&Dims { n: 10, w: 0, h: 0 }),
+                IndexSpace::D1(10),
+                &Scheduler::hguided(),
+                Devices::ALL,
+            )
             .unwrap_err();
         assert!(matches!(err, Error::ForeignBuffer { binding: 0 }), "{err}");
     }
     // A CPU-only kernel on the GPU.
-    let cpu_only = e.kernel("cpu", None, Some(count_cpu()), Some([64, 1, 1])).unwrap();
+    let cpu_only = e
+        .kernel("cpu", None, Some(count_cpu()), Some([64, 1, 1]))
+        .unwrap();
     let err = e
-        .run(&cpu_only, Args::new().output(&mut small), IndexSpace::D1(10), &Scheduler::hguided(), Devices::ALL)
+        .run(
+            &cpu_only,
+            Args::new().output(&mut small),
+            IndexSpace::D1(10),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        )
         .unwrap_err();
     assert!(matches!(err, Error::MissingImplementation("GPU")), "{err}");
     assert_validation_clean(e);
@@ -274,8 +435,15 @@ fn co_execution_uses_both_devices_and_reports_them() {
     let Some(e) = es.first() else { return };
     // Mandelbrot: each package costs about a millisecond, so both devices
     // are awake long before the work runs out.
-    let mut w = coexec::workloads::create("mandelbrot", e, Some(coexec::workloads::Size::Image(1024, 1024))).unwrap();
-    let r = w.run(e, &Scheduler::Dynamic { packages: 64 }, Devices::ALL).unwrap();
+    let mut w = coexec::workloads::create(
+        "mandelbrot",
+        e,
+        Some(coexec::workloads::Size::Image(1024, 1024)),
+    )
+    .unwrap();
+    let r = w
+        .run(e, &Scheduler::Dynamic { packages: 64 }, Devices::ALL)
+        .unwrap();
     assert!(w.verify().ok);
     check_report(&r, w.space());
     assert_eq!(r.devices.len(), 2);

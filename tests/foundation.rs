@@ -29,8 +29,14 @@ fn cpu_writes_gpu_reads_and_gpu_writes_cpu_reads_the_same_bytes() {
         *v = i as f32 * 0.5;
     }
     let args = Args::new().input(&x).output(&mut y).push(&(n as u32));
-    e.run(&k, args, IndexSpace::D1(n as u64), &Scheduler::Dynamic { packages: 7 }, Devices::GPU)
-        .unwrap();
+    e.run(
+        &k,
+        args,
+        IndexSpace::D1(n as u64),
+        &Scheduler::Dynamic { packages: 7 },
+        Devices::GPU,
+    )
+    .unwrap();
     // ...the GPU read them, and its writes are read back from the same
     // mapping: no staging buffer, the addresses never changed.
     assert_eq!(x.as_ptr(), x_ptr);
@@ -54,7 +60,9 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
     let iface = spirv::reflect(&words, "main").unwrap();
     let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
     let mut out = e.buffer::<u32>(64).unwrap();
-    let set = pipeline.bind(&[(buffer_handle(&out), out.size_bytes())]).unwrap();
+    let set = pipeline
+        .bind(&[(buffer_handle(&out), out.size_bytes())])
+        .unwrap();
     let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();
     // Work-groups 5..8 -> items 20..32.
     // SAFETY: fresh ring (slot idle), set made by this pipeline, buffer alive
@@ -62,7 +70,11 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
     let t = unsafe { ring.submit(&pipeline, &set, &[], [5, 0, 0], [3, 1, 1]) }.unwrap();
     assert!(ring.wait(t, 10_000_000_000).unwrap());
     for (i, v) in out.as_mut_slice().iter().enumerate() {
-        let expect = if (20..32).contains(&i) { i as u32 + 1 } else { 0 };
+        let expect = if (20..32).contains(&i) {
+            i as u32 + 1
+        } else {
+            0
+        };
         assert_eq!(*v, expect, "element {i}");
     }
     if let Some(span) = ring.span(t).unwrap() {
@@ -77,9 +89,13 @@ fn buffer_handle<T: bytemuck::Pod>(b: &coexec::Buffer<T>) -> coexec::vk::ash::vk
 }
 
 fn saxpy_on(backend: AllocatorBackend) {
-    let Some(e) = engine_with(Some(1), backend) else { return };
+    let Some(e) = engine_with(Some(1), backend) else {
+        return;
+    };
     assert_eq!(e.memory().backend(), backend);
-    let mut w = coexec::workloads::create("saxpy", &e, Some(coexec::workloads::Size::Linear(100_003))).unwrap();
+    let mut w =
+        coexec::workloads::create("saxpy", &e, Some(coexec::workloads::Size::Linear(100_003)))
+            .unwrap();
     for d in [Devices::CPU, Devices::GPU, Devices::ALL] {
         w.run(&e, &Scheduler::hguided(), d).unwrap();
         let v = w.verify();
@@ -129,7 +145,10 @@ fn memory_type_is_host_visible_and_coherent() {
     use coexec::vk::ash::vk::MemoryPropertyFlags as F;
     assert!(t.flags.contains(F::HOST_VISIBLE | F::HOST_COHERENT));
     if !info.is_unified() {
-        assert!(!t.flags.contains(F::DEVICE_LOCAL), "never BAR memory on a discrete GPU");
+        assert!(
+            !t.flags.contains(F::DEVICE_LOCAL),
+            "never BAR memory on a discrete GPU"
+        );
     }
 }
 
@@ -161,7 +180,9 @@ fn pipeline_cache_is_persisted() {
             validation: coexec::Validation::IfAvailable,
             ..Default::default()
         };
-        let Ok(e) = coexec::Engine::with_options(opts) else { return };
+        let Ok(e) = coexec::Engine::with_options(opts) else {
+            return;
+        };
         let _k = e.kernel_glsl("copy", COPY_PLUS_ONE, None).unwrap();
     }
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
@@ -172,18 +193,42 @@ fn pipeline_cache_is_persisted() {
 #[test]
 fn kernel_errors_are_typed() {
     let Some(e) = engine() else { return };
-    let err = e.kernel_glsl("bad", "#version 450\nvoid main() { nope(); }", None).unwrap_err();
+    let err = e
+        .kernel_glsl("bad", "#version 450\nvoid main() { nope(); }", None)
+        .unwrap_err();
     assert!(matches!(err, coexec::Error::ShaderCompile(_)), "{err}");
-    let err = e.kernel("garbage", Some(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]), None, None)
+    let err = e
+        .kernel(
+            "garbage",
+            Some(&[
+                1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+            ]),
+            None,
+            None,
+        )
         .unwrap_err();
     assert!(matches!(err, coexec::Error::InvalidSpirv(_)), "{err}");
     let err = e.kernel("nothing", None, None, None).unwrap_err();
     assert!(matches!(err, coexec::Error::Interface(_)), "{err}");
     // Too few buffers for the shader.
-    let k = e.kernel_glsl("copy", COPY_PLUS_ONE, Some(Arc::new(|_: &coexec::Package, _: &mut coexec::CpuArgs<'_>| {}))).unwrap();
+    let k = e
+        .kernel_glsl(
+            "copy",
+            COPY_PLUS_ONE,
+            Some(Arc::new(
+                |_: &coexec::Package, _: &mut coexec::CpuArgs<'_>| {},
+            )),
+        )
+        .unwrap();
     let mut y = e.buffer::<f32>(8).unwrap();
     let err = e
-        .run(&k, Args::new().output(&mut y).push(&8u32), IndexSpace::D1(8), &Scheduler::hguided(), Devices::GPU)
+        .run(
+            &k,
+            Args::new().output(&mut y).push(&8u32),
+            IndexSpace::D1(8),
+            &Scheduler::hguided(),
+            Devices::GPU,
+        )
         .unwrap_err();
     assert!(matches!(err, coexec::Error::Interface(_)), "{err}");
     assert_validation_clean(&e);
@@ -191,17 +236,21 @@ fn kernel_errors_are_typed() {
 
 #[test]
 fn validation_layer_is_on_and_catches_errors() {
-    let Some(e) = engine_with(Some(1), AllocatorBackend::default()) else { return };
+    let Some(e) = engine_with(Some(1), AllocatorBackend::default()) else {
+        return;
+    };
     let instance = e.device().instance();
-    let layer_installed = instance
-        .entry()
-        .clone();
+    let layer_installed = instance.entry().clone();
     // SAFETY: plain query on a loaded entry.
     let layers = unsafe { layer_installed.enumerate_instance_layer_properties() }.unwrap();
     let present = layers
         .iter()
         .any(|l| l.layer_name_as_c_str().ok() == Some(coexec::vk::VALIDATION_LAYER));
-    assert_eq!(instance.validation_enabled(), present, "tests run with validation whenever it is installed");
+    assert_eq!(
+        instance.validation_enabled(),
+        present,
+        "tests run with validation whenever it is installed"
+    );
     if !present {
         eprintln!("validation layer not installed: skipping the provoked-error check");
         return;
@@ -218,5 +267,8 @@ fn validation_layer_is_on_and_catches_errors() {
             e.device().raw().destroy_buffer(b, None);
         }
     }
-    assert!(e.validation_errors() > before, "the layer reported the broken rule");
+    assert!(
+        e.validation_errors() > before,
+        "the layer reported the broken rule"
+    );
 }

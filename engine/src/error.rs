@@ -110,7 +110,9 @@ pub enum Error {
         message: String,
     },
     /// The allocator backend asked for is not compiled in.
-    #[error("the {0} allocator backend is not available: build coexec with the cargo feature `vma`")]
+    #[error(
+        "the {0} allocator backend is not available: build coexec with the cargo feature `vma`"
+    )]
     BackendUnavailable(&'static str),
     /// A buffer of zero elements was asked for.
     #[error("a buffer must hold at least one element")]

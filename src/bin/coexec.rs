@@ -19,11 +19,45 @@ enum Command {
     Info,
     /// Runs one kernel and reports time, balance and per-device figures.
     Bench(BenchArgs),
+    /// Runs the benchmark suite: every kernel alone on each device and
+    /// co-executed with each scheduler; table, JSON and SVG pictures.
+    Suite(SuiteArgs),
+}
+
+#[derive(clap::Args)]
+struct SuiteArgs {
+    /// Small sizes and 2 repetitions (a smoke test).
+    #[arg(long)]
+    quick: bool,
+    /// Comma-separated kernels (default: all but saxpy).
+    #[arg(long, value_delimiter = ',')]
+    kernels: Option<Vec<String>>,
+    /// Timed repetitions after one warm-up (default 5; 2 with --quick).
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Write the results as JSON to this file.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Write pictures (SVG) and traces (Chrome/Perfetto JSON) to this folder.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// CPU workers (default: one per physical core left by the GPU).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Skip the time-against-problem-size sweeps.
+    #[arg(long)]
+    no_scaling: bool,
+    /// Solo schedulers for the CPU baseline, comma-separated (default: static,dynamic:200,hguided).
+    #[arg(long, value_delimiter = ',')]
+    cpu_solo: Option<Vec<String>>,
+    /// Co-executed configurations, comma-separated (default: dynamic:5,dynamic:200,static,hguided:hints,hguided:nohints).
+    #[arg(long, value_delimiter = ',')]
+    schedulers: Option<Vec<String>>,
 }
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// Kernel: saxpy or mandelbrot.
+    /// Kernel: one of `coexec::workloads::NAMES` (saxpy, gaussian, matmul, taylor, binomial, nbody, mandelbrot, ray, rap).
     #[arg(long)]
     kernel: String,
     /// Problem size: N, 2^K or WxH (default: the kernel's).
@@ -60,6 +94,7 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Info => info(),
         Command::Bench(a) => bench(a),
+        Command::Suite(a) => suite(a),
     };
     match r {
         Ok(code) => code,
@@ -282,4 +317,52 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::from(2)
     })
+}
+
+fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
+    let engine = Engine::with_options(EngineOptions {
+        workers: a.workers,
+        ..Default::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let opts = coexec::suite::Options {
+        quick: a.quick,
+        kernels: a.kernels,
+        reps: a.reps,
+        out: a.out,
+        json: a.json,
+        scaling: !a.no_scaling,
+        progress: true,
+        energy: true,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        cpu_solo: a.cpu_solo,
+        schedulers: a.schedulers,
+    };
+    let report = coexec::suite::run(&engine, &opts)?;
+    println!(
+        "{} on {} ({}), {} CPU workers, median of {} after 1 warm-up\n",
+        if opts.quick { "quick suite" } else { "suite" },
+        report.machine.gpu_names.join(", "),
+        report.machine.vulkan_device_type,
+        report.machine.cores_used,
+        opts.reps()
+    );
+    print!("{}", report.table());
+    if let Some(path) = &opts.json {
+        println!("JSON: {}", path.display());
+    }
+    if let Some(out) = &opts.out {
+        println!(
+            "pictures and traces: {} ({} files)",
+            out.display(),
+            report.files.len()
+        );
+    }
+    println!("suite took {:.1} s", report.wall_s);
+    if report.all_ok() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("coexec suite: some runs failed or did not verify (see the table)");
+        Ok(ExitCode::from(2))
+    }
 }

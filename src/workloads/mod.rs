@@ -2,11 +2,25 @@
 //! same computation, a deterministic input generator and a CPU reference the
 //! co-executed output is checked against.
 
+pub mod binomial;
+pub mod gaussian;
 pub mod mandelbrot;
+pub mod matmul;
+pub mod nbody;
+pub mod rap;
+pub mod ray;
 pub mod saxpy;
+pub mod taylor;
 
+pub use binomial::Binomial;
+pub use gaussian::Gaussian;
 pub use mandelbrot::Mandelbrot;
+pub use matmul::MatMul;
+pub use nbody::NBody;
+pub use rap::Rap;
+pub use ray::Ray;
 pub use saxpy::Saxpy;
+pub use taylor::Taylor;
 
 use crate::{Devices, Engine, IndexSpace, Report, Result, Scheduler};
 
@@ -86,7 +100,117 @@ pub trait Workload: Send {
 }
 
 /// Names of the available workloads.
-pub const NAMES: &[&str] = &["saxpy", "mandelbrot"];
+pub const NAMES: &[&str] = &[
+    "saxpy",
+    "mandelbrot",
+    "gaussian",
+    "matmul",
+    "taylor",
+    "binomial",
+    "nbody",
+    "ray",
+    "rap",
+];
+
+/// The default size of workload `name` (a run of about a second on a large
+/// GPU plus a many-core CPU), or `None` for an unknown name.
+pub fn default_size(name: &str) -> Option<Size> {
+    // Measured on an NVIDIA H200 + 15 CPU workers, hguided, GPU only / CPU
+    // + GPU / CPU only: gaussian 0.07 / 0.14 / 3.1 s, matmul 1.6 / 1.5 /
+    // 7.7 s, taylor 0.005 / 0.006 / 0.36 s, binomial 0.72 / 0.69 / 11.6 s,
+    // nbody 0.57 / 0.69 / 33 s, ray 0.14 / 2.8 / 32 s, rap 0.66 / 0.66 / 22 s.
+    // Taylor is bound by host-memory traffic, so no size that fits lasts a
+    // second. The 1-D sizes stay within 65535 work-groups.
+    Some(match name {
+        "saxpy" => Size::Linear(1 << 24),
+        "mandelbrot" => Size::Image(4096, 4096),
+        "gaussian" => Size::Image(16384, 16384),
+        "matmul" => Size::Image(8192, 8192),
+        "taylor" => Size::Linear(65_535 * 256),
+        "binomial" => Size::Linear(1 << 23),
+        "nbody" => Size::Linear(786_432),
+        "ray" => Size::Image(8192, 8192),
+        "rap" => Size::Linear(65_535 * 256),
+        _ => return None,
+    })
+}
+
+/// A small size of workload `name` for smoke tests (every kernel together
+/// runs in seconds on a software rasterizer), or `None` for an unknown name.
+pub fn quick_size(name: &str) -> Option<Size> {
+    Some(match name {
+        "saxpy" => Size::Linear(100_003),
+        "mandelbrot" => Size::Image(256, 256),
+        "gaussian" => Size::Image(192, 128),
+        "matmul" => Size::Image(200, 200),
+        "taylor" => Size::Linear(30_001),
+        "binomial" => Size::Linear(1_500),
+        "nbody" => Size::Linear(3_000),
+        "ray" => Size::Image(128, 96),
+        "rap" => Size::Linear(1_500),
+        _ => return None,
+    })
+}
+
+/// The item count of `size` (an image's pixel count).
+fn linear(size: Size) -> u64 {
+    match size {
+        Size::Linear(n) => n,
+        Size::Image(w, h) => u64::from(w) * u64::from(h),
+    }
+}
+
+/// `size` as an image (a square of at least `n` pixels for `Linear(n)`).
+fn image(size: Size) -> (u32, u32) {
+    match size {
+        Size::Image(w, h) => (w, h),
+        Size::Linear(n) => {
+            let side = (n as f64).sqrt().ceil() as u32;
+            (side, side)
+        }
+    }
+}
+
+/// `size` as the side of a square (`Linear(n)`: `n`; `WxH`: `max(W, H)`).
+fn side(size: Size) -> u64 {
+    match size {
+        Size::Linear(n) => n,
+        Size::Image(w, h) => u64::from(w.max(h)),
+    }
+}
+
+/// Sums `f(i)` for `i` in `0..n` on every core (verification helper).
+pub(crate) fn par_sum<F: Fn(usize) -> u64 + Sync>(n: usize, f: F) -> u64 {
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .min(n.max(1));
+    let chunk = n.div_ceil(threads.max(1)).max(1);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| s.spawn(move || (t * chunk..((t + 1) * chunk).min(n)).map(f).sum::<u64>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(u64::MAX))
+            .sum()
+    })
+}
+
+/// `true` when `d` is NaN or `|d| > tol` (a verification mismatch).
+pub(crate) fn off(d: f64, tol: f64) -> bool {
+    d.is_nan() || d.abs() > tol
+}
+
+/// At most `max` indices of `0..n`, evenly spread, first and last included
+/// (all of them when `n <= max`).
+pub(crate) fn spread(n: usize, max: usize) -> Vec<usize> {
+    if n <= max || max < 2 {
+        return (0..n).collect();
+    }
+    (0..max).map(|k| k * (n - 1) / (max - 1)).collect()
+}
 
 /// Creates workload `name` of `size` (`None`: its default size) on `engine`.
 pub fn create(
@@ -94,26 +218,35 @@ pub fn create(
     engine: &Engine,
     size: Option<Size>,
 ) -> std::result::Result<Box<dyn Workload>, String> {
+    if !NAMES.contains(&name) {
+        return Err(format!(
+            "unknown kernel {name:?}; available: {}",
+            NAMES.join(", ")
+        ));
+    }
+    let size = size
+        .or_else(|| default_size(name))
+        .expect("every name has a default");
+    let e = |e: crate::Error| e.to_string();
     match name {
-        "saxpy" => {
-            let n = match size.unwrap_or(Size::Linear(1 << 24)) {
-                Size::Linear(n) => n,
-                Size::Image(w, h) => u64::from(w) * u64::from(h),
-            };
-            Ok(Box::new(Saxpy::new(engine, n).map_err(|e| e.to_string())?))
-        }
+        "saxpy" => Ok(Box::new(Saxpy::new(engine, linear(size)).map_err(e)?)),
         "mandelbrot" => {
-            let (w, h) = match size.unwrap_or(Size::Image(4096, 4096)) {
-                Size::Image(w, h) => (w, h),
-                Size::Linear(n) => {
-                    let side = (n as f64).sqrt().ceil() as u32;
-                    (side, side)
-                }
-            };
-            Ok(Box::new(
-                Mandelbrot::new(engine, w, h, 256).map_err(|e| e.to_string())?,
-            ))
+            let (w, h) = image(size);
+            Ok(Box::new(Mandelbrot::new(engine, w, h, 256).map_err(e)?))
         }
+        "gaussian" => {
+            let (w, h) = image(size);
+            Ok(Box::new(Gaussian::new(engine, w, h).map_err(e)?))
+        }
+        "matmul" => Ok(Box::new(MatMul::new(engine, side(size)).map_err(e)?)),
+        "taylor" => Ok(Box::new(Taylor::new(engine, linear(size)).map_err(e)?)),
+        "binomial" => Ok(Box::new(Binomial::new(engine, linear(size)).map_err(e)?)),
+        "nbody" => Ok(Box::new(NBody::new(engine, linear(size)).map_err(e)?)),
+        "ray" => {
+            let (w, h) = image(size);
+            Ok(Box::new(Ray::new(engine, w, h).map_err(e)?))
+        }
+        "rap" => Ok(Box::new(Rap::new(engine, linear(size)).map_err(e)?)),
         other => Err(format!(
             "unknown kernel {other:?}; available: {}",
             NAMES.join(", ")

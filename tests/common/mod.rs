@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// An engine with `workers` CPU workers, or `None` (after printing why) when
 /// this machine has no Vulkan device.
-pub fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {
+pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {
     let opts = EngineOptions {
         workers,
         allocator,
@@ -28,7 +28,7 @@ pub fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Optio
 }
 
 /// A shared default engine (engines are costly to create).
-pub fn engine() -> Option<Engine> {
+pub(crate) fn engine() -> Option<Engine> {
     static E: OnceLock<Mutex<Option<Option<Engine>>>> = OnceLock::new();
     let m = E.get_or_init(|| Mutex::new(None));
     let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
@@ -39,14 +39,14 @@ pub fn engine() -> Option<Engine> {
 }
 
 /// Fails the test if the validation layer reported any error.
-pub fn assert_validation_clean(e: &Engine) {
+pub(crate) fn assert_validation_clean(e: &Engine) {
     let n = e.validation_errors();
     assert_eq!(n, 0, "validation errors: {:#?}", e.validation_messages());
 }
 
 /// GLSL of a kernel that adds 1 to `out[i]` for every work-item `i < n`
 /// (1-D) or `out[y * w + x]` (2-D): run once, every element must be 1.
-pub fn count_glsl(local_x: u32, local_y: u32, two_d: bool) -> String {
+pub(crate) fn count_glsl(local_x: u32, local_y: u32, two_d: bool) -> String {
     let body = if two_d {
         "uvec2 g = gl_GlobalInvocationID.xy; if (g.x < p.w && g.y < p.h) { out_[g.y * p.w + g.x] += 1u; }"
     } else {
@@ -61,7 +61,7 @@ pub fn count_glsl(local_x: u32, local_y: u32, two_d: bool) -> String {
 }
 
 /// The CPU twin of [`count_glsl`].
-pub fn count_cpu() -> Arc<coexec::CpuFn> {
+pub(crate) fn count_cpu() -> Arc<coexec::CpuFn> {
     Arc::new(|pkg: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
         for v in args.output::<u32>(0) {
             *v += 1;

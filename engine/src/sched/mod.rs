@@ -72,6 +72,6 @@ mod sync;
 mod tests;
 
 pub use estimator::{PowerEstimator, ThroughputEstimator};
-pub use plan::{ClaimantState, Plan, PROBE_PACKAGES};
+pub use plan::{ClaimantState, Plan, GUARD_MARGIN, PROBE_PACKAGES};
 pub use queue::{Source, WorkQueue};
 pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};

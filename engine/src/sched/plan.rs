@@ -14,6 +14,11 @@ use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
 /// sizes every later package.
 pub const PROBE_PACKAGES: u64 = 1;
 
+/// Safety margin of HGuided's finish-time guard (see `Plan::declines`): a
+/// slower claimant declines fresh work whose package would take more than
+/// this fraction of the time the other devices need for all that is left.
+pub const GUARD_MARGIN: f64 = 0.5;
+
 /// Relative tolerance for snapping a computed size onto an integer before
 /// `ceil`/`floor`, so that float noise (e.g. `29.000000000000004`) does not
 /// add a unit. Far above f64 rounding error (~1e-16), far below one unit for
@@ -425,10 +430,13 @@ impl Plan {
     }
 
     /// The finish-time guard of HGuided: a claimant declines fresh work when
-    /// taking `size` units would end after the other devices could finish all
-    /// `left` units without it: `size / p_i > left / P_others`. Declining then
-    /// can only make the run end sooner, so a slow device never holds up the
-    /// end of a run (co-execution stays no slower than the other devices).
+    /// taking `size` units would take longer than [`GUARD_MARGIN`] times what
+    /// the other devices need for all `left` units without it:
+    /// `size / p_i > GUARD_MARGIN * left / P_others`. At a margin of 1,
+    /// declining can only make the run end sooner; below 1 it also leaves room
+    /// for estimation error (early estimates include start-up overheads, and
+    /// the last package of a device far slower than the others would land at
+    /// the very end), so a slow device never holds up the end of a run.
     ///
     /// Progress: only a claimant whose per-claimant power is below that of
     /// some claimant of another device may decline, so the fastest claimant
@@ -443,7 +451,9 @@ impl Plan {
                 fastest_other = fastest_other.max(p / self.claimants[j] as f64);
             }
         }
-        others > 0.0 && p_i < fastest_other && size as f64 * others > left as f64 * p_i
+        others > 0.0
+            && p_i < fastest_other
+            && size as f64 * others > GUARD_MARGIN * left as f64 * p_i
     }
 }
 

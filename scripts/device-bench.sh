@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Measurements on the GPU machine (no Rust toolchain there): build here with
+#   cargo build --release --bin coexec && cargo bench --bench core --no-run
+#   cp target/release/deps/core-* target/release/coexec-core   (the executable)
+#   ../shared/device/bundle.sh target/release/coexec target/release/coexec-core
+# then run this script there with .device/ carried:
+#   source .device/env.sh; bash scripts/device-bench.sh PART
+# PART 1: info, core harness, suite part 1; PART 2: suite part 2 + scaling.
+set -u
+part="${1:-1}"
+out="${OUT:-/tmp/out}"
+r=/tmp/coexec-results
+mkdir -p "$r" "$out"
+export LD_LIBRARY_PATH="/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export COEXEC_CACHE_DIR=/tmp/coexec-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv > "$r/gpu.txt" 2>&1
+lscpu > "$r/lscpu.txt" 2>&1
+if [ "$part" = 1 ]; then
+  coexec info > "$r/info.txt" 2>&1
+  timeout 150 coexec-core --mandel 8192x8192 --saxpy 268435456 --json "$r/core.json" > "$r/core.txt" 2>&1
+  timeout 360 coexec suite --no-scaling --reps 2 --cpu-solo hguided --kernels taylor,gaussian,mandelbrot,matmul,binomial \
+    --json "$r/suite1.json" --out "$r/suite1" > "$r/suite1.txt" 2>&1
+else
+  timeout 420 coexec suite --no-scaling --reps 1 --cpu-solo hguided --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels gaussian,rap,ray,nbody \
+    --json "$r/suite2.json" --out "$r/suite2" > "$r/suite2.txt" 2>&1
+  timeout 100 coexec suite --quick --reps 1 --kernels mandelbrot,taylor,rap \
+    --json "$r/scaling.json" --out "$r/scaling" > "$r/scaling.txt" 2>&1
+fi
+tar czf "$out/results-$part.tgz" -C /tmp coexec-results
+cp "$r"/*.txt "$out/" 2>/dev/null
+ls -la "$out"
