@@ -3,13 +3,94 @@
 //! One data-parallel kernel, run on every CPU core and Vulkan GPU of a
 //! machine at once.
 //!
-//! Pinned CPU worker threads and one dispatch loop per GPU each claim
-//! *packages* (contiguous ranges of work-groups) themselves from a lock-free
-//! queue of atomic counters until the index space is done; no thread hands
-//! out work. Package sizes come from a [`Scheduler`]: `Static`, `Dynamic` or
-//! `HGuided`. Buffers live in host-visible coherent Vulkan memory, so on an
-//! integrated GPU (and on Mesa's lavapipe) the CPU and the GPU read and write
-//! the same bytes, with no copies.
+//! ## Concepts
+//!
+//! - **Devices.** An [`Engine`] owns a pool of pinned CPU worker threads (one
+//!   per physical core by default) and one Vulkan device with a dispatch loop
+//!   thread. A run selects which of them take part ([`Devices`]).
+//! - **Packages.** A run's index space ([`IndexSpace`], 1-D or 2-D) is counted
+//!   in work-groups. Each claimant (a CPU worker, a GPU dispatch loop) takes
+//!   its next *package*, a contiguous range of work-groups (whole rows of
+//!   work-groups in 2-D), from a lock-free queue of atomic counters. No thread
+//!   hands out work. The GPU runs a package with `vkCmdDispatchBase`, so the
+//!   shader sees the global ids of the whole range; the CPU calls the kernel's
+//!   closure with the [`Package`].
+//! - **Schedulers.** [`Scheduler`] decides package sizes: `Static` (one per
+//!   device, by power), `Dynamic` (M equal packages) or `HGuided` (large
+//!   first, shrinking, bigger for faster devices; without power hints the
+//!   engine measures each device's throughput as it runs, and a slower device
+//!   declines work it would finish after the others).
+//! - **Unified memory.** A [`Buffer`] lives in host-visible coherent Vulkan
+//!   memory, mapped for its whole life: the CPU reads and writes it as a
+//!   slice, kernels bind it as a storage buffer, with no copies. It keeps its
+//!   device alive, so it can never dangle.
+//! - **Reports.** [`Engine::run`] blocks until every work-item is done and
+//!   returns a [`Report`]: time, per-device packages, items, busy time and
+//!   finish time, GPU idle gaps, the balancing efficiency and the package log
+//!   ([`trace::chrome_trace`] turns it into a Perfetto trace).
+//!
+//! ## Example
+//!
+//! ```
+//! use coexec::{Args, CpuArgs, Devices, Engine, IndexSpace, Package, Scheduler};
+//! use std::sync::Arc;
+//!
+//! const GLSL: &str = "#version 450
+//! layout(local_size_x = 64) in;
+//! layout(std430, binding = 0) readonly buffer X { float x[]; };
+//! layout(std430, binding = 1) buffer Y { float y[]; };
+//! layout(push_constant) uniform P { uint n; } p;
+//! void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) y[i] = 2.0 * x[i]; }";
+//!
+//! # fn main() -> Result<(), coexec::Error> {
+//! let engine = Engine::new()?;
+//! // The CPU implementation: it gets exactly its package's part of `y`.
+//! let cpu = Arc::new(|pkg: &Package, args: &mut CpuArgs<'_>| {
+//!     let x = args.input::<f32>(0);
+//!     for (k, y) in args.output::<f32>(1).iter_mut().enumerate() {
+//!         *y = 2.0 * x[pkg.items.start as usize + k];
+//!     }
+//! });
+//! let kernel = engine.kernel_glsl("double", GLSL, Some(cpu))?;
+//! let n = 100_000;
+//! let x = engine.buffer_from_slice(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
+//! let mut y = engine.buffer::<f32>(n)?;
+//! let args = Args::new().input(&x).output(&mut y).push(&(n as u32));
+//! let report = engine.run(&kernel, args, IndexSpace::D1(n as u64), &Scheduler::hguided(), Devices::ALL)?;
+//! assert!(y.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
+//! assert_eq!(report.devices.iter().map(|d| d.items).sum::<u64>(), n as u64);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## What the types rule out
+//!
+//! A run borrows its outputs exclusively until it returns, so CPU code cannot
+//! touch a buffer a run is writing:
+//!
+//! ```compile_fail
+//! # use coexec::{Args, Engine};
+//! # let engine = Engine::new().unwrap();
+//! let mut y = engine.buffer::<f32>(16).unwrap();
+//! let args = Args::new().output(&mut y);
+//! y[0] = 1.0; // error: `y` is mutably borrowed by `args`
+//! drop(args);
+//! ```
+//!
+//! The same buffer cannot be both an input and an output of a run:
+//!
+//! ```compile_fail
+//! # use coexec::{Args, Engine};
+//! # let engine = Engine::new().unwrap();
+//! let mut y = engine.buffer::<f32>(16).unwrap();
+//! let args = Args::new().input(&y).output(&mut y); // error: already borrowed
+//! # drop(args);
+//! ```
+//!
+//! A CPU kernel sees its package's part of an output, and can take it only
+//! once per package (a second `output` call for the same argument panics,
+//! which the run reports as [`Error::KernelPanic`]), so no two packages alias.
+//! A C API mirrors this crate (`ffi/`, `coexec.h`).
 
 pub use coexec_engine::{
     error, mem, sched, shader, vk, AllocatorBackend, Args, Buffer, CpuArgs, CpuFn, DeviceKind,
