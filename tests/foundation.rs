@@ -208,6 +208,18 @@ fn kernel_errors_are_typed() {
         )
         .unwrap_err();
     assert!(matches!(err, coexec::Error::InvalidSpirv(_)), "{err}");
+    assert!(matches!(
+        e.buffer::<u32>(0),
+        Err(coexec::Error::EmptyBuffer)
+    ));
+    assert!(matches!(
+        e.buffer::<()>(4),
+        Err(coexec::Error::SizeOverflow(_))
+    ));
+    assert!(matches!(
+        e.buffer::<u64>(usize::MAX / 4),
+        Err(coexec::Error::SizeOverflow(_))
+    ));
     let err = e.kernel("nothing", None, None, None).unwrap_err();
     assert!(matches!(err, coexec::Error::Interface(_)), "{err}");
     // Too few buffers for the shader.

@@ -278,7 +278,9 @@ impl<T: bytemuck::Pod> std::fmt::Debug for Buffer<T> {
 }
 
 impl<T: bytemuck::Pod> Buffer<T> {
-    pub(super) fn new(memory: Arc<UnifiedMemory>, len: usize) -> Result<Self> {
+    /// Bytes of `len` elements: at least one element, of non-zero size,
+    /// without overflow.
+    fn byte_size(len: usize) -> Result<u64> {
         if len == 0 {
             return Err(Error::EmptyBuffer);
         }
@@ -287,15 +289,18 @@ impl<T: bytemuck::Pod> Buffer<T> {
                 "zero-sized element types cannot be stored".into(),
             ));
         }
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
+        len.checked_mul(std::mem::size_of::<T>())
             .and_then(|b| u64::try_from(b).ok())
             .ok_or_else(|| {
                 Error::SizeOverflow(format!(
                     "{len} elements of {} bytes",
                     std::mem::size_of::<T>()
                 ))
-            })?;
+            })
+    }
+
+    pub(super) fn new(memory: Arc<UnifiedMemory>, len: usize) -> Result<Self> {
+        let bytes = Self::byte_size(len)?;
         let raw = RawBuffer::new(memory, bytes)?;
         if raw.ptr() as usize % std::mem::align_of::<T>() != 0 {
             return Err(Error::Allocation {
@@ -323,23 +328,7 @@ impl<T: bytemuck::Pod> Buffer<T> {
         ptr: *mut T,
         len: usize,
     ) -> Result<Self> {
-        if len == 0 {
-            return Err(Error::EmptyBuffer);
-        }
-        if std::mem::size_of::<T>() == 0 {
-            return Err(Error::SizeOverflow(
-                "zero-sized element types cannot be stored".into(),
-            ));
-        }
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .and_then(|b| u64::try_from(b).ok())
-            .ok_or_else(|| {
-                Error::SizeOverflow(format!(
-                    "{len} elements of {} bytes",
-                    std::mem::size_of::<T>()
-                ))
-            })?;
+        let bytes = Self::byte_size(len)?;
         let Some(ptr) = NonNull::new(ptr.cast::<u8>()) else {
             return Err(Error::HostImportUnsupported {
                 device: memory.device().info().name.clone(),
