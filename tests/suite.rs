@@ -56,10 +56,9 @@ fn check_json(doc: &Value) {
             assert!((s - fastest / t).abs() <= 1e-9 * s.max(1.0), "{r}");
             assert!((num(r, "s_max") - s_max).abs() <= 1e-9 * s_max, "{r}");
             assert!((he - s / s_max).abs() <= 1e-9, "{r}");
-            assert!(
-                he > 0.0 && he <= 1.5,
-                "{name} {key}: HE {he} out of (0, 1.5]"
-            );
+            // No bound from above: HE is a ratio of timings, and a test
+            // asserts no timing (a noisy quick run can exceed 1).
+            assert!(he > 0.0 && he.is_finite(), "{name} {key}: HE {he}");
             let b = num(r, "balance");
             assert!(b > 0.0 && b <= 1.0, "{r}");
             assert!(r["packages"].as_u64().unwrap() >= 1);
