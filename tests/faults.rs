@@ -184,3 +184,56 @@ fn gpu_alone_failing_is_an_error_not_a_hang() {
         .unwrap_err();
     assert!(matches!(err, Error::AllDevicesFailed { .. }), "{err}");
 }
+
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::OnceLock;
+
+    fn faults() -> impl Strategy<Value = GpuFault> {
+        prop_oneof![
+            Just(GpuFault::SubmitError),
+            Just(GpuFault::DeviceLost),
+            Just(GpuFault::Hang)
+        ]
+    }
+
+    fn schedulers() -> impl Strategy<Value = Scheduler> {
+        prop_oneof![
+            Just(Scheduler::hguided()),
+            (1u64..64).prop_map(|m| Scheduler::Dynamic { packages: m }),
+            (0.1f64..0.9).prop_map(|c| Scheduler::Static {
+                powers: Some(vec![c, 1.0 - c])
+            }),
+            (0.1f64..0.9).prop_map(|c| Scheduler::HGuided {
+                powers: Some(vec![c, 1.0 - c]),
+                k: 2.0,
+                min_package: 1
+            }),
+        ]
+    }
+
+    proptest! {
+        // Each case builds an engine (a fault leaves its GPU out for good).
+        #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+        /// Whatever the size, scheduler, fault and when it strikes, every
+        /// item is done exactly once (checked item by item in `run`) and
+        /// the report accounts for all of them.
+        #[test]
+        fn exactly_once_under_injected_faults(n in 1u32..150_000, sched in schedulers(), fault in faults(), after in 0usize..4) {
+            static SKIP: OnceLock<bool> = OnceLock::new();
+            if *SKIP.get_or_init(|| engine().is_none()) { return Ok(()); }
+            let e = engine().unwrap();
+            let k = kernel(&e);
+            e.inject_gpu_fault(FaultInjection { fault, after_packages: after });
+            let r = run(&e, &k, n, &sched, Devices::ALL).unwrap();
+            let items: u64 = r.devices.iter().map(|d| d.items).sum();
+            prop_assert_eq!(items, u64::from(n));
+            if let Some(gpu) = r.devices.get(1) {
+                // The fault struck only if the GPU reached its package.
+                prop_assert_eq!(gpu.failure.is_some(), !e.gpu_available());
+            }
+        }
+    }
+}
