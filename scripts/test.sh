@@ -28,3 +28,6 @@ fi
 # The C ABI: header freshness, install, C and C++ examples through
 # pkg-config and CMake, one run under valgrind.
 bash scripts/c-examples.sh
+# Fuzzing, bounded: SPIR-V reflection and GLSL compilation, 30 s each from
+# the checked-in corpus (skipped where nightly + cargo-fuzz are missing).
+bash scripts/fuzz.sh 30

@@ -10,6 +10,33 @@ use crate::error::{Error, Result};
 /// `name` appears in error messages. A compile error comes back as
 /// [`Error::ShaderCompile`] with the compiler's text.
 pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
+    // shaderc hands both strings to C: an interior NUL would end them early
+    // (and makes shaderc-rs panic), so refuse it with a clear error.
+    if let Some(at) = source.find('\0') {
+        return Err(Error::ShaderCompile(format!(
+            "{name}: the GLSL source contains a NUL byte at offset {at}"
+        )));
+    }
+    if name.contains('\0') {
+        return Err(Error::ShaderCompile(
+            "the shader name contains a NUL byte".into(),
+        ));
+    }
+    // Backstop: whatever else makes the compiler's Rust wrapper panic comes
+    // back as a compile error, never as a panic in the caller.
+    std::panic::catch_unwind(|| compile_unchecked(source, name)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(Error::ShaderCompile(format!(
+            "{name}: the compiler failed: {why}"
+        )))
+    })
+}
+
+fn compile_unchecked(source: &str, name: &str) -> Result<Vec<u32>> {
     let compiler = shaderc::Compiler::new()
         .map_err(|e| Error::ShaderCompile(format!("shaderc is unavailable: {e}")))?;
     let mut options = shaderc::CompileOptions::new()
@@ -44,5 +71,16 @@ mod tests {
         };
         assert!(msg.contains("undeclared"), "{msg}");
         assert!(msg.contains("bad.comp"), "{msg}");
+    }
+
+    #[test]
+    fn nul_bytes_are_an_error_not_a_panic() {
+        // Found by the glsl_compile fuzz target (shaderc-rs panicked).
+        let err = compile_glsl("#version 450\n// x\0\0\nvoid main() {}", "nul.comp").unwrap_err();
+        assert!(
+            matches!(&err, Error::ShaderCompile(m) if m.contains("NUL byte at offset 17")),
+            "{err}"
+        );
+        assert!(compile_glsl("#version 450\nvoid main() {}", "a\0b").is_err());
     }
 }
