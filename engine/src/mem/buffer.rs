@@ -46,14 +46,25 @@ pub(crate) struct RawBuffer {
 }
 
 impl RawBuffer {
-    fn new(memory: Arc<UnifiedMemory>, bytes: u64) -> Result<Self> {
+    /// Creates the `VkBuffer` (storage usage, `bytes` > 0; with `external`
+    /// chained for imported memory) and its identity, with no memory bound
+    /// yet, and returns it with its memory requirements.
+    fn create(
+        memory: Arc<UnifiedMemory>,
+        bytes: u64,
+        external: Option<&mut vk::ExternalMemoryBufferCreateInfo<'_>>,
+    ) -> Result<(Self, vk::MemoryRequirements)> {
         let device = memory.device().clone();
-        let info = vk::BufferCreateInfo::default()
+        let mut info = vk::BufferCreateInfo::default()
             .size(bytes)
             .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        if let Some(ext) = external {
+            info = info.push_next(ext);
+        }
         // SAFETY: plain object creation on a live device; size > 0 (checked
-        // by the caller).
+        // by the callers); an external-memory chain only when the extension
+        // is enabled (checked by the import path).
         let buffer = unsafe { device.raw().create_buffer(&info, None) }.call("vkCreateBuffer")?;
         // SAFETY: `buffer` was just created on this device.
         let req = unsafe { device.raw().get_buffer_memory_requirements(buffer) };
@@ -62,7 +73,8 @@ impl RawBuffer {
             // Relaxed: only uniqueness matters, which fetch_add gives in any ordering.
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
         };
-        let mut raw = RawBuffer {
+        // From here on, Drop destroys the buffer on every error path.
+        let raw = RawBuffer {
             memory,
             buffer,
             block: None,
@@ -70,6 +82,12 @@ impl RawBuffer {
             bytes,
             id,
         };
+        Ok((raw, req))
+    }
+
+    fn new(memory: Arc<UnifiedMemory>, bytes: u64) -> Result<Self> {
+        let device = memory.device().clone();
+        let (mut raw, req) = RawBuffer::create(memory, bytes, None)?;
         if req.memory_type_bits & (1 << raw.memory.memory_type()) == 0 {
             return Err(Error::NoMemoryType {
                 device: device.info().name.clone(),
@@ -81,7 +99,7 @@ impl RawBuffer {
         let r = unsafe {
             device
                 .raw()
-                .bind_buffer_memory(buffer, block.memory, block.offset)
+                .bind_buffer_memory(raw.buffer, block.memory, block.offset)
         }
         .call("vkBindBufferMemory");
         raw.block = Some(block);
@@ -148,29 +166,7 @@ impl RawBuffer {
         .result()
         .map_err(|r| unsupported(format!("vkGetMemoryHostPointerPropertiesEXT: {r}")))?;
         let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle_type);
-        let create = vk::BufferCreateInfo::default()
-            .size(bytes)
-            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .push_next(&mut external);
-        // SAFETY: plain object creation on a live device with the extension
-        // enabled; size > 0 (checked by the caller).
-        let buffer = unsafe { device.raw().create_buffer(&create, None) }.call("vkCreateBuffer")?;
-        // SAFETY: `buffer` was just created on this device.
-        let req = unsafe { device.raw().get_buffer_memory_requirements(buffer) };
-        let id = BufferId {
-            engine: memory.engine_id(),
-            // Relaxed: uniqueness only.
-            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
-        };
-        let mut raw = RawBuffer {
-            memory,
-            buffer,
-            block: None,
-            imported: None,
-            bytes,
-            id,
-        };
+        let (mut raw, req) = RawBuffer::create(memory, bytes, Some(&mut external))?;
         // Bound at offset 0, so only the size can fall short.
         if req.size > bytes {
             return Err(unsupported(format!(
@@ -207,7 +203,8 @@ impl RawBuffer {
         raw.imported = Some(Imported { memory: mem, ptr });
         // SAFETY: the memory was just allocated, is large enough for `req` and
         // of a type the buffer accepts; the buffer was not bound before.
-        unsafe { device.raw().bind_buffer_memory(buffer, mem, 0) }.call("vkBindBufferMemory")?;
+        unsafe { device.raw().bind_buffer_memory(raw.buffer, mem, 0) }
+            .call("vkBindBufferMemory")?;
         Ok(raw)
     }
 
