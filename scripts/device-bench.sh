@@ -5,7 +5,8 @@
 #   ../shared/device/bundle.sh target/release/coexec target/release/coexec-core
 # then run this script there with .device/ carried:
 #   source .device/env.sh; bash scripts/device-bench.sh PART
-# PART 1: info, core harness, suite part 1; PART 2: suite part 2 + scaling.
+# PART 1: info, core harness, suite part 1; PART 2: suite part 2 + quick
+# scaling; PART 3: binomial and full-range scaling of mandelbrot and taylor.
 set -u
 part="${1:-1}"
 out="${OUT:-/tmp/out}"
@@ -20,6 +21,11 @@ if [ "$part" = 1 ]; then
   timeout 150 coexec-core --mandel 8192x8192 --saxpy 268435456 --json "$r/core.json" > "$r/core.txt" 2>&1
   timeout 360 coexec suite --no-scaling --reps 2 --cpu-solo hguided --kernels taylor,gaussian,mandelbrot,matmul,binomial \
     --json "$r/suite1.json" --out "$r/suite1" > "$r/suite1.txt" 2>&1
+elif [ "$part" = 3 ]; then
+  timeout 200 coexec suite --no-scaling --reps 2 --cpu-solo hguided --schedulers dynamic:200,static,hguided:hints,hguided:nohints \
+    --kernels binomial --json "$r/suite3.json" --out "$r/suite3" > "$r/suite3.txt" 2>&1
+  timeout 300 coexec suite --reps 1 --cpu-solo hguided --schedulers static,hguided:hints,hguided:nohints \
+    --kernels mandelbrot,taylor --json "$r/scaling-full.json" --out "$r/scaling-full" > "$r/scaling-full.txt" 2>&1
 else
   timeout 420 coexec suite --no-scaling --reps 1 --cpu-solo hguided --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels gaussian,rap,ray,nbody \
     --json "$r/suite2.json" --out "$r/suite2" > "$r/suite2.txt" 2>&1
