@@ -9,7 +9,7 @@ use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole};
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
 use crate::exec::pool::{Pool, ThreadSpec};
-use crate::exec::report::{DeviceReport, Report};
+use crate::exec::report::Report;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
 use crate::sched::{
@@ -324,6 +324,12 @@ impl Engine {
     #[cfg(feature = "test-hooks")]
     pub fn inject_gpu_fault(&self, fault: crate::hooks::FaultInjection) {
         *self.inner.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(fault);
+    }
+
+    /// The engine's process-unique id (buffers carry it; a buffer of another
+    /// engine is refused).
+    pub fn id(&self) -> u64 {
+        self.inner.id
     }
 
     /// The options the engine was built with.
@@ -718,18 +724,12 @@ impl PowerEstimator for Remap<'_> {
     }
 }
 
-// Silence the unused-field lint in builds that do not read it yet.
-impl Engine {
-    /// Reports written with this engine's unique id.
-    pub fn id(&self) -> u64 {
-        self.inner.id
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn engine_and_kernel_are_send_and_sync() {
+        fn is<T: Send + Sync>() {}
+        is::<super::Engine>();
+        is::<crate::exec::kernel::Kernel>();
     }
-}
-
-#[allow(dead_code)]
-fn _assert_send_sync() {
-    fn is<T: Send + Sync>() {}
-    is::<Engine>();
-    is::<Kernel>();
-    let _ = DeviceReport::clone;
 }

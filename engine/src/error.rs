@@ -226,6 +226,18 @@ pub enum Error {
     },
 }
 
+/// The message of a caught panic: its `&str` or `String` payload, else
+/// `"unknown panic (non-string payload)"`.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic (non-string payload)".to_string()
+    }
+}
+
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

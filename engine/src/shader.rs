@@ -25,11 +25,7 @@ pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
     // Backstop: whatever else makes the compiler's Rust wrapper panic comes
     // back as a compile error, never as a panic in the caller.
     std::panic::catch_unwind(|| compile_unchecked(source, name)).unwrap_or_else(|p| {
-        let why = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let why = crate::error::panic_message(&*p);
         Err(Error::ShaderCompile(format!(
             "{name}: the compiler failed: {why}"
         )))

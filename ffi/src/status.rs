@@ -101,11 +101,7 @@ pub(crate) fn guard(name: &str, body: impl FnOnce() -> FfiResult) -> coexec_stat
             e.code
         }
         Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = coexec_engine::error::panic_message(&*payload);
             // Dropping the payload runs foreign code in theory; keep even that
             // on this side of the boundary.
             let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));

@@ -108,10 +108,7 @@ impl Binomial {
     /// `n` random options: S in [10, 100), K in [0.7 S, 1.3 S), T in
     /// [0.25, 2) years, sigma in [0.1, 0.5).
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
-        let len = usize::try_from(n)
-            .ok()
-            .filter(|&l| l > 0 && n <= u64::from(u32::MAX))
-            .ok_or_else(|| crate::Error::SizeOverflow(format!("binomial: {n} options")))?;
+        let len = super::len_1d("binomial", "options", n)?;
         let kernel = engine.kernel(
             "binomial",
             Some(spirv::BINOMIAL),

@@ -254,6 +254,15 @@ pub fn create(
     }
 }
 
+/// The element count of a 1-D workload of `n` `what`s: at least one, and
+/// indexable with 32 bits (the shaders' `uint` ids).
+fn len_1d(kernel: &str, what: &str, n: u64) -> Result<usize> {
+    usize::try_from(n)
+        .ok()
+        .filter(|&l| l > 0 && n <= u64::from(u32::MAX))
+        .ok_or_else(|| crate::Error::SizeOverflow(format!("{kernel}: {n} {what}")))
+}
+
 /// Deterministic pseudo-random floats in [0, 1) (SplitMix64), for inputs.
 pub fn random_f32(seed: u64, n: usize) -> Vec<f32> {
     let mut s = seed;

@@ -88,10 +88,7 @@ impl NBody {
     /// `n` bodies in the cube [-1, 1)^3 with masses summing to about 1 and
     /// small random velocities.
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
-        let len = usize::try_from(n)
-            .ok()
-            .filter(|&l| l > 0 && n <= u64::from(u32::MAX))
-            .ok_or_else(|| crate::Error::SizeOverflow(format!("nbody: {n} bodies")))?;
+        let len = super::len_1d("nbody", "bodies", n)?;
         let kernel = engine.kernel("nbody", Some(spirv::NBODY), Some(Arc::new(nbody_cpu)), None)?;
         let r = random_f32(51, 7 * len);
         let (mut pos, mut vel) = (Vec::with_capacity(len), Vec::with_capacity(len));

@@ -136,10 +136,7 @@ pub fn table() -> Vec<u32> {
 impl Rap {
     /// `n` items, item `i` with budget [`rap_budget`]`(i, n)`.
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
-        let len = usize::try_from(n)
-            .ok()
-            .filter(|&l| l > 0 && n <= u64::from(u32::MAX))
-            .ok_or_else(|| crate::Error::SizeOverflow(format!("rap: {n} items")))?;
+        let len = super::len_1d("rap", "items", n)?;
         let kernel = engine.kernel("rap", Some(spirv::RAP), Some(Arc::new(rap_cpu)), None)?;
         let items: Vec<[u32; 2]> = (0..n)
             .map(|i| {

@@ -97,10 +97,7 @@ pub fn taylor_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
 impl Taylor {
     /// `n` random elements in [-0.9, 0.9).
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
-        let len = usize::try_from(n)
-            .ok()
-            .filter(|&l| l > 0 && n <= u64::from(u32::MAX))
-            .ok_or_else(|| crate::Error::SizeOverflow(format!("taylor: {n} elements")))?;
+        let len = super::len_1d("taylor", "elements", n)?;
         let kernel = engine.kernel(
             "taylor",
             Some(spirv::TAYLOR),

@@ -82,16 +82,6 @@ impl Lanes {
     }
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(non-string panic payload)".into()
-    }
-}
-
 /// Waits a little while other devices finish (or requeue) their packages.
 pub(crate) struct Idle(u32);
 
@@ -171,7 +161,7 @@ pub(crate) fn worker_loop(
                 lane.panic = Some(Error::KernelPanic {
                     units,
                     worker,
-                    message: panic_message(&*payload),
+                    message: crate::error::panic_message(&*payload),
                 });
                 // The run fails: nobody claims more.
                 queue.abort();

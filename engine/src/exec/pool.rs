@@ -22,7 +22,6 @@
 //! broadcast. A job that calls `broadcast` on its own pool gets [`PoolError::Reentrant`]
 //! instead of a deadlock.
 
-use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -168,17 +167,6 @@ impl Drop for WaitAll<'_> {
     }
 }
 
-/// Turns a panic payload into a message.
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<non-string panic payload>".to_string()
-    }
-}
-
 /// The loop of pool thread `index`.
 fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
     CURRENT_POOL.with(|c| c.set(pool_id));
@@ -193,7 +181,7 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
                 // `job` is not used past this point: the caller may return (and the borrow end)
                 // as soon as `remaining` reaches 0 below.
                 if let Err(payload) = outcome {
-                    let message = panic_message(&*payload);
+                    let message = crate::error::panic_message(&*payload);
                     // A payload whose destructor panics must not kill the thread (the caller
                     // would wait forever): catch that too and leak the second payload.
                     if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
