@@ -87,7 +87,9 @@ fn run(
     Ok(r)
 }
 
-fn fault_is_survived(fault: GpuFault, sched: Scheduler) {
+/// Runs healthy once, then injects `fault` on the GPU's package number
+/// `after_packages` of the next run and checks that the run survives it.
+fn fault_is_survived(fault: GpuFault, sched: Scheduler, after_packages: usize) {
     let Some(e) = engine() else { return };
     let k = kernel(&e);
     // A healthy run first: the GPU takes part.
@@ -95,7 +97,7 @@ fn fault_is_survived(fault: GpuFault, sched: Scheduler) {
     assert!(r.devices[1].packages > 0);
     e.inject_gpu_fault(FaultInjection {
         fault,
-        after_packages: 1,
+        after_packages,
     });
     let r = run(&e, &k, 200_000, &sched, Devices::ALL).unwrap();
     let gpu = &r.devices[1];
@@ -127,17 +129,21 @@ fn fault_is_survived(fault: GpuFault, sched: Scheduler) {
 
 #[test]
 fn submit_error_requeues_hguided() {
-    fault_is_survived(GpuFault::SubmitError, Scheduler::hguided());
+    // On the GPU's first package: HGuided without hints sizes from what the
+    // healthy run measured, and where the GPU is the slower device its
+    // finish-time guard may rightly decline a second package, so a fault
+    // set for a later package might never fire.
+    fault_is_survived(GpuFault::SubmitError, Scheduler::hguided(), 0);
 }
 
 #[test]
 fn device_lost_requeues_dynamic() {
-    fault_is_survived(GpuFault::DeviceLost, Scheduler::Dynamic { packages: 40 });
+    fault_is_survived(GpuFault::DeviceLost, Scheduler::Dynamic { packages: 40 }, 1);
 }
 
 #[test]
 fn hang_past_timeout_requeues_dynamic() {
-    fault_is_survived(GpuFault::Hang, Scheduler::Dynamic { packages: 40 });
+    fault_is_survived(GpuFault::Hang, Scheduler::Dynamic { packages: 40 }, 1);
 }
 
 #[test]
