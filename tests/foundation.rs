@@ -3,7 +3,7 @@
 
 mod common;
 
-use coexec::vk::{spirv, ComputePipeline, DispatchRing};
+use coexec::vk::{spirv, ComputePipeline, DispatchRing, StampRead};
 use coexec::{AllocatorBackend, Args, Devices, IndexSpace, Scheduler};
 use common::{assert_validation_clean, engine, engine_with};
 use std::sync::Arc;
@@ -79,6 +79,61 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
     }
     if let Some(span) = ring.span(t).unwrap() {
         assert!(span.end_ns >= span.start_ns);
+    }
+    drop(set);
+    assert_validation_clean(&e);
+}
+
+#[test]
+fn every_timestamp_mode_gives_spans_of_its_own_package() {
+    let Some(e) = engine() else { return };
+    if !e.device().has_timestamps() {
+        eprintln!("skipping: the queue writes no timestamps");
+        return;
+    }
+    // Spins for a while so that a package's span is measurably long.
+    let glsl = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer O { uint o[]; };
+void main() {
+    uint h = gl_GlobalInvocationID.x;
+    for (int r = 0; r < 2000; r++) { h = h * 1664525u + 1013904223u; }
+    o[gl_GlobalInvocationID.x] = h;
+}";
+    let words = coexec::shader::compile_glsl(glsl, "spin.comp").unwrap();
+    let iface = spirv::reflect(&words, "main").unwrap();
+    let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
+    let out = e.buffer::<u32>(64 * 64).unwrap();
+    let set = pipeline
+        .bind(&[(buffer_handle(&out), out.size_bytes())])
+        .unwrap();
+    for read in [StampRead::Copy, StampRead::Query, StampRead::Off] {
+        let mut ring = DispatchRing::with_stamps(e.device().clone(), 2, read).unwrap();
+        assert_eq!(ring.stamp_read(), read);
+        // Five packages through two slots: every slot is reused, and each
+        // span must be its own package's, not a stale one of the slot.
+        let mut last_end = 0;
+        for p in 0..5u32 {
+            if p >= 2 {
+                // The slot about to be reused is idle once the ticket two
+                // back completed.
+                assert!(ring.wait(u64::from(p) - 1, 10_000_000_000).unwrap());
+            }
+            // SAFETY: the slot is idle (waited above, or never used); the
+            // set was made by this pipeline and `out` outlives the waits
+            // below; no push constants.
+            let t = unsafe { ring.submit(&pipeline, &set, &[], [p * 8, 0, 0], [8, 1, 1]) }.unwrap();
+            assert!(ring.wait(t, 10_000_000_000).unwrap());
+            match (read, ring.span(t).unwrap()) {
+                (StampRead::Off, span) => assert_eq!(span, None),
+                (_, Some(span)) => {
+                    assert!(span.end_ns > span.start_ns, "{read:?}: {span:?}");
+                    assert!(span.start_ns >= last_end, "{read:?}: stale span {span:?}");
+                    last_end = span.end_ns;
+                }
+                (_, None) => panic!("{read:?}: no span for a completed package"),
+            }
+        }
     }
     drop(set);
     assert_validation_clean(&e);
@@ -208,6 +263,29 @@ fn kernel_errors_are_typed() {
         )
         .unwrap_err();
     assert!(matches!(err, coexec::Error::InvalidSpirv(_)), "{err}");
+    // A module whose header and interface read fine but which breaks a
+    // SPIR-V rule (an OpName's word count swallows the instructions after
+    // it): found by the C ABI fuzz target, where lavapipe crashed in
+    // vkCreateComputePipelines on it. Validated before any driver sees it.
+    let bytes = include_bytes!("data/invalid-opname.spv");
+    let words = coexec::vk::spirv::words_from_bytes(bytes).unwrap();
+    coexec::vk::spirv::reflect(&words, "main").expect("the interface reads fine");
+    let err = e.kernel("invalid", Some(bytes), None, None).unwrap_err();
+    assert!(
+        matches!(&err, coexec::Error::InvalidSpirv(m) if m.contains("SPIR-V rule")),
+        "{err}"
+    );
+    // An empty name with a source that fails to compile: shaderc used to
+    // abort the process here (found by the same fuzz target).
+    let err = e
+        .kernel_glsl(
+            "",
+            "#version 450
+void main() { nope(); }",
+            None,
+        )
+        .unwrap_err();
+    assert!(matches!(err, coexec::Error::ShaderCompile(_)), "{err}");
     assert!(matches!(
         e.buffer::<u32>(0),
         Err(coexec::Error::EmptyBuffer)

@@ -12,9 +12,7 @@ use crate::exec::pool::{Pool, ThreadSpec};
 use crate::exec::report::Report;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
-use crate::sched::{
-    DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, ThroughputEstimator, WorkQueue,
-};
+use crate::sched::{DeviceSlot, Plan, PowerEstimator, Scheduler, ThroughputEstimator, WorkQueue};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
     Validation,
@@ -50,7 +48,9 @@ pub struct EngineOptions {
     pub pipeline_cache_dir: Option<PathBuf>,
     /// Packages kept in flight per GPU (at least 1; default 2).
     pub gpu_in_flight: usize,
-    /// A GPU package running longer than this is treated as hung.
+    /// A GPU package running longer than this is treated as hung (or longer
+    /// than 4x its expected time at the GPU's measured throughput, where that
+    /// is longer: a GPU running alone takes its whole range in one package).
     pub gpu_timeout: Duration,
 }
 
@@ -497,17 +497,18 @@ impl Engine {
         let mut slots = Vec::new();
         let mut engine_index = Vec::new();
         if use_cpu {
-            slots.push(DeviceSlot {
-                kind: DeviceKind::Cpu,
-                claimants: inner.workers,
-            });
+            slots.push(DeviceSlot::cpu(inner.workers));
             engine_index.push(0usize);
         }
-        if gpu_unit.is_some() {
-            slots.push(DeviceSlot {
-                kind: DeviceKind::Gpu,
-                claimants: 1,
+        if let Some(unit) = gpu_unit {
+            // One wave of the GPU in units: work-groups (1-D) or rows of
+            // work-groups (2-D); 1 where the GPU's width is unknown.
+            let granule = unit.device.info().shader_cores.map_or(1, |c| {
+                let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
+                c.wave_groups(invocations)
+                    .div_ceil(geometry.groups_per_unit())
             });
+            slots.push(DeviceSlot::gpu().with_granule(granule));
             engine_index.push(1usize);
         }
         scheduler.validate(slots.len())?;
@@ -587,16 +588,14 @@ impl Engine {
         let mut packages = Vec::new();
         let mut failure = None;
         if use_cpu {
-            let (report, records, panic) =
-                cpu_lanes.finish(0, &inner.topology.model, inner.workers);
+            let (report, panic) =
+                cpu_lanes.finish(0, &inner.topology.model, inner.workers, &mut packages);
             devices_out.push(report);
-            packages.extend(records);
             failure = failure.or(panic);
         }
         if let Some(unit) = gpu_unit {
-            let (report, records) = gpu_lane.finish(slots.len() - 1, &unit.device.info().name);
+            let report = gpu_lane.finish(slots.len() - 1, &unit.device.info().name, &mut packages);
             devices_out.push(report);
-            packages.extend(records);
         }
         if let Some(err) = failure {
             return Err(err);

@@ -22,6 +22,9 @@ pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
             "the shader name contains a NUL byte".into(),
         ));
     }
+    // shaderc aborts the process (a failed assertion in glslang's message
+    // formatting) when a source with an empty name fails to compile.
+    let name = if name.is_empty() { "shader.comp" } else { name };
     // Backstop: whatever else makes the compiler's Rust wrapper panic comes
     // back as a compile error, never as a panic in the caller.
     std::panic::catch_unwind(|| compile_unchecked(source, name)).unwrap_or_else(|p| {
@@ -78,5 +81,15 @@ mod tests {
             "{err}"
         );
         assert!(compile_glsl("#version 450\nvoid main() {}", "a\0b").is_err());
+    }
+
+    #[test]
+    fn empty_name_with_a_compile_error_is_an_error_not_an_abort() {
+        // Found by the C ABI fuzz target: shaderc aborted the process.
+        let err = compile_glsl("#version 450\nvoid main() { nope(); }", "").unwrap_err();
+        assert!(
+            matches!(&err, Error::ShaderCompile(m) if m.contains("shader.comp")),
+            "{err}"
+        );
     }
 }

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use coexec::workloads::{self, Size};
 use coexec::{Devices, Engine, EngineOptions, Report, Scheduler};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -53,6 +54,35 @@ struct SuiteArgs {
     /// Co-executed configurations, comma-separated (default: dynamic:5,dynamic:200,static,hguided:hints,hguided:nohints).
     #[arg(long, value_delimiter = ',')]
     schedulers: Option<Vec<String>>,
+    /// Problem sizes overriding the defaults, comma-separated KERNEL=SIZE
+    /// (SIZE: N, 2^K or WxH), e.g. `nbody=32768,matmul=1024x1024`.
+    #[arg(long, value_delimiter = ',')]
+    sizes: Option<Vec<String>>,
+}
+
+/// Parses `KERNEL=SIZE` pairs of `--sizes`.
+fn parse_sizes(pairs: &[String]) -> Result<BTreeMap<String, Size>, String> {
+    let mut sizes = BTreeMap::new();
+    for pair in pairs {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("--sizes: `{pair}` is not KERNEL=SIZE"))?;
+        let k = k.trim();
+        if !workloads::NAMES.contains(&k) {
+            return Err(format!(
+                "--sizes: unknown kernel `{k}` (one of {})",
+                workloads::NAMES.join(", ")
+            ));
+        }
+        let size: Size = v
+            .trim()
+            .parse()
+            .map_err(|e| format!("--sizes: {k}={v}: {e}"))?;
+        if sizes.insert(k.to_string(), size).is_some() {
+            return Err(format!("--sizes: {k} given twice"));
+        }
+    }
+    Ok(sizes)
 }
 
 #[derive(clap::Args)]
@@ -320,6 +350,8 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
 }
 
 fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
+    // Arguments first: a typo must not cost an engine start.
+    let sizes = parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
     let engine = Engine::with_options(EngineOptions {
         workers: a.workers,
         ..Default::default()
@@ -337,6 +369,7 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         cpu_solo: a.cpu_solo,
         schedulers: a.schedulers,
+        sizes,
     };
     let report = coexec::suite::run(&engine, &opts)?;
     println!(
@@ -364,5 +397,28 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     } else {
         eprintln!("coexec suite: some runs failed or did not verify (see the table)");
         Ok(ExitCode::from(2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn sizes_parse_and_bad_ones_are_named() {
+        let s = parse_sizes(&pairs(&["nbody=32768", " matmul = 512x256", "taylor=2^20"])).unwrap();
+        assert_eq!(s["nbody"], Size::Linear(32768));
+        assert_eq!(s["matmul"], Size::Image(512, 256));
+        assert_eq!(s["taylor"], Size::Linear(1 << 20));
+        assert!(parse_sizes(&[]).unwrap().is_empty());
+        let err = |v: &[&str]| parse_sizes(&pairs(v)).unwrap_err();
+        assert!(err(&["nbody"]).contains("not KERNEL=SIZE"));
+        assert!(err(&["fft=1024"]).contains("unknown kernel `fft`"));
+        assert!(err(&["nbody=lots"]).contains("nbody=lots"));
+        assert!(err(&["nbody=1", "nbody=2"]).contains("given twice"));
     }
 }

@@ -28,6 +28,7 @@ use energy::EnergyMeter;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -97,6 +98,10 @@ pub struct Options {
     /// all). On a machine where one device is far slower, `dynamic:5` hands
     /// a fifth of the work to one CPU worker and can take minutes.
     pub schedulers: Option<Vec<String>>,
+    /// Problem sizes per kernel, overriding the default (or quick) size:
+    /// machines far smaller than the one the defaults were chosen for (a GPU
+    /// and 16 cores) run the suite at sizes that suit them.
+    pub sizes: BTreeMap<String, Size>,
 }
 
 impl Default for Options {
@@ -113,6 +118,7 @@ impl Default for Options {
             progress: true,
             energy: true,
             command: String::new(),
+            sizes: BTreeMap::new(),
         }
     }
 }
@@ -767,7 +773,9 @@ fn run_kernel(
     pb: &ProgressBar,
     files: &mut Vec<String>,
 ) -> Result<KernelResult, String> {
-    let size = if opts.quick {
+    let size = if let Some(s) = opts.sizes.get(name) {
+        Some(*s)
+    } else if opts.quick {
         workloads::quick_size(name)
     } else {
         workloads::default_size(name)

@@ -34,13 +34,15 @@ impl Lanes {
         Lanes((0..workers).map(|_| Mutex::new(Lane::default())).collect())
     }
 
-    /// Folds the lanes into the CPU device's report.
+    /// Folds the lanes into the CPU device's report, appending their
+    /// package records to `log`.
     pub(crate) fn finish(
         self,
         device: usize,
         name: &str,
         workers: usize,
-    ) -> (DeviceReport, Vec<PackageRecord>, Option<Error>) {
+        log: &mut Vec<PackageRecord>,
+    ) -> (DeviceReport, Option<Error>) {
         let mut report = DeviceReport {
             name: name.to_string(),
             kind: DeviceKind::Cpu,
@@ -53,10 +55,14 @@ impl Lanes {
             gpu_gaps: None,
             failure: None,
         };
-        let mut records = Vec::new();
         let mut panic = None;
-        for lane in self.0 {
-            let lane = lane.into_inner().unwrap_or_else(|p| p.into_inner());
+        let lanes: Vec<Lane> = self
+            .0
+            .into_iter()
+            .map(|l| l.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        log.reserve(lanes.iter().map(|l| l.records.len()).sum());
+        for lane in lanes {
             report.packages += lane.records.len();
             report.items += lane.items;
             report.busy_s += lane.busy_s;
@@ -64,7 +70,7 @@ impl Lanes {
                 report.first_start_s = report.first_start_s.min(r.start_s);
                 report.finish_s = report.finish_s.max(r.end_s);
             }
-            records.extend(lane.records.into_iter().map(|mut r| {
+            log.extend(lane.records.into_iter().map(|mut r| {
                 r.device = device;
                 r
             }));
@@ -78,7 +84,7 @@ impl Lanes {
         if let Some(p) = &panic {
             report.failure = Some(p.to_string());
         }
-        (report, records, panic)
+        (report, panic)
     }
 }
 
@@ -102,6 +108,46 @@ impl Idle {
     }
 }
 
+/// How much package time a worker gathers before it publishes its completed
+/// units and its measurement. Packages longer than this (every package of a
+/// real kernel) are published one by one, as soon as they end; very short
+/// ones are published in batches, so that workers running tiny packages do
+/// not all write the shared `done` counter and the estimator's counters once
+/// per package (each of those writes moves a cache line between cores).
+const PUBLISH_AFTER: Duration = Duration::from_micros(20);
+
+/// Completed units and package time not yet published by one worker.
+#[derive(Default)]
+struct Pending {
+    units: u64,
+    time: Duration,
+}
+
+impl Pending {
+    fn add(&mut self, units: u64, time: Duration) {
+        self.units += units;
+        self.time += time;
+    }
+
+    /// Publishes the gathered units: to the estimator (as whole-device time,
+    /// divided by the `share` of workers running at once) and to the queue's
+    /// completion count.
+    fn flush(
+        &mut self,
+        device: usize,
+        share: f64,
+        queue: &WorkQueue,
+        estimates: &dyn PowerEstimator,
+    ) {
+        if self.units == 0 {
+            return;
+        }
+        estimates.record(device, self.units, self.time.as_secs_f64() / share);
+        queue.complete(self.units);
+        *self = Pending::default();
+    }
+}
+
 /// The claim loop of CPU worker `worker`.
 pub(crate) fn worker_loop(
     role: &CpuRole<'_>,
@@ -119,11 +165,14 @@ pub(crate) fn worker_loop(
     // that the estimator's units/second is the whole CPU device's throughput
     // (all workers run at once).
     let share = role.workers.max(1) as f64;
+    let mut pending = Pending::default();
     loop {
         let claimed = plan.claim(queue, &mut state, estimates);
         let Some((units, _source)) = claimed else {
-            // Nothing to claim now. Stay until every unit is done: another
-            // device may still fail and give its packages back.
+            // Nothing to claim now: publish what this worker still holds, so
+            // that the run can be seen done. Then stay until every unit is
+            // done: another device may still fail and give its packages back.
+            pending.flush(role.device, share, queue, estimates);
             if queue.is_done() || queue.is_aborted() {
                 break;
             }
@@ -144,7 +193,10 @@ pub(crate) fn worker_loop(
         match outcome {
             Ok(()) => {
                 let n = units.end - units.start;
-                estimates.record(role.device, n, (end - start).as_secs_f64() / share);
+                pending.add(n, end - start);
+                if pending.time >= PUBLISH_AFTER {
+                    pending.flush(role.device, share, queue, estimates);
+                }
                 lane.busy_s += (end - start).as_secs_f64();
                 lane.items += pkg.len();
                 lane.records.push(PackageRecord {
@@ -155,7 +207,6 @@ pub(crate) fn worker_loop(
                     start_s: (start - t0).as_secs_f64(),
                     end_s: (end - t0).as_secs_f64(),
                 });
-                queue.complete(n);
             }
             Err(payload) => {
                 lane.panic = Some(Error::KernelPanic {
@@ -165,6 +216,7 @@ pub(crate) fn worker_loop(
                 });
                 // The run fails: nobody claims more.
                 queue.abort();
+                pending.flush(role.device, share, queue, estimates);
                 break;
             }
         }

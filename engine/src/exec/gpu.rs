@@ -49,7 +49,13 @@ struct LaneData {
 pub(crate) struct Lane(Mutex<LaneData>);
 
 impl Lane {
-    pub(crate) fn finish(self, device: usize, name: &str) -> (DeviceReport, Vec<PackageRecord>) {
+    /// The GPU's report; its package records are appended to `log`.
+    pub(crate) fn finish(
+        self,
+        device: usize,
+        name: &str,
+        log: &mut Vec<PackageRecord>,
+    ) -> DeviceReport {
         let d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
         let first = d
             .records
@@ -68,15 +74,11 @@ impl Lane {
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
             failure: d.failure,
         };
-        let records = d
-            .records
-            .into_iter()
-            .map(|mut r| {
-                r.device = device;
-                r
-            })
-            .collect();
-        (report, records)
+        log.extend(d.records.into_iter().map(|mut r| {
+            r.device = device;
+            r
+        }));
+        report
     }
 }
 
@@ -94,6 +96,35 @@ struct InFlight {
 /// package is submitted would size it from a stale `G_r` and let it sit
 /// queued behind the current package near the end of a run.
 const PREFETCH_LEAD: Duration = Duration::from_micros(500);
+
+/// [`PREFETCH_LEAD`], or the environment variable `COEXEC_PREFETCH_LEAD_US`
+/// (microseconds) where set: a knob for measuring the rule, not for tuning
+/// runs.
+fn prefetch_lead() -> Duration {
+    std::env::var("COEXEC_PREFETCH_LEAD_US")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(PREFETCH_LEAD, Duration::from_micros)
+}
+
+/// A package counts as hung once it has run this many times its expected
+/// time (at the device's measured throughput), if that is longer than the
+/// engine's GPU timeout.
+const HANG_FACTOR: f64 = 4.0;
+
+/// How long a package of `units` may run before it counts as hung: the
+/// engine's `base` timeout, or [`HANG_FACTOR`] times its expected time where
+/// the device is measured, whichever is longer. A long package that the
+/// scheduler chose knowingly (a GPU alone takes its whole range at once) is
+/// not mistaken for a hang.
+fn package_timeout(base: Duration, units: u64, units_per_s: Option<f64>) -> Duration {
+    match units_per_s.filter(|p| p.is_finite() && *p > 0.0) {
+        Some(p) => base.max(Duration::from_secs_f64(
+            (HANG_FACTOR * units as f64 / p).min(86_400.0),
+        )),
+        None => base,
+    }
+}
 
 /// When the packages in flight are expected to be done, from the device's
 /// measured throughput (`None` before the first measurement).
@@ -126,6 +157,7 @@ pub(crate) fn dispatch_loop(
     let mut idle = Idle::new();
     let timeout_ns = u64::try_from(role.timeout.as_nanos()).unwrap_or(u64::MAX);
     let mut failed: Option<String> = None;
+    let lead = prefetch_lead();
     #[cfg(feature = "test-hooks")]
     let mut injected = role.fault.map(|spec| Injected {
         spec,
@@ -148,8 +180,8 @@ pub(crate) fn dispatch_loop(
                     // No measurement yet: no prefetch; the first completion
                     // gives one.
                     None => break,
-                    Some(end) if end > Instant::now() + PREFETCH_LEAD => {
-                        prefetch_at = Some(end - PREFETCH_LEAD);
+                    Some(end) if end > Instant::now() + lead => {
+                        prefetch_at = Some(end - lead);
                         break;
                     }
                     Some(_) => {}
@@ -231,7 +263,12 @@ pub(crate) fn dispatch_loop(
         // A package may run `timeout` from when it could start (its
         // submission, or the completion of the one before it).
         let started = last_done.map_or(f.submitted, |p| p.max(f.submitted));
-        let deadline = started + role.timeout;
+        let timeout = package_timeout(
+            role.timeout,
+            f.units.end - f.units.start,
+            estimates.power(role.device),
+        );
+        let deadline = started + timeout;
         let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
         let waited = ring.wait(
             f.ticket,
@@ -253,7 +290,7 @@ pub(crate) fn dispatch_loop(
             Ok(true) => {}
             Ok(false) if Instant::now() < deadline => continue,
             Ok(false) => {
-                failed = Some(format!("a package ran past the {:?} timeout", role.timeout));
+                failed = Some(format!("a package ran past the {timeout:?} timeout"));
                 break;
             }
             Err(e) => {
@@ -330,4 +367,28 @@ pub(crate) fn dispatch_loop(
         unsafe { role.unit.device.destroy_semaphore(inj.blocker) };
     }
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hang_timeout_grows_with_the_expected_time_only() {
+        let base = Duration::from_millis(300);
+        // Unmeasured, or a measure that is no measure: the base.
+        assert_eq!(package_timeout(base, 1_000, None), base);
+        assert_eq!(package_timeout(base, 1_000, Some(f64::NAN)), base);
+        assert_eq!(package_timeout(base, 1_000, Some(0.0)), base);
+        // Expected 10 ms: 4x is below the base.
+        assert_eq!(package_timeout(base, 1_000, Some(100_000.0)), base);
+        // Expected 1 s: 4 s.
+        let t = package_timeout(base, 1_000, Some(1_000.0));
+        assert!((t.as_secs_f64() - 4.0).abs() < 1e-9, "{t:?}");
+        // Absurd estimates saturate at a day instead of overflowing.
+        assert_eq!(
+            package_timeout(base, u64::MAX, Some(1e-300)),
+            Duration::from_secs(86_400)
+        );
+    }
 }

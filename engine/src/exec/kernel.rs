@@ -74,6 +74,14 @@ impl Geometry {
         })
     }
 
+    /// Work-groups in one unit: 1 (1-D) or a row of groups (2-D).
+    pub(crate) fn groups_per_unit(&self) -> u64 {
+        match self.space {
+            IndexSpace::D1(_) => 1,
+            IndexSpace::D2 { .. } => self.groups_x.max(1),
+        }
+    }
+
     /// The package of `units`.
     pub(crate) fn package(&self, units: Range<u64>) -> Package {
         match self.space {

@@ -92,6 +92,8 @@ pub struct Plan {
     claimants: Vec<usize>,
     /// Power fraction of one claimant of each device (plan-time powers).
     claimant_share: Vec<f64>,
+    /// Package granule of each device (HGuided rounds up to it), `>= 1`.
+    granule: Vec<u64>,
 }
 
 /// Per-claimant state (each claimant owns one; not shared, so no atomics):
@@ -220,6 +222,7 @@ impl Plan {
             total,
             claimants,
             claimant_share,
+            granule: devices.iter().map(|d| d.granule.max(1)).collect(),
         })
     }
 
@@ -415,10 +418,21 @@ impl Plan {
         };
         let p_i = device_power / self.claimants[d] as f64;
         let x = left as f64 * p_i / (k * sum);
+        // Whole granules (a GPU's waves) for fresh work: a partial wave costs
+        // as long as a full one.
+        let granule = if fresh { self.granule[d] } else { 1 };
+        let whole = |n: u64| n.div_ceil(granule).saturating_mul(granule).min(left);
         if fresh && explore && c.packages < PROBE_PACKAGES {
-            return (*min_package).min(left);
+            return whole(*min_package);
         }
-        let size = ceil_u64(x).max(*min_package).min(left);
+        if fresh && self.claimants.iter().sum::<usize>() == 1 {
+            // A lone claimant (one GPU alone) has no one to balance against:
+            // cutting the range would only add per-package costs. (Its probe,
+            // above, still comes first where it is unmeasured: the measure
+            // bounds how long the rest may take before it counts as hung.)
+            return left;
+        }
+        let size = whole(ceil_u64(x).max(*min_package));
         if fresh {
             if let Some(powers) = &known {
                 if self.declines(d, p_i, size, left, powers) {
@@ -692,6 +706,52 @@ mod tests {
         assert_eq!(floor_u64(32.99999999999999), 33);
         assert_eq!(floor_u64(f64::NAN), 0);
         assert_eq!(ceil_u64(-3.0), 0);
+    }
+
+    #[test]
+    fn hguided_lone_claimant_takes_everything_at_once() {
+        let est = crate::sched::ThroughputEstimator::new(1);
+        // With hints: no probe, all at once.
+        let p = Plan::new(&hg(Some(vec![1.0]), 4.0, 3), &gpus(1), 1000, &est).unwrap();
+        let mut gpu = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut gpu, 1000, &est), 1000);
+        // Requeued work keeps the formula: ceil(100 / k).
+        assert_eq!(p.requeued_size(&gpu, 100, &est), 25);
+        // Without hints: an unmeasured device probes first, then takes the
+        // rest at once.
+        let p = Plan::new(&hg(None, 2.0, 1), &gpus(1), 1000, &est).unwrap();
+        let mut gpu = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut gpu, 1000, &est), 1);
+        est.record(0, 1, 1e-3);
+        assert_eq!(p.package_size(&mut gpu, 999, &est), 999);
+        assert_eq!(p.requeued_size(&gpu, 100, &est), 50);
+        // Two claimants of one device still share by the formula:
+        // 1000 * (P / 2) / (2 * P).
+        let p = Plan::new(&hg(None, 2.0, 1), &[DeviceSlot::cpu(2)], 1000, &est).unwrap();
+        let mut w = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut w, 1000, &est), 250);
+    }
+
+    #[test]
+    fn hguided_rounds_fresh_packages_up_to_the_granule() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu().with_granule(8)];
+        let p = Plan::new(&hg(Some(vec![1.0, 1.0]), 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut cpu = p.claimant(0, 0);
+        let mut gpu = p.claimant(1, 0);
+        // 1000 * 1 / (2 * 2) = 250: the GPU takes 32 whole granules, the CPU
+        // (granule 1) exactly 250.
+        assert_eq!(p.package_size(&mut gpu, 1000, &est), 256);
+        assert_eq!(p.package_size(&mut cpu, 1000, &est), 250);
+        // Small G_r: still one whole granule, capped at what is left.
+        assert_eq!(p.package_size(&mut gpu, 20, &est), 8);
+        assert_eq!(p.package_size(&mut gpu, 5, &est), 5);
+        // Requeued work is split by the formula alone: ceil(10 / 4) = 3.
+        assert_eq!(p.requeued_size(&gpu, 10, &est), 3);
+        // Without hints the GPU's probe is one granule, not `min_package`.
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut gpu = p.claimant(1, 0);
+        assert_eq!(p.package_size(&mut gpu, 1000, &est), 8);
     }
 
     #[test]

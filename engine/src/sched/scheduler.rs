@@ -24,6 +24,14 @@ pub struct DeviceSlot {
     /// Claimants of this device: `workers` for the CPU, 1 for a GPU. Each
     /// claims with `device power / claimants`.
     pub claimants: usize,
+    /// The device's natural package granule, in units (at least 1): for a GPU,
+    /// the units that fill every shader core once (one *wave*). A package of
+    /// a fraction of a wave costs about as long as a whole wave on a kernel
+    /// whose work-groups all take equally long, so HGuided rounds this
+    /// device's fresh packages up to whole granules (see
+    /// [`Scheduler::HGuided`]). 1 for the CPU and for GPUs whose width is
+    /// unknown.
+    pub granule: u64,
 }
 
 impl DeviceSlot {
@@ -32,14 +40,24 @@ impl DeviceSlot {
         Self {
             kind: DeviceKind::Cpu,
             claimants: workers,
+            granule: 1,
         }
     }
 
-    /// A GPU device (one dispatch loop).
+    /// A GPU device (one dispatch loop), granule 1.
     pub fn gpu() -> Self {
         Self {
             kind: DeviceKind::Gpu,
             claimants: 1,
+            granule: 1,
+        }
+    }
+
+    /// This slot with package granule `units` (0 counts as 1).
+    pub fn with_granule(self, units: u64) -> Self {
+        Self {
+            granule: units.max(1),
+            ..self
         }
     }
 }
@@ -80,7 +98,12 @@ pub enum Scheduler {
     /// power divided by the device's claimants), `sum P` over devices. A
     /// device of power 0 gets `min_package`-sized packages. Without `powers`
     /// the powers are measured live; see [`Plan`](super::Plan) for the
-    /// exploration rule.
+    /// exploration rule. On a device with a granule above 1
+    /// ([`DeviceSlot::granule`], a GPU's wave) the size is then rounded up
+    /// to whole granules, still capped at G_r. A run with a single claimant
+    /// (one GPU alone) takes all of G_r in one package, after its probe
+    /// where it is unmeasured: there is nothing to balance, and every cut
+    /// would only add per-package costs.
     HGuided {
         /// Relative device powers (hints).
         powers: Option<Vec<f64>>,
@@ -529,9 +552,12 @@ mod tests {
             DeviceSlot::cpu(8),
             DeviceSlot {
                 kind: DeviceKind::Cpu,
-                claimants: 8
+                claimants: 8,
+                granule: 1,
             }
         );
         assert_eq!(DeviceSlot::gpu().claimants, 1);
+        assert_eq!(DeviceSlot::gpu().with_granule(0).granule, 1);
+        assert_eq!(DeviceSlot::gpu().with_granule(96).granule, 96);
     }
 }

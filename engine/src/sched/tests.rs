@@ -20,14 +20,20 @@ fn totals() -> impl Strategy<Value = u64> {
 
 fn devices() -> impl Strategy<Value = Vec<DeviceSlot>> {
     prop::collection::vec(
-        (any::<bool>(), 1usize..=4).prop_map(|(cpu, claimants)| DeviceSlot {
-            kind: if cpu {
-                DeviceKind::Cpu
-            } else {
-                DeviceKind::Gpu
-            },
-            claimants,
-        }),
+        (
+            any::<bool>(),
+            1usize..=4,
+            prop_oneof![Just(1u64), 1u64..2_000],
+        )
+            .prop_map(|(cpu, claimants, granule)| DeviceSlot {
+                kind: if cpu {
+                    DeviceKind::Cpu
+                } else {
+                    DeviceKind::Gpu
+                },
+                claimants,
+                granule,
+            }),
         1..=3,
     )
 }

@@ -12,7 +12,7 @@ pub mod spirv;
 
 pub use device::{Device, DeviceOptions};
 pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
-pub use pipeline::{BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache};
+pub use pipeline::{BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead};
 pub use spirv::{ShaderInterface, SpirvBinding};
 
 use ash::vk;
@@ -179,6 +179,29 @@ pub struct PhysicalDeviceInfo {
     pub external_memory_host: bool,
     /// `maintenance4` is supported (needed by SPIR-V using LocalSizeId).
     pub maintenance4: bool,
+    /// The device's shader cores, where a vendor extension tells them
+    /// (`VK_NV_shader_sm_builtins`, `VK_AMD_shader_core_properties`).
+    pub shader_cores: Option<ShaderCores>,
+}
+
+/// How wide a GPU is: its shader cores (NVIDIA SMs, AMD compute units) and
+/// the threads each can hold resident at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShaderCores {
+    /// Number of shader cores.
+    pub cores: u32,
+    /// Resident threads (invocations) per core at full occupancy.
+    pub threads_per_core: u32,
+}
+
+impl ShaderCores {
+    /// Work-groups of `group_invocations` threads that fill every core once
+    /// at full occupancy: one *wave*. A dispatch of fewer groups leaves cores
+    /// idle, and one of a few groups more runs a second, mostly empty, wave.
+    pub fn wave_groups(&self, group_invocations: u32) -> u64 {
+        let per_core = (self.threads_per_core / group_invocations.max(1)).max(1);
+        u64::from(self.cores.max(1)) * u64::from(per_core)
+    }
 }
 
 impl PhysicalDeviceInfo {
@@ -206,6 +229,7 @@ impl PhysicalDeviceInfo {
             exts.iter()
                 .any(|e| e.extension_name_as_c_str().ok() == Some(n))
         };
+        let shader_cores = Self::shader_cores(instance, pd, &has_ext);
         let heaps = mem.memory_heaps[..mem.memory_heap_count as usize]
             .iter()
             .map(|h| MemoryHeap {
@@ -257,7 +281,44 @@ impl PhysicalDeviceInfo {
             timestamp_period: l.timestamp_period,
             external_memory_host: has_ext(ash::ext::external_memory_host::NAME),
             maintenance4: m4.maintenance4 == vk::TRUE,
+            shader_cores,
         }
+    }
+
+    /// Shader cores from the vendor extension the device supports, if any.
+    fn shader_cores(
+        instance: &Instance,
+        pd: vk::PhysicalDevice,
+        has_ext: &dyn Fn(&std::ffi::CStr) -> bool,
+    ) -> Option<ShaderCores> {
+        let raw = instance.raw();
+        if has_ext(ash::nv::shader_sm_builtins::NAME) {
+            let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sm);
+            // SAFETY: Vulkan 1.1+ entry point (coexec asks for 1.2); the chain
+            // holds a structure of an extension the device supports.
+            unsafe { raw.get_physical_device_properties2(pd, &mut p2) };
+            // A warp is 32 threads on every NVIDIA GPU with this extension.
+            return (sm.shader_sm_count > 0).then_some(ShaderCores {
+                cores: sm.shader_sm_count,
+                threads_per_core: sm.shader_warps_per_sm.max(1) * 32,
+            });
+        }
+        if has_ext(ash::amd::shader_core_properties::NAME) {
+            let mut amd = vk::PhysicalDeviceShaderCorePropertiesAMD::default();
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut amd);
+            // SAFETY: as above.
+            unsafe { raw.get_physical_device_properties2(pd, &mut p2) };
+            let cores = amd.shader_engine_count
+                * amd.shader_arrays_per_engine_count
+                * amd.compute_units_per_shader_array;
+            let threads = amd.simd_per_compute_unit * amd.wavefronts_per_simd * amd.wavefront_size;
+            return (cores > 0 && threads > 0).then_some(ShaderCores {
+                cores,
+                threads_per_core: threads,
+            });
+        }
+        None
     }
 
     /// The compute queue family to use: a compute-only family if there is one

@@ -128,11 +128,17 @@ impl std::fmt::Debug for ComputePipeline {
 impl ComputePipeline {
     /// Creates the pipeline for entry point `main` of `words`, whose interface
     /// was read by [`super::spirv::reflect`].
+    ///
+    /// The module is validated first ([`super::spirv::validate`]): an
+    /// invalid one is an [`Error::InvalidSpirv`](crate::Error::InvalidSpirv),
+    /// never handed to the driver.
     pub fn new(device: Arc<Device>, words: &[u32], interface: ShaderInterface) -> Result<Self> {
+        super::spirv::validate(words, device.info().api_version)?;
         let raw = device.raw();
         let module_info = vk::ShaderModuleCreateInfo::default().code(words);
         // SAFETY: the words were checked by `reflect` (header, instruction
-        // lengths, one GLCompute entry point named main).
+        // lengths, one GLCompute entry point named main) and by SPIRV-Tools'
+        // validator for the device's Vulkan version.
         let module =
             unsafe { raw.create_shader_module(&module_info, None) }.call("vkCreateShaderModule")?;
         let result = (|| -> Result<_, VkError> {
@@ -321,9 +327,57 @@ pub struct DispatchRing {
     pool: vk::CommandPool,
     cbs: Vec<vk::CommandBuffer>,
     queries: vk::QueryPool,
+    /// Present in [`StampRead::Copy`] mode only.
     stamps: Option<Stamps>,
     sem: vk::Semaphore,
     last: u64,
+}
+
+/// How a ring reads its packages' GPU timestamps back.
+///
+/// Chosen per device when the ring is created; the environment variable
+/// `COEXEC_GPU_TIMESTAMPS` (`copy`, `query` or `off`) overrides the choice,
+/// for diagnosis and measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StampRead {
+    /// Each command buffer copies its two stamps into mapped host memory
+    /// (`vkCmdCopyQueryPoolResults`). The default on CPU implementations:
+    /// lavapipe's `vkGetQueryPoolResults` waits for its whole queue to idle,
+    /// which would serialise the ring.
+    Copy,
+    /// Stamps are read with `vkGetQueryPoolResults` once the package's
+    /// ticket completed: no transfer and no second barrier on the device
+    /// between packages. The default on GPUs.
+    Query,
+    /// No timestamps: packages carry no GPU span.
+    Off,
+}
+
+impl StampRead {
+    /// The mode for `device`: the `COEXEC_GPU_TIMESTAMPS` override if set
+    /// to a known value, else [`StampRead::Copy`] on CPU implementations and
+    /// [`StampRead::Query`] elsewhere; [`StampRead::Off`] when the queue
+    /// writes no timestamps.
+    pub fn for_device(device: &Device) -> Self {
+        if !device.has_timestamps() {
+            return StampRead::Off;
+        }
+        match std::env::var("COEXEC_GPU_TIMESTAMPS").as_deref() {
+            Ok("copy") => return StampRead::Copy,
+            Ok("query") => return StampRead::Query,
+            Ok("off") => return StampRead::Off,
+            Ok(other) => tracing::warn!(
+                value = other,
+                "COEXEC_GPU_TIMESTAMPS is not copy, query or off; ignored"
+            ),
+            Err(_) => {}
+        }
+        if device.info().device_type == super::DeviceType::Cpu {
+            StampRead::Copy
+        } else {
+            StampRead::Query
+        }
+    }
 }
 
 /// Where each command buffer copies its two timestamps
@@ -411,8 +465,25 @@ impl Stamps {
 }
 
 impl DispatchRing {
-    /// Creates a ring with `depth` slots (packages in flight).
+    /// Creates a ring with `depth` slots (packages in flight), reading
+    /// timestamps back as [`StampRead::for_device`] chooses.
     pub fn new(device: Arc<Device>, depth: usize) -> Result<Self, VkError> {
+        let read = StampRead::for_device(&device);
+        Self::with_stamps(device, depth, read)
+    }
+
+    /// Creates a ring with `depth` slots reading timestamps back by `read`
+    /// ([`StampRead::Off`] where the queue writes no timestamps).
+    pub fn with_stamps(
+        device: Arc<Device>,
+        depth: usize,
+        read: StampRead,
+    ) -> Result<Self, VkError> {
+        let read = if device.has_timestamps() {
+            read
+        } else {
+            StampRead::Off
+        };
         let raw = device.raw();
         let depth = depth.max(1);
         let pool_info = vk::CommandPoolCreateInfo::default()
@@ -437,7 +508,7 @@ impl DispatchRing {
         // SAFETY: the pool is live and owned by the ring.
         ring.cbs =
             unsafe { raw.allocate_command_buffers(&alloc) }.call("vkAllocateCommandBuffers")?;
-        if device.has_timestamps() {
+        if read != StampRead::Off {
             let qi = vk::QueryPoolCreateInfo::default()
                 .query_type(vk::QueryType::TIMESTAMP)
                 .query_count(2 * depth as u32);
@@ -446,7 +517,9 @@ impl DispatchRing {
             // SAFETY: host query reset was enabled at device creation; the
             // pool is new and unused.
             unsafe { raw.reset_query_pool(ring.queries, 0, 2 * depth as u32) };
-            ring.stamps = Some(Stamps::new(&device, depth)?);
+            if read == StampRead::Copy {
+                ring.stamps = Some(Stamps::new(&device, depth)?);
+            }
         }
         ring.sem = device.create_timeline(0)?;
         Ok(ring)
@@ -460,6 +533,39 @@ impl DispatchRing {
     /// The ticket of the last submission (0: none yet).
     pub fn last_ticket(&self) -> u64 {
         self.last
+    }
+
+    /// How this ring reads timestamps back.
+    pub fn stamp_read(&self) -> StampRead {
+        match (self.queries != vk::QueryPool::null(), self.stamps.is_some()) {
+            (false, _) => StampRead::Off,
+            (true, true) => StampRead::Copy,
+            (true, false) => StampRead::Query,
+        }
+    }
+
+    /// Resets (on the host) the two queries of `slot` and, in copy mode,
+    /// zeroes the slot's stamps, so that a submission that writes none reads
+    /// as "no span".
+    ///
+    /// # Safety
+    /// The slot is idle: no pending submission uses its queries or stamps.
+    unsafe fn clear_slot(&self, slot: usize) {
+        if self.queries == vk::QueryPool::null() {
+            return;
+        }
+        // SAFETY: host query reset is enabled at device creation; the
+        // slot's queries are not used by any pending submission (contract).
+        unsafe {
+            self.device
+                .raw()
+                .reset_query_pool(self.queries, 2 * slot as u32, 2)
+        };
+        if let Some(st) = &self.stamps {
+            // SAFETY: the slot is idle (contract), so the device does not
+            // write it now; 2 u64 per slot inside the mapping.
+            unsafe { std::ptr::write_bytes(st.ptr.add(2 * slot), 0, 2) };
+        }
     }
 
     /// Records and submits one package: `count` work-groups starting at
@@ -498,11 +604,15 @@ impl DispatchRing {
             }
         };
         self.device.check(r.call("vkBeginCommandBuffer"))?;
+        // The queries are reset here on the host, not by a command: a reset
+        // command would sit on the device between this package and the one
+        // before it.
+        // SAFETY: the slot is idle (function contract).
+        unsafe { self.clear_slot(slot) };
         // SAFETY: `cb` is in the recording state; see the function contract
         // for the pipeline, set and push-constant size.
         unsafe {
             if self.queries != vk::QueryPool::null() {
-                raw.cmd_reset_query_pool(cb, self.queries, q, 2);
                 raw.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, self.queries, q);
             }
             raw.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
@@ -529,13 +639,15 @@ impl DispatchRing {
                 &[],
                 &[],
             );
-            if let (true, Some(st)) = (self.queries != vk::QueryPool::null(), &self.stamps) {
+            if self.queries != vk::QueryPool::null() {
                 raw.cmd_write_timestamp(
                     cb,
                     vk::PipelineStageFlags::BOTTOM_OF_PIPE,
                     self.queries,
                     q + 1,
                 );
+            }
+            if let (true, Some(st)) = (self.queries != vk::QueryPool::null(), &self.stamps) {
                 // Copy both stamps to the slot's place in host memory, and
                 // make the copy visible to the host with the completion.
                 raw.cmd_copy_query_pool_results(
@@ -560,11 +672,6 @@ impl DispatchRing {
                     &[],
                     &[],
                 );
-                // Zero the slot: a submission that writes no stamps (or one
-                // that failed) then reads as "no span".
-                // SAFETY (of the write): the slot is idle (function contract),
-                // so the device does not write it now; 2 u64 per slot.
-                std::ptr::write_bytes(st.ptr.add(2 * slot), 0, 2);
             }
         }
         // SAFETY: `cb` is recording.
@@ -593,19 +700,39 @@ impl DispatchRing {
         if self.queries == vk::QueryPool::null() {
             return Ok(None);
         }
-        let Some(st) = &self.stamps else {
-            return Ok(None);
-        };
         let slot = (ticket as usize) % self.cbs.len();
-        // SAFETY: the ticket completed (caller), and its command buffer's copy
-        // was made visible to the host by the barrier recorded after it; the
-        // slot is not rewritten until the ring reuses it. Volatile: the
-        // device, not this thread, wrote the memory.
-        let data = unsafe {
-            [
-                st.ptr.add(2 * slot).read_volatile(),
-                st.ptr.add(2 * slot + 1).read_volatile(),
-            ]
+        let data = match &self.stamps {
+            // SAFETY: the ticket completed (caller), and its command buffer's
+            // copy was made visible to the host by the barrier recorded after
+            // it; the slot is not rewritten until the ring reuses it.
+            // Volatile: the device, not this thread, wrote the memory.
+            Some(st) => unsafe {
+                [
+                    st.ptr.add(2 * slot).read_volatile(),
+                    st.ptr.add(2 * slot + 1).read_volatile(),
+                ]
+            },
+            None => {
+                let mut data = [0u64; 2];
+                // SAFETY: live pool; the two queries of the slot; `data`
+                // holds two 64-bit results. No WAIT: the ticket completed,
+                // so its stamps are available, and a slot whose submission
+                // wrote none (reset on the host, see `clear_slot`) answers
+                // NOT_READY instead of blocking.
+                let r = unsafe {
+                    self.device.raw().get_query_pool_results(
+                        self.queries,
+                        2 * slot as u32,
+                        &mut data,
+                        vk::QueryResultFlags::TYPE_64,
+                    )
+                };
+                match r {
+                    Ok(()) => data,
+                    Err(vk::Result::NOT_READY) => return Ok(None),
+                    Err(e) => return Err(VkError::from_result("vkGetQueryPoolResults", e)),
+                }
+            }
         };
         if data == [0, 0] || data[1] < data[0] {
             return Ok(None);
@@ -633,11 +760,9 @@ impl DispatchRing {
         let ticket = self.last + 1;
         let slot = (ticket as usize) % self.cbs.len();
         let cb = self.cbs[slot];
-        if let Some(st) = &self.stamps {
-            // SAFETY: the slot is idle (contract); it writes no stamps, so
-            // zero them to read as "no span".
-            unsafe { std::ptr::write_bytes(st.ptr.add(2 * slot), 0, 2) };
-        }
+        // SAFETY: the slot is idle (contract); it writes no stamps, so they
+        // read as "no span".
+        unsafe { self.clear_slot(slot) };
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         let cbs = [cb];

@@ -377,6 +377,25 @@ mod tests {
     }
 
     #[test]
+    fn validator_accepts_compiled_modules_and_names_a_broken_rule() {
+        let w = compile("#version 450\nlayout(local_size_x = 8) in;\nvoid main() {}");
+        validate(&w, ash::vk::API_VERSION_1_2).unwrap();
+        validate(&w, ash::vk::API_VERSION_1_3).unwrap();
+        // Glue the first instruction after the header to the next one by
+        // widening its word count: the stream still parses, the rules break.
+        let mut bad = w.clone();
+        let first = bad[5] >> 16;
+        let second = bad[5 + first as usize] >> 16;
+        bad[5] = ((first + second) << 16) | (bad[5] & 0xffff);
+        let err = validate(&bad, ash::vk::API_VERSION_1_2).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidSpirv(m) if m.contains("SPIR-V rule")),
+            "{err}"
+        );
+        assert!(validate(&[], ash::vk::API_VERSION_1_2).is_err());
+    }
+
+    #[test]
     fn reflects_saxpy_interface() {
         let w = compile(
             r#"#version 450
@@ -446,4 +465,97 @@ mod tests {
         );
         assert!(matches!(reflect(&w, "main"), Err(Error::Interface(m)) if m.contains("set 1")));
     }
+}
+
+/// SPIRV-Tools' validator, which the engine links through shaderc (its
+/// combined library carries SPIRV-Tools).
+mod tools {
+    use std::ffi::{c_char, c_void, CStr};
+
+    /// `spv_target_env` values (libspirv.h).
+    pub(super) const SPV_ENV_VULKAN_1_2: u32 = 23;
+    pub(super) const SPV_ENV_VULKAN_1_3: u32 = 25;
+
+    /// `spv_position_t` then the start of `spv_diagnostic_t` (libspirv.h).
+    #[repr(C)]
+    struct Diagnostic {
+        line: usize,
+        column: usize,
+        index: usize,
+        error: *const c_char,
+    }
+
+    extern "C" {
+        fn spvContextCreate(env: u32) -> *mut c_void;
+        fn spvContextDestroy(context: *mut c_void);
+        fn spvValidateBinary(
+            context: *const c_void,
+            words: *const u32,
+            num_words: usize,
+            diagnostic: *mut *mut Diagnostic,
+        ) -> i32;
+        fn spvDiagnosticDestroy(diagnostic: *mut Diagnostic);
+    }
+
+    /// Validates `words` for `env`; the validator's message on failure.
+    pub(super) fn validate(words: &[u32], env: u32) -> Result<(), String> {
+        // SAFETY: plain constructor; NULL is checked.
+        let context = unsafe { spvContextCreate(env) };
+        if context.is_null() {
+            return Err("SPIRV-Tools could not create a context".into());
+        }
+        let mut diagnostic: *mut Diagnostic = std::ptr::null_mut();
+        // SAFETY: a live context; `words` is valid for `words.len()` reads;
+        // `diagnostic` is an out-pointer SPIRV-Tools fills with NULL or an
+        // allocation of its own.
+        let result =
+            unsafe { spvValidateBinary(context, words.as_ptr(), words.len(), &mut diagnostic) };
+        let message = if diagnostic.is_null() {
+            None
+        } else {
+            // SAFETY: a diagnostic SPIRV-Tools made, whose layout starts as
+            // `Diagnostic`; its `error` is NULL or a NUL-terminated string it
+            // owns until the diagnostic is destroyed (below).
+            unsafe {
+                let d = &*diagnostic;
+                Some(if d.error.is_null() {
+                    String::new()
+                } else {
+                    format!(
+                        "{} (word {})",
+                        CStr::from_ptr(d.error).to_string_lossy(),
+                        d.index
+                    )
+                })
+            }
+        };
+        // SAFETY: each is destroyed exactly once; spvDiagnosticDestroy
+        // accepts NULL.
+        unsafe {
+            spvDiagnosticDestroy(diagnostic);
+            spvContextDestroy(context);
+        }
+        match result {
+            0 => Ok(()), // SPV_SUCCESS
+            code => Err(message
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| format!("SPIRV-Tools error {code}"))),
+        }
+    }
+}
+
+/// Validates `words` with SPIRV-Tools against the rules of Vulkan
+/// `api_version` (1.3 rules for 1.3 and later, 1.2 rules below).
+///
+/// [`reflect`] only reads what coexec needs; a driver handed a module that
+/// breaks other rules may crash (lavapipe does), so modules are validated
+/// before any driver sees them.
+pub fn validate(words: &[u32], api_version: u32) -> Result<()> {
+    let env = if api_version >= ash::vk::API_VERSION_1_3 {
+        tools::SPV_ENV_VULKAN_1_3
+    } else {
+        tools::SPV_ENV_VULKAN_1_2
+    };
+    tools::validate(words, env)
+        .map_err(|why| Error::InvalidSpirv(format!("the module breaks a SPIR-V rule: {why}")))
 }
