@@ -9,8 +9,8 @@
 //! destroy/free returns, the object is gone: imported memory is released,
 //! CPU callbacks are no longer called.
 
-use crate::status::{FfiError, FfiResult};
-use crate::types::coexec_status::*;
+use super::status::{FfiError, FfiResult};
+use super::types::coexec_status::*;
 use coexec_engine::{Buffer, Engine, Kernel};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -508,7 +508,10 @@ unsafe fn make_kernel(
     // SAFETY: NULL (checked by `put`) or writable per the contract.
     unsafe { put(out, coexec_kernel::default(), "out") }?;
     // SAFETY: NULL or NUL-terminated per the contract.
-    let name = unsafe { opt_str(name, "name") }?.unwrap_or("kernel");
+    let name = unsafe { opt_str(name, "name") }?;
+    // "" as NULL: shaderc aborts the process (a failed assertion) formatting
+    // a compile error of a source with an empty name.
+    let name = name.filter(|n| !n.is_empty()).unwrap_or("kernel");
     let obj = engine_of(engine)?;
     let kernel = {
         let g = handles::read(&obj.engine, "engine")?;
@@ -546,6 +549,9 @@ pub unsafe extern "C" fn coexec_kernel_from_glsl(
     out: *mut coexec_kernel,
 ) -> coexec_status {
     guard("coexec_kernel_from_glsl", || {
+        // SAFETY: NULL (checked by `put`) or writable per the contract. First,
+        // so that `*out` is the null handle on every failure.
+        unsafe { put(out, coexec_kernel::default(), "out") }?;
         // SAFETY: NULL or NUL-terminated per the contract.
         let glsl = unsafe { opt_str(glsl, "glsl") }?.ok_or_else(|| null("glsl"))?;
         // SAFETY: forwarded from this function's contract.
@@ -575,6 +581,9 @@ pub unsafe extern "C" fn coexec_kernel_from_spirv(
     out: *mut coexec_kernel,
 ) -> coexec_status {
     guard("coexec_kernel_from_spirv", || {
+        // SAFETY: NULL (checked by `put`) or writable per the contract. First,
+        // so that `*out` is the null handle on every failure.
+        unsafe { put(out, coexec_kernel::default(), "out") }?;
         if spirv.is_null() {
             return Err(null("spirv"));
         }
@@ -607,6 +616,9 @@ pub unsafe extern "C" fn coexec_kernel_cpu_only(
     out: *mut coexec_kernel,
 ) -> coexec_status {
     guard("coexec_kernel_cpu_only", || {
+        // SAFETY: NULL (checked by `put`) or writable per the contract. First,
+        // so that `*out` is the null handle on every failure.
+        unsafe { put(out, coexec_kernel::default(), "out") }?;
         let f = cpu_fn(cpu, user_data).ok_or_else(|| null("cpu"))?;
         // SAFETY: forwarded from this function's contract.
         unsafe {

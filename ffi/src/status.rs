@@ -1,7 +1,7 @@
 //! Errors at the boundary: status codes, the thread-local last error, and the
 //! guard every entry point runs in (no panic ever crosses into C).
 
-use crate::types::coexec_status::{self, *};
+use super::types::coexec_status::{self, *};
 use coexec_engine::{Error, VkError};
 use std::cell::RefCell;
 use std::ffi::{c_char, CString};

@@ -471,9 +471,18 @@ fn compile_errors_and_invalid_arguments_come_back_as_codes() {
         last_error()
     );
     assert_eq!(k.id, 0);
+    // An empty name is a valid C string: the compile error still comes back
+    // as a code (shaderc used to abort the process formatting it).
+    // SAFETY: NUL-terminated strings, writable out.
+    let st =
+        unsafe { coexec_kernel_from_glsl(e, c"".as_ptr(), bad.as_ptr(), None, null_mut(), &mut k) };
+    assert_eq!(st, COEXEC_ERROR_SHADER_COMPILE, "{}", last_error());
+    assert!(last_error().contains("kernel:"), "{}", last_error());
+    k.id = 5;
     // SAFETY: NULL source is rejected.
     let st = unsafe { coexec_kernel_from_glsl(e, null(), null(), None, null_mut(), &mut k) };
     assert_eq!(st, COEXEC_ERROR_NULL_POINTER);
+    assert_eq!(k.id, 0, "out is the null handle on every failure");
     // SPIR-V that is not a multiple of 4 bytes / garbage.
     let junk = [1u8, 2, 3, 4, 5, 6];
     // SAFETY: readable bytes.
@@ -482,9 +491,11 @@ fn compile_errors_and_invalid_arguments_come_back_as_codes() {
     };
     assert_eq!(st, COEXEC_ERROR_INVALID_SPIRV, "{}", last_error());
     // A CPU-only kernel needs a CPU function.
+    k.id = 5;
     // SAFETY: writable out.
     let st = unsafe { coexec_kernel_cpu_only(e, null(), 64, 1, None, null_mut(), &mut k) };
     assert_eq!(st, COEXEC_ERROR_NULL_POINTER);
+    assert_eq!(k.id, 0);
     // Zero-sized and overflowing buffers.
     let mut b = coexec_buffer::default();
     // SAFETY: writable out.
