@@ -6,11 +6,19 @@
 # then run this script there with .device/ carried:
 #   source .device/env.sh; bash scripts/device-bench.sh PART
 # PART 1: info, core harness, suite part 1; PART 2: suite part 2 + quick
-# scaling; PART 3: binomial and full-range scaling of mandelbrot and taylor.
+# scaling; PART 3: binomial and full-range scaling of mandelbrot and taylor;
+# PART 4: core harness again (timestamps read back by query, host query
+# reset, batched CPU bookkeeping), the GPU gap with the old copy read-back
+# and with the next package always in flight, and the eight kernels
+# co-executed with wave-sized GPU packages (`coexec bench`, 3 reps; their
+# CPU-alone times are those of parts 1-3).
 set -u
 part="${1:-1}"
 out="${OUT:-/tmp/out}"
 r=/tmp/coexec-results
+# Part 4 writes straight into $OUT, so that what ran comes back even if the
+# call is cut short.
+[ "$part" = 4 ] && r="$out"
 mkdir -p "$r" "$out"
 export LD_LIBRARY_PATH="/usr/local/nvidia/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export COEXEC_CACHE_DIR=/tmp/coexec-cache
@@ -26,12 +34,35 @@ elif [ "$part" = 3 ]; then
     --kernels binomial --json "$r/suite3.json" --out "$r/suite3" > "$r/suite3.txt" 2>&1
   timeout 300 coexec suite --reps 1 --cpu-solo hguided --schedulers static,hguided:hints,hguided:nohints \
     --kernels mandelbrot,taylor --json "$r/scaling-full.json" --out "$r/scaling-full" > "$r/scaling-full.txt" 2>&1
+elif [ "$part" = 4 ]; then
+  coexec info > "$r/info.txt" 2>&1
+  timeout 100 coexec-core --only claim,cpu_package_overhead,gpu_gap,cpu_vs_rayon,gpu_vs_raw \
+    --mandel 8192x8192 --saxpy 268435456 --json "$r/core.json" > "$r/core.txt" 2>&1
+  COEXEC_GPU_TIMESTAMPS=copy timeout 45 coexec-core --only gpu_gap --mandel 8192x8192 --saxpy 268435456 \
+    --json "$r/gap-copy.json" > "$r/gap-copy.txt" 2>&1
+  COEXEC_PREFETCH_LEAD_US=1000000 timeout 45 coexec-core --only gpu_gap --mandel 8192x8192 --saxpy 268435456 \
+    --json "$r/gap-lead.json" > "$r/gap-lead.txt" 2>&1
+  # CPU shares of the power from the solo times of parts 1-3 (default
+  # sizes): T_gpu / (T_cpu + T_gpu).
+  for kp in nbody:0.01157 gaussian:0.02351 rap:0.02730 taylor:0.06941 matmul:0.1688 \
+            binomial:0.06547 ray:0.00419 mandelbrot:0.01882; do
+    k="${kp%%:*}"; c="${kp##*:}"
+    [ "$SECONDS" -gt 300 ] && { echo "out of time before $k" >> "$r/skipped.txt"; continue; }
+    {
+      timeout 40 coexec bench --kernel "$k" --devices gpu --scheduler static --json
+      timeout 40 coexec bench --kernel "$k" --devices all --scheduler hguided --cpu-power "$c" --json
+      timeout 40 coexec bench --kernel "$k" --devices all --scheduler hguided --json
+      timeout 40 coexec bench --kernel "$k" --devices all --scheduler static --cpu-power "$c" --json
+    } > "$r/bench-$k.jsonl" 2> "$r/bench-$k.err"
+  done
 else
   timeout 420 coexec suite --no-scaling --reps 1 --cpu-solo hguided --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels gaussian,rap,ray,nbody \
     --json "$r/suite2.json" --out "$r/suite2" > "$r/suite2.txt" 2>&1
   timeout 100 coexec suite --quick --reps 1 --kernels mandelbrot,taylor,rap \
     --json "$r/scaling.json" --out "$r/scaling" > "$r/scaling.txt" 2>&1
 fi
-tar czf "$out/results-$part.tgz" -C /tmp coexec-results
-cp "$r"/*.txt "$out/" 2>/dev/null
+if [ "$part" != 4 ]; then
+  tar czf "$out/results-$part.tgz" -C /tmp coexec-results
+  cp "$r"/*.txt "$out/" 2>/dev/null
+fi
 ls -la "$out"
