@@ -8,7 +8,7 @@
 //! machine without a Rust toolchain and run there.
 
 use coexec::sched::{DeviceSlot, Plan, ThroughputEstimator, WorkQueue};
-use coexec::vk::{spirv as vkspirv, ComputePipeline, DispatchRing};
+use coexec::vk::{spirv as vkspirv, BindingSet, ComputePipeline, DispatchRing};
 use coexec::workloads::mandelbrot::{mandel_pixel, mandelbrot_cpu, Params as MandelParams};
 use coexec::workloads::saxpy::saxpy_cpu;
 use coexec::workloads::{random_f32, spirv, Mandelbrot, Saxpy, Workload};
@@ -830,54 +830,90 @@ impl Raw {
         Ok(Raw { pipeline, ring })
     }
 
-    /// Raw dispatches of the whole range: (wall seconds, GPU span seconds).
-    fn time(
+    /// One raw dispatch of the whole range and its wait: (wall seconds,
+    /// GPU span seconds where the queue has timestamps).
+    fn once(
         &mut self,
-        o: &Opts,
-        buffers: &[(coexec::vk::ash::vk::Buffer, u64)],
+        set: &BindingSet,
         push: &[u8],
         count: [u32; 3],
-    ) -> Result<(Vec<f64>, Vec<f64>), String> {
-        let set = self.pipeline.bind(buffers).map_err(|x| x.to_string())?;
-        let (mut walls, mut spans) = (Vec::new(), Vec::new());
-        // One warm-up more than the engine gets: on lavapipe the first
-        // dispatch after the pipeline's first use is still sometimes slow.
-        let warmup = o.warmup + 1;
-        for i in 0..warmup + o.reps {
-            let t0 = Instant::now();
-            // SAFETY: every earlier ticket of this ring was waited for below,
-            // so the slot is idle; `set` was made by this pipeline and its
-            // buffers outlive the wait; `push` is the shader's push-constant
-            // block (checked against the interface by the caller's sizes).
-            let ticket = unsafe {
-                self.ring
-                    .submit(&self.pipeline, &set, push, [0, 0, 0], count)
-            }
+    ) -> Result<(f64, Option<f64>), String> {
+        let t0 = Instant::now();
+        // SAFETY: every earlier ticket of this ring was waited for below, so
+        // the slot is idle; `set` was made by this pipeline and its buffers
+        // outlive the wait; `push` is the shader's push-constant block
+        // (checked against the interface by the caller's sizes).
+        let ticket = unsafe {
+            self.ring
+                .submit(&self.pipeline, set, push, [0, 0, 0], count)
+        }
+        .map_err(|x| x.to_string())?;
+        let done = self
+            .ring
+            .wait(ticket, 600_000_000_000)
             .map_err(|x| x.to_string())?;
-            let done = self
-                .ring
-                .wait(ticket, 600_000_000_000)
-                .map_err(|x| x.to_string())?;
-            let wall = t0.elapsed().as_secs_f64();
-            if !done {
-                return Err("raw dispatch timed out".into());
-            }
+        let wall = t0.elapsed().as_secs_f64();
+        if !done {
+            return Err("raw dispatch timed out".into());
+        }
+        let span = self
+            .ring
+            .span(ticket)
+            .map_err(|x| x.to_string())?
+            .map(|s| s.end_ns.saturating_sub(s.start_ns) as f64 * 1e-9);
+        Ok((wall, span))
+    }
+}
+
+/// Raw dispatch samples: (wall seconds, GPU span seconds).
+type RawSamples = (Vec<f64>, Vec<f64>);
+
+/// Raw dispatches and engine runs (one per scheduler), interleaved rep by
+/// rep so that clock and temperature drift hit both alike. The raw side
+/// gets one warm-up more: on lavapipe the first dispatch after a pipeline's
+/// first use is still sometimes slow. Returns the raw (walls, spans) and the
+/// engine's runs per scheduler.
+fn interleaved(
+    o: &Opts,
+    raw: &mut Raw,
+    set: &BindingSet,
+    push: &[u8],
+    count: [u32; 3],
+    scheds: &[Scheduler],
+    mut run: impl FnMut(&Scheduler) -> coexec::Result<Report>,
+) -> Result<(RawSamples, Vec<Runs>), String> {
+    let (mut walls, mut spans) = (Vec::new(), Vec::new());
+    let mut runs: Vec<Runs> = scheds
+        .iter()
+        .map(|_| Runs {
+            wall_s: Vec::with_capacity(o.reps),
+            reports: Vec::with_capacity(o.reps),
+        })
+        .collect();
+    let warmup = o.warmup + 1;
+    for i in 0..warmup + o.reps {
+        let (wall, span) = raw.once(set, push, count)?;
+        for (s, r) in scheds.iter().zip(&mut runs) {
+            let t = Instant::now();
+            let report = run(s).map_err(|e| e.to_string())?;
             if i >= warmup {
-                walls.push(wall);
-                if let Some(s) = self.ring.span(ticket).map_err(|x| x.to_string())? {
-                    spans.push(s.end_ns.saturating_sub(s.start_ns) as f64 * 1e-9);
-                }
+                r.wall_s.push(t.elapsed().as_secs_f64());
+                r.reports.push(report);
             }
         }
-        Ok((walls, spans))
+        if i >= warmup {
+            walls.push(wall);
+            spans.extend(span);
+        }
     }
+    Ok(((walls, spans), runs))
 }
 
 fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
     let scheds = [Scheduler::hguided(), Scheduler::Static { powers: None }];
     let mut list = Vec::new();
     let mut emit = |name: &str,
-                    raw: &(Vec<f64>, Vec<f64>),
+                    raw: &RawSamples,
                     s: &Scheduler,
                     runs: &Runs,
                     same: Option<bool>| {
@@ -929,27 +965,42 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
     let mut raw = Raw::new(e, spirv::MANDELBROT)?;
     let [lx, ly, _] = k.local_size();
     let count = [w.div_ceil(lx), h.div_ceil(ly), 1];
-    let handle = (buf.vk_handle(), buf.size_bytes());
-    let raw_m = raw.time(o, &[handle], bytemuck_bytes(&p), count)?;
+    let set = raw
+        .pipeline
+        .bind(&[(buf.vk_handle(), buf.size_bytes())])
+        .map_err(|x| x.to_string())?;
+    let push = bytemuck_bytes(&p).to_vec();
+    // The raw image first, to compare the engine's output with.
+    raw.once(&set, &push, count)?;
     let raw_img = buf.as_slice().to_vec();
     let space = IndexSpace::D2 {
         width: w,
         height: h,
     };
-    for s in &scheds {
+    let (raw_m, runs) = interleaved(o, &mut raw, &set, &push, count, &scheds, |s| {
+        e.run(
+            &k,
+            Args::new().output(&mut buf).push(&p),
+            space,
+            s,
+            Devices::GPU,
+        )
+    })?;
+    for (s, runs) in scheds.iter().zip(&runs) {
+        // One more run into a cleared image: the engine's own output.
         buf.as_mut_slice().fill(u32::MAX);
-        let runs = repeat(o, || {
-            e.run(
-                &k,
-                Args::new().output(&mut buf).push(&p),
-                space,
-                s,
-                Devices::GPU,
-            )
-        })?;
+        e.run(
+            &k,
+            Args::new().output(&mut buf).push(&p),
+            space,
+            s,
+            Devices::GPU,
+        )
+        .map_err(|x| x.to_string())?;
         let same = buf.as_slice() == raw_img.as_slice();
-        emit(&format!("mandelbrot {w}x{h}"), &raw_m, s, &runs, Some(same));
+        emit(&format!("mandelbrot {w}x{h}"), &raw_m, s, runs, Some(same));
     }
+    drop(set);
     drop(raw);
 
     // SAXPY.
@@ -971,28 +1022,32 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
         1,
         1,
     ];
-    let handles = [
-        (xb.vk_handle(), xb.size_bytes()),
-        (yb.vk_handle(), yb.size_bytes()),
-    ];
-    let raw_s = raw.time(o, &handles, &push, count)?;
-    for s in &scheds {
-        let runs = repeat(o, || {
-            e.run(
-                &ks,
-                Args::new().input(&xb).output(&mut yb).push_bytes(&push),
-                IndexSpace::D1(n),
-                s,
-                Devices::GPU,
-            )
-        })?;
-        emit(&format!("saxpy {n}"), &raw_s, s, &runs, None);
+    let set = raw
+        .pipeline
+        .bind(&[
+            (xb.vk_handle(), xb.size_bytes()),
+            (yb.vk_handle(), yb.size_bytes()),
+        ])
+        .map_err(|x| x.to_string())?;
+    let (raw_s, runs) = interleaved(o, &mut raw, &set, &push, count, &scheds, |s| {
+        e.run(
+            &ks,
+            Args::new().input(&xb).output(&mut yb).push_bytes(&push),
+            IndexSpace::D1(n),
+            s,
+            Devices::GPU,
+        )
+    })?;
+    for (s, runs) in scheds.iter().zip(&runs) {
+        emit(&format!("saxpy {n}"), &raw_s, s, runs, None);
     }
+    drop(set);
     drop(raw);
     t.note(
         "raw = one DispatchRing::submit of the whole range + wait (an identical pipeline from the \
-         same SPIR-V, the same buffers; descriptor set made beforehand). ratio = T_raw / T_engine \
-         (wall around Engine::run). gpu span = the raw dispatch's GPU timestamps.",
+         same SPIR-V, the same buffers; descriptor set made beforehand), interleaved rep by rep \
+         with the engine's runs. ratio = T_raw / T_engine (wall around Engine::run). gpu span = \
+         the raw dispatch's GPU timestamps.",
     );
     Ok(Value::Array(list))
 }
