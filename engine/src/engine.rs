@@ -454,7 +454,10 @@ impl Engine {
     /// until every work-item is done.
     ///
     /// Powers given to the scheduler are in device order: the CPU first
-    /// (when selected), then the GPU.
+    /// (when selected), then the GPU. A selected device that cannot take
+    /// part (the GPU left out after a failure, or an engine without CPU
+    /// workers) has its power dropped, so the same call keeps running on
+    /// what is left.
     pub fn run(
         &self,
         kernel: &Kernel,
@@ -511,6 +514,14 @@ impl Engine {
             slots.push(DeviceSlot::gpu().with_granule(granule));
             engine_index.push(1usize);
         }
+        // Hints are given for the devices asked for; drop those of devices
+        // that cannot take part.
+        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
+            .iter()
+            .filter(|(asked, _)| *asked)
+            .map(|&(_, present)| present)
+            .collect();
+        let scheduler = &scheduler.for_devices(&requested);
         scheduler.validate(slots.len())?;
         {
             let mut last = kernel.last_space.lock().unwrap_or_else(|p| p.into_inner());
@@ -589,12 +600,12 @@ impl Engine {
         let mut failure = None;
         if use_cpu {
             let (report, panic) =
-                cpu_lanes.finish(0, &inner.topology.model, inner.workers, &mut packages);
+                cpu_lanes.finish(&inner.topology.model, inner.workers, &mut packages);
             devices_out.push(report);
             failure = failure.or(panic);
         }
         if let Some(unit) = gpu_unit {
-            let report = gpu_lane.finish(slots.len() - 1, &unit.device.info().name, &mut packages);
+            let report = gpu_lane.finish(&unit.device.info().name, &mut packages);
             devices_out.push(report);
         }
         if let Some(err) = failure {

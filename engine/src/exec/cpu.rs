@@ -34,11 +34,10 @@ impl Lanes {
         Lanes((0..workers).map(|_| Mutex::new(Lane::default())).collect())
     }
 
-    /// Folds the lanes into the CPU device's report, appending their
-    /// package records to `log`.
+    /// Folds the lanes into the CPU device's report, moving their package
+    /// records (which carry their device index already) to `log`.
     pub(crate) fn finish(
         self,
-        device: usize,
         name: &str,
         workers: usize,
         log: &mut Vec<PackageRecord>,
@@ -62,7 +61,7 @@ impl Lanes {
             .map(|l| l.into_inner().unwrap_or_else(|p| p.into_inner()))
             .collect();
         log.reserve(lanes.iter().map(|l| l.records.len()).sum());
-        for lane in lanes {
+        for mut lane in lanes {
             report.packages += lane.records.len();
             report.items += lane.items;
             report.busy_s += lane.busy_s;
@@ -70,10 +69,7 @@ impl Lanes {
                 report.first_start_s = report.first_start_s.min(r.start_s);
                 report.finish_s = report.finish_s.max(r.end_s);
             }
-            log.extend(lane.records.into_iter().map(|mut r| {
-                r.device = device;
-                r
-            }));
+            log.append(&mut lane.records);
             if panic.is_none() {
                 panic = lane.panic;
             }

@@ -49,14 +49,10 @@ struct LaneData {
 pub(crate) struct Lane(Mutex<LaneData>);
 
 impl Lane {
-    /// The GPU's report; its package records are appended to `log`.
-    pub(crate) fn finish(
-        self,
-        device: usize,
-        name: &str,
-        log: &mut Vec<PackageRecord>,
-    ) -> DeviceReport {
-        let d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+    /// The GPU's report; its package records (which carry their device
+    /// index already) are moved to `log`.
+    pub(crate) fn finish(self, name: &str, log: &mut Vec<PackageRecord>) -> DeviceReport {
+        let mut d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
         let first = d
             .records
             .iter()
@@ -74,10 +70,7 @@ impl Lane {
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
             failure: d.failure,
         };
-        log.extend(d.records.into_iter().map(|mut r| {
-            r.device = device;
-            r
-        }));
+        log.append(&mut d.records);
         report
     }
 }

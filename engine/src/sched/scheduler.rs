@@ -187,6 +187,28 @@ impl Scheduler {
         }
     }
 
+    /// This scheduler for a subset of the devices its power hints were
+    /// given for: `keep[i]` says whether device `i` takes part. Hints of a
+    /// length other than `keep.len()` are left as they are (validation then
+    /// names the mismatch); hints left for one device only, or summing to
+    /// zero, are dropped (`None`: with one device they cannot matter, and
+    /// the policy's own rule applies).
+    pub fn for_devices(&self, keep: &[bool]) -> Scheduler {
+        let mut s = self.clone();
+        if let Scheduler::Static { powers } | Scheduler::HGuided { powers, .. } = &mut s {
+            if let Some(p) = powers.as_ref().filter(|p| p.len() == keep.len()) {
+                let kept: Vec<f64> = p
+                    .iter()
+                    .zip(keep)
+                    .filter(|(_, &k)| k)
+                    .map(|(&x, _)| x)
+                    .collect();
+                *powers = (kept.len() > 1 && kept.iter().sum::<f64>() > 0.0).then_some(kept);
+            }
+        }
+        s
+    }
+
     /// The power hints, if any.
     pub fn powers(&self) -> Option<&[f64]> {
         match self {
@@ -544,6 +566,44 @@ mod tests {
         }
         .to_string()
         .contains("one value per device"));
+    }
+
+    #[test]
+    fn for_devices_drops_the_hints_of_devices_left_out() {
+        let hg = |p: Option<Vec<f64>>| Scheduler::HGuided {
+            powers: p,
+            k: 2.0,
+            min_package: 1,
+        };
+        let st = Scheduler::Static {
+            powers: Some(vec![0.2, 0.8]),
+        };
+        // All kept: unchanged.
+        assert_eq!(st.for_devices(&[true, true]), st);
+        // One left: no hints (they cannot matter for one device).
+        assert_eq!(
+            st.for_devices(&[true, false]),
+            Scheduler::Static { powers: None }
+        );
+        assert_eq!(
+            hg(Some(vec![0.2, 0.8])).for_devices(&[false, true]),
+            hg(None)
+        );
+        // Three devices, one left out: the others keep their hints.
+        assert_eq!(
+            hg(Some(vec![1.0, 2.0, 3.0])).for_devices(&[true, false, true]),
+            hg(Some(vec![1.0, 3.0]))
+        );
+        // What is left sums to zero: dropped.
+        assert_eq!(
+            hg(Some(vec![0.0, 0.0, 3.0])).for_devices(&[true, true, false]),
+            hg(None)
+        );
+        // A length that does not fit is left for validation to name.
+        let bad = hg(Some(vec![1.0, 2.0, 3.0]));
+        assert_eq!(bad.for_devices(&[true, false]), bad);
+        let d = Scheduler::Dynamic { packages: 4 };
+        assert_eq!(d.for_devices(&[true, false]), d);
     }
 
     #[test]
