@@ -160,6 +160,7 @@ fn suite_command_writes_json_and_pictures() {
             "--kernels",
         ])
         .arg(KERNELS.join(","))
+        .args(["--sizes", "taylor=20000,mandelbrot=96x64"])
         .arg("--json")
         .arg(&json)
         .arg("--out")
@@ -176,6 +177,25 @@ fn suite_command_writes_json_and_pictures() {
     assert!(stdout.contains("HGuided (hints)"), "{stdout}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     check_json(&doc);
+    // --sizes took the place of the quick sizes.
+    let sizes: Vec<&str> = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["size"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["96x64", "20000"]);
     check_files(&out);
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn suite_command_names_a_bad_size_before_starting() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .args(["suite", "--quick", "--sizes", "fft=1024"])
+        .output()
+        .expect("coexec runs");
+    assert!(!o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("unknown kernel `fft`"), "{stderr}");
 }
