@@ -41,20 +41,12 @@ fn hash(i: u32) -> u32 {
 }
 
 fn engine() -> Option<Engine> {
-    let opts = EngineOptions {
+    common::engine_from(EngineOptions {
         workers: Some(1),
         validation: Validation::IfAvailable,
         gpu_timeout: Duration::from_millis(300),
         ..Default::default()
-    };
-    match Engine::with_options(opts) {
-        Ok(e) => Some(e),
-        Err(Error::NoDevice(why)) | Err(Error::NoLoader(why)) => {
-            eprintln!("skipping: {why}");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+    })
 }
 
 fn kernel(e: &Engine) -> coexec::Kernel {
@@ -186,16 +178,14 @@ fn gpu_alone_failing_is_an_error_not_a_hang() {
         fault: GpuFault::DeviceLost,
         after_packages: 2,
     });
-    let mut out = e.buffer::<u32>(100_000).unwrap();
-    let err = e
-        .run(
-            &k,
-            Args::new().output(&mut out).push(&100_000u32),
-            IndexSpace::D1(100_000),
-            &Scheduler::Dynamic { packages: 20 },
-            Devices::GPU,
-        )
-        .unwrap_err();
+    let err = run(
+        &e,
+        &k,
+        100_000,
+        &Scheduler::Dynamic { packages: 20 },
+        Devices::GPU,
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::AllDevicesFailed { .. }), "{err}");
 }
 

@@ -521,7 +521,13 @@ impl Engine {
             .filter(|(asked, _)| *asked)
             .map(|&(_, present)| present)
             .collect();
-        let scheduler = &scheduler.for_devices(&requested);
+        let trimmed;
+        let scheduler = if requested.contains(&false) {
+            trimmed = scheduler.for_devices(&requested);
+            &trimmed
+        } else {
+            scheduler
+        };
         scheduler.validate(slots.len())?;
         {
             let mut last = kernel.last_space.lock().unwrap_or_else(|p| p.into_inner());

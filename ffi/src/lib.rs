@@ -505,8 +505,7 @@ unsafe fn make_kernel(
     out: *mut coexec_kernel,
     build: impl FnOnce(&Engine, &str) -> FfiResult<::coexec_engine::Kernel>,
 ) -> FfiResult {
-    // SAFETY: NULL (checked by `put`) or writable per the contract.
-    unsafe { put(out, coexec_kernel::default(), "out") }?;
+    // `*out` is already the null handle: every caller sets it first.
     // SAFETY: NULL or NUL-terminated per the contract.
     let name = unsafe { opt_str(name, "name") }?;
     // "" as NULL: shaderc aborts the process (a failed assertion) formatting
@@ -664,17 +663,9 @@ fn index_space(s: coexec_index_space) -> FfiResult<IndexSpace> {
 /// # Safety
 /// `s.powers` is NULL or valid for `s.num_powers` reads.
 unsafe fn scheduler(s: &coexec_scheduler) -> FfiResult<Scheduler> {
-    let powers = if s.powers.is_null() {
-        if s.num_powers != 0 {
-            return Err(null("scheduler powers"));
-        }
-        None
-    } else if s.num_powers == 0 {
-        None
-    } else {
-        // SAFETY: non-null and readable for `num_powers` values per the contract.
-        Some(unsafe { slice(s.powers, s.num_powers, "scheduler powers") }?.to_vec())
-    };
+    // SAFETY: NULL or readable for `num_powers` values per the contract.
+    let powers = unsafe { slice(s.powers, s.num_powers, "scheduler powers") }?;
+    let powers = (!powers.is_empty()).then(|| powers.to_vec());
     Ok(match s.kind {
         0 => Scheduler::HGuided {
             powers,
@@ -791,14 +782,17 @@ pub unsafe extern "C" fn coexec_run(
             unsafe { scheduler(&sched.read_unaligned()) }?
         };
         let space = index_space(space)?;
-        if devices == 0 || devices & !3 != 0 {
+        const CPU: u32 = coexec_device_mask::COEXEC_DEVICE_CPU as u32;
+        const GPU: u32 = coexec_device_mask::COEXEC_DEVICE_GPU as u32;
+        const ALL: u32 = coexec_device_mask::COEXEC_DEVICE_ALL as u32;
+        if devices == 0 || devices & !ALL != 0 {
             return Err(invalid(format!(
                 "devices must be a non-empty combination of COEXEC_DEVICE_CPU and COEXEC_DEVICE_GPU (got {devices:#x})"
             )));
         }
         let devices = Devices {
-            cpu: devices & 1 != 0,
-            gpu: devices & 2 != 0,
+            cpu: devices & CPU != 0,
+            gpu: devices & GPU != 0,
         };
 
         let eobj = engine_of(engine)?;

@@ -5,18 +5,23 @@
 #![allow(dead_code)]
 
 use coexec::{AllocatorBackend, Engine, EngineOptions, Validation};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// An engine with `workers` CPU workers, or `None` (after printing why) when
 /// this machine has no Vulkan device.
 pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {
-    let opts = EngineOptions {
+    engine_from(EngineOptions {
         workers,
         allocator,
         validation: Validation::IfAvailable,
         pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
         ..Default::default()
-    };
+    })
+}
+
+/// An engine with `opts`, or `None` (after printing why) when this machine
+/// has no Vulkan device.
+pub(crate) fn engine_from(opts: EngineOptions) -> Option<Engine> {
     match Engine::with_options(opts) {
         Ok(e) => Some(e),
         Err(coexec::Error::NoDevice(why)) | Err(coexec::Error::NoLoader(why)) => {
@@ -29,13 +34,9 @@ pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -
 
 /// A shared default engine (engines are costly to create).
 pub(crate) fn engine() -> Option<Engine> {
-    static E: OnceLock<Mutex<Option<Option<Engine>>>> = OnceLock::new();
-    let m = E.get_or_init(|| Mutex::new(None));
-    let mut g = m.lock().unwrap_or_else(|p| p.into_inner());
-    if g.is_none() {
-        *g = Some(engine_with(None, AllocatorBackend::default()));
-    }
-    g.clone().flatten()
+    static E: OnceLock<Option<Engine>> = OnceLock::new();
+    E.get_or_init(|| engine_with(None, AllocatorBackend::default()))
+        .clone()
 }
 
 /// Fails the test if the validation layer reported any error.
@@ -62,10 +63,9 @@ pub(crate) fn count_glsl(local_x: u32, local_y: u32, two_d: bool) -> String {
 
 /// The CPU twin of [`count_glsl`].
 pub(crate) fn count_cpu() -> Arc<coexec::CpuFn> {
-    Arc::new(|pkg: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+    Arc::new(|_: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
         for v in args.output::<u32>(0) {
             *v += 1;
         }
-        let _ = pkg;
     })
 }

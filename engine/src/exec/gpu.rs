@@ -6,7 +6,7 @@ use super::cpu::Idle;
 use super::kernel::Geometry;
 use super::report::{DeviceReport, GapStats, PackageRecord};
 use crate::engine::GpuUnit;
-use crate::sched::{DeviceKind, Plan, PowerEstimator, WorkQueue};
+use crate::sched::{usable_power, DeviceKind, Plan, PowerEstimator, WorkQueue};
 use crate::vk::{BindingSet, ComputePipeline};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -81,6 +81,20 @@ struct InFlight {
     submitted: Instant,
 }
 
+impl InFlight {
+    /// Units of the package.
+    fn len(&self) -> u64 {
+        self.units.end - self.units.start
+    }
+
+    /// When the package could start on the device: its submission, or the
+    /// completion of the package before it (`last_done`), whichever is
+    /// later.
+    fn could_start(&self, last_done: Option<Instant>) -> Instant {
+        last_done.map_or(self.submitted, |p| p.max(self.submitted))
+    }
+}
+
 /// The next package is claimed when the packages in flight are expected to
 /// end within this lead time: about ten host round trips on a discrete GPU
 /// (41-53 us measured on the H200), so the GPU does not wait between
@@ -111,7 +125,7 @@ const HANG_FACTOR: f64 = 4.0;
 /// scheduler chose knowingly (a GPU alone takes its whole range at once) is
 /// not mistaken for a hang.
 fn package_timeout(base: Duration, units: u64, units_per_s: Option<f64>) -> Duration {
-    match units_per_s.filter(|p| p.is_finite() && *p > 0.0) {
+    match usable_power(units_per_s) {
         Some(p) => base.max(Duration::from_secs_f64(
             (HANG_FACTOR * units as f64 / p).min(86_400.0),
         )),
@@ -126,8 +140,8 @@ fn expected_end(
     front_start: Instant,
     units_per_s: Option<f64>,
 ) -> Option<Instant> {
-    let p = units_per_s.filter(|p| p.is_finite() && *p > 0.0)?;
-    let units: u64 = inflight.iter().map(|f| f.units.end - f.units.start).sum();
+    let p = usable_power(units_per_s)?;
+    let units: u64 = inflight.iter().map(InFlight::len).sum();
     Some(front_start + Duration::from_secs_f64((units as f64 / p).min(3600.0)))
 }
 
@@ -165,10 +179,7 @@ pub(crate) fn dispatch_loop(
         let mut prefetch_at: Option<Instant> = None;
         while inflight.len() < depth && !queue.is_aborted() {
             if let Some(front) = inflight.front() {
-                let front_start = match last_done {
-                    Some(prev) if prev > front.submitted => prev,
-                    _ => front.submitted,
-                };
+                let front_start = front.could_start(last_done);
                 match expected_end(&inflight, front_start, estimates.power(role.device)) {
                     // No measurement yet: no prefetch; the first completion
                     // gives one.
@@ -255,12 +266,8 @@ pub(crate) fn dispatch_loop(
         let now = Instant::now();
         // A package may run `timeout` from when it could start (its
         // submission, or the completion of the one before it).
-        let started = last_done.map_or(f.submitted, |p| p.max(f.submitted));
-        let timeout = package_timeout(
-            role.timeout,
-            f.units.end - f.units.start,
-            estimates.power(role.device),
-        );
+        let started = f.could_start(last_done);
+        let timeout = package_timeout(role.timeout, f.len(), estimates.power(role.device));
         let deadline = started + timeout;
         let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
         let waited = ring.wait(
@@ -293,10 +300,7 @@ pub(crate) fn dispatch_loop(
         }
         let done = Instant::now();
         let f = inflight.pop_front().expect("front exists");
-        let start = match last_done {
-            Some(prev) if prev > f.submitted => prev,
-            _ => f.submitted,
-        };
+        let start = f.could_start(last_done);
         last_done = Some(done);
         if let Ok(Some(span)) = ring.span(f.ticket) {
             if let Some(prev_end) = last_span_end {
@@ -308,7 +312,7 @@ pub(crate) fn dispatch_loop(
         {
             completed_packages += 1;
         }
-        let n = f.units.end - f.units.start;
+        let n = f.len();
         let pkg = role.geometry.package(f.units.clone());
         estimates.record(role.device, n, (done - start).as_secs_f64());
         data.busy_s += (done - start).as_secs_f64();

@@ -22,6 +22,13 @@ pub trait PowerEstimator: Send + Sync {
     fn power(&self, device: usize) -> Option<f64>;
 }
 
+/// `power` if it is a measurement the policies accept (finite and positive),
+/// else `None`: the one rule for "measured", shared by the schedulers and
+/// the executors.
+pub fn usable_power(power: Option<f64>) -> Option<f64> {
+    power.filter(|p| p.is_finite() && *p > 0.0)
+}
+
 /// Per-device pair of cumulative counters, each on its own cache line.
 struct Counters {
     units: CachePadded<AtomicU64>,

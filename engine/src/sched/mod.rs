@@ -71,7 +71,7 @@ mod sync;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use estimator::{PowerEstimator, ThroughputEstimator};
+pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
 pub use plan::{ClaimantState, Plan, GUARD_MARGIN, PROBE_PACKAGES};
 pub use queue::{Source, WorkQueue};
 pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};

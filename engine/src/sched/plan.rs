@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::estimator::PowerEstimator;
+use super::estimator::{usable_power, PowerEstimator};
 use super::queue::{Source, WorkQueue};
 use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
 
@@ -44,9 +44,9 @@ fn floor_u64(x: f64) -> u64 {
     snap(x).floor() as u64
 }
 
-/// A measurement the policies accept: finite and positive.
+/// A measurement the policies accept (see [`usable_power`]).
 fn measured(est: &dyn PowerEstimator, device: usize) -> Option<f64> {
-    est.power(device).filter(|p| p.is_finite() && *p > 0.0)
+    usable_power(est.power(device))
 }
 
 #[derive(Debug, Clone)]
@@ -383,13 +383,10 @@ impl Plan {
             return 0;
         }
         let d = c.device;
-        // Device powers as used for sizing; `None` while any is unmeasured.
-        let mut known: Option<Vec<f64>> = None;
-        let (device_power, sum, explore) = match hints {
-            Some((p, sum)) => {
-                known = Some(p.clone());
-                (p[d], *sum, false)
-            }
+        // `all_known`: every device's power is known (hinted, or measured),
+        // which the finish-time guard needs.
+        let (device_power, sum, explore, all_known) = match hints {
+            Some((p, sum)) => (p[d], *sum, false, true),
             None => {
                 // Mean of the measured powers stands in for unmeasured ones.
                 let n = self.claimants.len();
@@ -401,17 +398,16 @@ impl Plan {
                     }
                 }
                 let mine = measured(est, d);
-                if count == n && msum.is_finite() {
-                    known = Some((0..n).map(|j| measured(est, j).unwrap_or(0.0)).collect());
-                }
+                let all_known = count == n && msum.is_finite();
                 if count == 0 || !msum.is_finite() {
-                    (1.0, n as f64, mine.is_none())
+                    (1.0, n as f64, mine.is_none(), all_known)
                 } else {
                     let mean = msum / count as f64;
                     (
                         mine.unwrap_or(mean),
                         msum + mean * (n - count) as f64,
                         mine.is_none(),
+                        all_known,
                     )
                 }
             }
@@ -433,12 +429,13 @@ impl Plan {
             return left;
         }
         let size = whole(ceil_u64(x).max(*min_package));
-        if fresh {
-            if let Some(powers) = &known {
-                if self.declines(d, p_i, size, left, powers) {
-                    return 0;
-                }
-            }
+        // Read in place, not collected: this runs on every claim.
+        let power = |j: usize| match hints {
+            Some((p, _)) => p[j],
+            None => measured(est, j).unwrap_or(0.0),
+        };
+        if fresh && all_known && self.declines(d, p_i, size, left, &power) {
+            return 0;
         }
         size
     }
@@ -456,13 +453,21 @@ impl Plan {
     /// some claimant of another device may decline, so the fastest claimant
     /// always takes work. A device that fails moves the fresh work into the
     /// requeue store, which is never declined.
-    fn declines(&self, d: usize, p_i: f64, size: u64, left: u64, powers: &[f64]) -> bool {
+    fn declines(
+        &self,
+        d: usize,
+        p_i: f64,
+        size: u64,
+        left: u64,
+        power: &dyn Fn(usize) -> f64,
+    ) -> bool {
         let mut others = 0.0;
         let mut fastest_other = 0.0f64;
-        for (j, &p) in powers.iter().enumerate() {
-            if j != d && self.claimants[j] > 0 {
+        for (j, &claimants) in self.claimants.iter().enumerate() {
+            if j != d && claimants > 0 {
+                let p = power(j);
                 others += p;
-                fastest_other = fastest_other.max(p / self.claimants[j] as f64);
+                fastest_other = fastest_other.max(p / claimants as f64);
             }
         }
         others > 0.0

@@ -728,9 +728,11 @@ impl DispatchRing {
                     )
                 };
                 match r {
-                    Ok(()) => data,
                     Err(vk::Result::NOT_READY) => return Ok(None),
-                    Err(e) => return Err(VkError::from_result("vkGetQueryPoolResults", e)),
+                    r => {
+                        self.device.check(r.call("vkGetQueryPoolResults"))?;
+                        data
+                    }
                 }
             }
         };
