@@ -177,12 +177,21 @@ fn median_index(xs: &[f64]) -> usize {
 }
 
 /// Engine runs: wall time around each call and the engine's reports.
+#[derive(Default)]
 struct Runs {
     wall_s: Vec<f64>,
     reports: Vec<Report>,
 }
 
 impl Runs {
+    /// Records a run that started at `t`, if it is `measured` (not a
+    /// warm-up).
+    fn push(&mut self, measured: bool, t: Instant, r: Option<Report>) {
+        if measured {
+            self.wall_s.push(t.elapsed().as_secs_f64());
+            self.reports.extend(r);
+        }
+    }
     fn wall(&self) -> f64 {
         median(&self.wall_s)
     }
@@ -221,15 +230,11 @@ fn repeat(o: &Opts, mut f: impl FnMut() -> coexec::Result<Report>) -> Result<Run
     for _ in 0..o.warmup {
         f().map_err(|e| e.to_string())?;
     }
-    let mut runs = Runs {
-        wall_s: Vec::with_capacity(o.reps),
-        reports: Vec::with_capacity(o.reps),
-    };
+    let mut runs = Runs::default();
     for _ in 0..o.reps {
         let t = Instant::now();
         let r = f().map_err(|e| e.to_string())?;
-        runs.wall_s.push(t.elapsed().as_secs_f64());
-        runs.reports.push(r);
+        runs.push(true, t, Some(r));
     }
     Ok(runs)
 }
@@ -609,20 +614,6 @@ fn bench_gpu_gap(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
 
 // ---------------------------------------------------------------- 4. CPU vs rayon
 
-fn mandel_params(w: u32, h: u32, iters: u32) -> MandelParams {
-    // The same view as `Mandelbrot::new`.
-    MandelParams {
-        width: w,
-        height: h,
-        max_iter: iters,
-        pad: 0,
-        x0: -2.2,
-        y0: -1.5,
-        dx: 3.2 / w as f32,
-        dy: 3.0 / h as f32,
-    }
-}
-
 fn rayon_mandel(pool: &rayon::ThreadPool, p: &MandelParams, out: &mut [u32]) {
     let w = p.width as usize;
     pool.install(|| {
@@ -655,28 +646,6 @@ fn saxpy_push(a: f32, n: u64) -> Vec<u8> {
     v
 }
 
-/// Times of one variant over the interleaved reps.
-#[derive(Default)]
-struct Series {
-    wall_s: Vec<f64>,
-    reports: Vec<Report>,
-}
-
-impl Series {
-    fn push(&mut self, measured: bool, t: Instant, r: Option<Report>) {
-        if measured {
-            self.wall_s.push(t.elapsed().as_secs_f64());
-            self.reports.extend(r);
-        }
-    }
-    fn runs(self) -> Runs {
-        Runs {
-            wall_s: self.wall_s,
-            reports: self.reports,
-        }
-    }
-}
-
 fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
     let workers = e.workers();
     if workers == 0 {
@@ -704,7 +673,7 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
     // Mandelbrot: compute bound, irregular. Variants are interleaved rep by
     // rep, so that drift in the machine's load hits them alike.
     let (w, h) = o.mandel;
-    let p = mandel_params(w, h, o.iters);
+    let p = MandelParams::view(w, h, o.iters);
     let len = w as usize * h as usize;
     let k = e
         .kernel(
@@ -720,8 +689,8 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
         width: w,
         height: h,
     };
-    let (mut rv, mut rb) = (Series::default(), Series::default());
-    let mut eng: Vec<Series> = scheds.iter().map(|_| Series::default()).collect();
+    let (mut rv, mut rb) = (Runs::default(), Runs::default());
+    let mut eng: Vec<Runs> = scheds.iter().map(|_| Runs::default()).collect();
     let mut same = true;
     for i in 0..o.warmup + o.reps {
         let measured = i >= o.warmup;
@@ -755,8 +724,8 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
     let mut yb = e.buffer_from_slice(&ys).map_err(err)?;
     let mut yv = ys.clone();
     let push = saxpy_push(a, n);
-    let (mut rv, mut rb) = (Series::default(), Series::default());
-    let mut eng: Vec<Series> = scheds.iter().map(|_| Series::default()).collect();
+    let (mut rv, mut rb) = (Runs::default(), Runs::default());
+    let mut eng: Vec<Runs> = scheds.iter().map(|_| Runs::default()).collect();
     for i in 0..o.warmup + o.reps {
         let measured = i >= o.warmup;
         let t0 = Instant::now();
@@ -781,8 +750,7 @@ fn bench_cpu_vs_rayon(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, Stri
         (format!("mandelbrot {w}x{h}"), mandel),
         (format!("saxpy {n}"), saxpy),
     ] {
-        for (s, series) in scheds.iter().zip(eng) {
-            let runs = series.runs();
+        for (s, runs) in scheds.iter().zip(eng) {
             let ratio = t_rb / runs.wall();
             t.row(vec![
                 name.clone(),
@@ -883,23 +851,14 @@ fn interleaved(
     mut run: impl FnMut(&Scheduler) -> coexec::Result<Report>,
 ) -> Result<(RawSamples, Vec<Runs>), String> {
     let (mut walls, mut spans) = (Vec::new(), Vec::new());
-    let mut runs: Vec<Runs> = scheds
-        .iter()
-        .map(|_| Runs {
-            wall_s: Vec::with_capacity(o.reps),
-            reports: Vec::with_capacity(o.reps),
-        })
-        .collect();
+    let mut runs: Vec<Runs> = scheds.iter().map(|_| Runs::default()).collect();
     let warmup = o.warmup + 1;
     for i in 0..warmup + o.reps {
         let (wall, span) = raw.once(set, push, count)?;
         for (s, r) in scheds.iter().zip(&mut runs) {
             let t = Instant::now();
             let report = run(s).map_err(|e| e.to_string())?;
-            if i >= warmup {
-                r.wall_s.push(t.elapsed().as_secs_f64());
-                r.reports.push(report);
-            }
+            r.push(i >= warmup, t, Some(report));
         }
         if i >= warmup {
             walls.push(wall);
@@ -955,7 +914,7 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
 
     // Mandelbrot.
     let (w, h) = o.mandel;
-    let p = mandel_params(w, h, o.iters);
+    let p = MandelParams::view(w, h, o.iters);
     let k = e
         .kernel("mandelbrot", Some(spirv::MANDELBROT), None, None)
         .map_err(|x| x.to_string())?;
@@ -969,7 +928,7 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
         .pipeline
         .bind(&[(buf.vk_handle(), buf.size_bytes())])
         .map_err(|x| x.to_string())?;
-    let push = bytemuck_bytes(&p).to_vec();
+    let push = bytemuck::bytes_of(&p).to_vec();
     // The raw image first, to compare the engine's output with.
     raw.once(&set, &push, count)?;
     let raw_img = buf.as_slice().to_vec();
@@ -1052,10 +1011,6 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
     Ok(Value::Array(list))
 }
 
-fn bytemuck_bytes(p: &MandelParams) -> &[u8] {
-    bytemuck::bytes_of(p)
-}
-
 // ---------------------------------------------------------------- 6. co-execution
 
 fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
@@ -1110,11 +1065,11 @@ fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
     // Phase 2: every configuration (the solo ones again) interleaved rep by
     // rep, so that drift in the machine's load hits them alike; the output is
     // verified after each configuration's last rep.
-    let mut series: Vec<Series> = configs.iter().map(|_| Series::default()).collect();
+    let mut runs: Vec<Runs> = configs.iter().map(|_| Runs::default()).collect();
     let mut verified: Vec<(bool, String)> = Vec::new();
     for i in 0..o.warmup + o.reps {
         let last = i + 1 == o.warmup + o.reps;
-        for ((_, d, s), se) in configs.iter().zip(&mut series) {
+        for ((_, d, s), se) in configs.iter().zip(&mut runs) {
             let t0 = Instant::now();
             let r = m.run(e, s, *d).map_err(|x| x.to_string())?;
             se.push(i >= o.warmup, t0, Some(r));
@@ -1129,7 +1084,6 @@ fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
             }
         }
     }
-    let runs: Vec<Runs> = series.into_iter().map(Series::runs).collect();
     let (tc, tg) = (runs[0].time(), runs[1].time());
     let t_fast = tc.min(tg);
     let s_max = t_fast * (1.0 / tc + 1.0 / tg);

@@ -3,6 +3,13 @@
 
 use crate::Report;
 use serde_json::{json, Value};
+use std::path::Path;
+
+/// Writes [`chrome_trace`] of `report` to `path`; the error names the file.
+pub fn write_chrome_trace(path: &Path, report: &Report, title: &str) -> Result<(), String> {
+    std::fs::write(path, chrome_trace(report, title).to_string())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
 
 /// The run as a Chrome trace-event JSON document (open it in
 /// <https://ui.perfetto.dev> or `chrome://tracing`). Each device is a

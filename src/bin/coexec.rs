@@ -261,11 +261,8 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let v = w.verify();
     let time_s = median(times);
     if let Some(path) = &a.trace {
-        let doc = coexec::trace::chrome_trace(
-            &report,
-            &format!("{} {} {}", w.name(), w.space(), a.scheduler),
-        );
-        std::fs::write(path, doc.to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
+        let title = format!("{} {} {}", w.name(), w.space(), a.scheduler);
+        coexec::trace::write_chrome_trace(path, &report, &title)?;
     }
     if a.log {
         for p in &report.packages {

@@ -510,18 +510,15 @@ fn measure(
     })
 }
 
+/// The scheduler of a [`SOLO_SCHEDULERS`] key (its text form), HGuided for
+/// anything else.
 fn solo_scheduler(key: &str) -> Scheduler {
-    match key {
-        "static" => Scheduler::Static { powers: None },
-        "dynamic:200" => Scheduler::Dynamic { packages: 200 },
-        _ => Scheduler::hguided(),
-    }
+    key.parse().unwrap_or_else(|_| Scheduler::hguided())
 }
 
 fn co_scheduler(key: &str, powers: &[f64]) -> Scheduler {
     match key {
-        "dynamic:5" => Scheduler::Dynamic { packages: 5 },
-        "dynamic:200" => Scheduler::Dynamic { packages: 200 },
+        "dynamic:5" | "dynamic:200" => solo_scheduler(key),
         "static" => Scheduler::Static {
             powers: Some(powers.to_vec()),
         },
@@ -988,8 +985,7 @@ fn run_pictures(
     files: &mut Vec<String>,
 ) -> Result<(), String> {
     let trace = out.join(format!("trace-{name}.json"));
-    let doc = crate::trace::chrome_trace(report, title);
-    std::fs::write(&trace, doc.to_string()).map_err(|e| format!("{}: {e}", trace.display()))?;
+    crate::trace::write_chrome_trace(&trace, report, title)?;
     files.push(trace.display().to_string());
     let svg = out.join(format!("timeline-{name}.svg"));
     plots::timeline_chart(&svg, title, report)?;
@@ -1205,6 +1201,23 @@ mod tests {
     fn means() {
         assert!((geomean(&[1.0, 4.0]).unwrap() - 2.0).abs() < 1e-12);
         assert_eq!(mean(&[]), None);
+    }
+
+    #[test]
+    fn scheduler_keys_map_to_their_schedulers() {
+        assert_eq!(solo_scheduler("static"), Scheduler::Static { powers: None });
+        assert_eq!(
+            solo_scheduler("dynamic:200"),
+            Scheduler::Dynamic { packages: 200 }
+        );
+        assert_eq!(solo_scheduler("hguided"), Scheduler::hguided());
+        assert_eq!(solo_scheduler("anything"), Scheduler::hguided());
+        let p = [1.0, 3.0];
+        assert_eq!(
+            co_scheduler("dynamic:5", &p),
+            Scheduler::Dynamic { packages: 5 }
+        );
+        assert_eq!(co_scheduler("hguided:nohints", &p), Scheduler::hguided());
     }
 
     #[test]

@@ -35,6 +35,23 @@ pub struct Params {
     pub dy: f32,
 }
 
+impl Params {
+    /// The view the workload renders, [-2.2, 1.0] x [-1.5, 1.5], on a
+    /// `width` x `height` image with `max_iter` iterations at most.
+    pub fn view(width: u32, height: u32, max_iter: u32) -> Self {
+        Params {
+            width,
+            height,
+            max_iter,
+            pad: 0,
+            x0: -2.2,
+            y0: -1.5,
+            dx: 3.2 / width.max(1) as f32,
+            dy: 3.0 / height.max(1) as f32,
+        }
+    }
+}
+
 /// Iteration count of one pixel (same float operations as the shader).
 pub fn mandel_pixel(p: &Params, px: u32, py: u32) -> u32 {
     let cr = p.x0 + px as f32 * p.dx;
@@ -80,16 +97,7 @@ impl Mandelbrot {
         let len = usize::try_from(u64::from(width) * u64::from(height))
             .map_err(|_| crate::Error::SizeOverflow("image too large".into()))?;
         let out = engine.buffer::<u32>(len.max(1))?;
-        let params = Params {
-            width,
-            height,
-            max_iter,
-            pad: 0,
-            x0: -2.2,
-            y0: -1.5,
-            dx: 3.2 / width.max(1) as f32,
-            dy: 3.0 / height.max(1) as f32,
-        };
+        let params = Params::view(width, height, max_iter);
         Ok(Mandelbrot {
             kernel,
             out,

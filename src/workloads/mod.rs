@@ -87,6 +87,21 @@ pub struct Verification {
     pub rule: String,
 }
 
+impl Verification {
+    /// The verdict of a sampled check: `checked` elements compared against
+    /// the reference, `mismatches` of them outside the tolerance, plus
+    /// `unwritten` elements the run never wrote (found by a full scan);
+    /// `ok` only when both are zero.
+    pub fn sampled(checked: u64, mismatches: u64, unwritten: u64, rule: String) -> Self {
+        Verification {
+            ok: unwritten == 0 && mismatches == 0,
+            checked,
+            mismatches: mismatches + unwritten,
+            rule,
+        }
+    }
+}
+
 /// A benchmark workload bound to an engine, with its buffers allocated.
 pub trait Workload: Send {
     /// The kernel's name.
