@@ -48,9 +48,15 @@ struct Dims {
     h: u32,
 }
 
-/// Runs the count kernel and checks every element is exactly 1, and that
-/// the report's packages cover the index space exactly once.
-fn run_count(e: &Engine, space: IndexSpace, sched: &Scheduler, devices: Devices) -> Report {
+/// Runs the count kernel of `space`'s dimension into `out`, with the push
+/// constants that describe `space`.
+fn count_into(
+    e: &Engine,
+    out: &mut coexec::Buffer<u32>,
+    space: IndexSpace,
+    sched: &Scheduler,
+    devices: Devices,
+) -> Result<Report, Error> {
     let (k1, k2) = kernels(e);
     let (kernel, dims) = match space {
         IndexSpace::D1(n) => (
@@ -70,16 +76,21 @@ fn run_count(e: &Engine, space: IndexSpace, sched: &Scheduler, devices: Devices)
             },
         ),
     };
+    e.run(
+        kernel,
+        Args::new().output(out).push(&dims),
+        space,
+        sched,
+        devices,
+    )
+}
+
+/// Runs the count kernel and checks every element is exactly 1, and that
+/// the report's packages cover the index space exactly once.
+fn run_count(e: &Engine, space: IndexSpace, sched: &Scheduler, devices: Devices) -> Report {
     let n = space.items() as usize;
     let mut out = e.buffer::<u32>(n).unwrap();
-    let report = e
-        .run(
-            kernel,
-            Args::new().output(&mut out).push(&dims),
-            space,
-            sched,
-            devices,
-        )
+    let report = count_into(e, &mut out, space, sched, devices)
         .unwrap_or_else(|err| panic!("{space} {sched} {devices:?}: {err}"));
     if let Some(i) = out.iter().position(|&v| v != 1) {
         panic!(
@@ -218,20 +229,14 @@ fn two_to_the_26_items_exactly_once() {
     let n = fits * 2;
     if n * 4 > u64::from(e.device().info().max_storage_buffer_range) {
         let mut big = e.buffer::<u32>(n as usize).unwrap();
-        let (k1, _) = kernels(e);
-        let err = e
-            .run(
-                &k1,
-                Args::new().output(&mut big).push(&Dims {
-                    n: n as u32,
-                    w: 0,
-                    h: 0,
-                }),
-                IndexSpace::D1(n),
-                &Scheduler::hguided(),
-                Devices::GPU,
-            )
-            .unwrap_err();
+        let err = count_into(
+            e,
+            &mut big,
+            IndexSpace::D1(n),
+            &Scheduler::hguided(),
+            Devices::GPU,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 err,
@@ -252,21 +257,15 @@ fn one_dimensional_range_beyond_dispatch_limits_is_refused_clearly() {
     if n > (1 << 31) {
         return; // a device with a huge limit: nothing to refuse here
     }
-    let (k1, _) = kernels(e);
     let mut out = e.buffer::<u32>(n as usize).unwrap();
-    let err = e
-        .run(
-            &k1,
-            Args::new().output(&mut out).push(&Dims {
-                n: n as u32,
-                w: 0,
-                h: 0,
-            }),
-            IndexSpace::D1(n),
-            &Scheduler::hguided(),
-            Devices::GPU,
-        )
-        .unwrap_err();
+    let err = count_into(
+        e,
+        &mut out,
+        IndexSpace::D1(n),
+        &Scheduler::hguided(),
+        Devices::GPU,
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::DispatchLimit { axis: 0, .. }), "{err}");
     // The CPU alone has no such limit.
     run_count(e, IndexSpace::D1(n), &Scheduler::hguided(), Devices::CPU);
@@ -326,17 +325,14 @@ fn run_arguments_are_checked() {
     let Some(e) = es.first() else { return };
     let (k1, _) = kernels(e);
     let mut small = e.buffer::<u32>(10).unwrap();
-    let err = e
-        .run(
-            &k1,
-            Args::new()
-                .output(&mut small)
-                .push(&Dims { n: 11, w: 0, h: 0 }),
-            IndexSpace::D1(11),
-            &Scheduler::hguided(),
-            Devices::ALL,
-        )
-        .unwrap_err();
+    let err = count_into(
+        e,
+        &mut small,
+        IndexSpace::D1(11),
+        &Scheduler::hguided(),
+        Devices::ALL,
+    )
+    .unwrap_err();
     assert!(
         matches!(
             err,
@@ -348,17 +344,14 @@ fn run_arguments_are_checked() {
         ),
         "{err}"
     );
-    let err = e
-        .run(
-            &k1,
-            Args::new()
-                .output(&mut small)
-                .push(&Dims { n: 0, w: 0, h: 0 }),
-            IndexSpace::D1(0),
-            &Scheduler::hguided(),
-            Devices::ALL,
-        )
-        .unwrap_err();
+    let err = count_into(
+        e,
+        &mut small,
+        IndexSpace::D1(0),
+        &Scheduler::hguided(),
+        Devices::ALL,
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::EmptyRange), "{err}");
     let err = e
         .run(
@@ -370,46 +363,37 @@ fn run_arguments_are_checked() {
         )
         .unwrap_err();
     assert!(matches!(err, Error::Interface(_)), "{err}");
-    let err = e
-        .run(
-            &k1,
-            Args::new()
-                .output(&mut small)
-                .push(&Dims { n: 10, w: 0, h: 0 }),
-            IndexSpace::D1(10),
-            &Scheduler::Dynamic { packages: 0 },
-            Devices::ALL,
-        )
-        .unwrap_err();
+    let err = count_into(
+        e,
+        &mut small,
+        IndexSpace::D1(10),
+        &Scheduler::Dynamic { packages: 0 },
+        Devices::ALL,
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::Scheduler(_)), "{err}");
-    let err = e
-        .run(
-            &k1,
-            Args::new()
-                .output(&mut small)
-                .push(&Dims { n: 10, w: 0, h: 0 }),
-            IndexSpace::D1(10),
-            &Scheduler::Static {
-                powers: Some(vec![1.0]),
-            },
-            Devices::ALL,
-        )
-        .unwrap_err();
+    let err = count_into(
+        e,
+        &mut small,
+        IndexSpace::D1(10),
+        &Scheduler::Static {
+            powers: Some(vec![1.0]),
+        },
+        Devices::ALL,
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::Scheduler(_)), "{err}");
     // A buffer of another engine.
     if let Some(other) = es.get(1) {
         let mut foreign = other.buffer::<u32>(10).unwrap();
-        let err = e
-            .run(
-                &k1,
-                Args::new()
-                    .output(&mut foreign)
-                    .push(&Dims { n: 10, w: 0, h: 0 }),
-                IndexSpace::D1(10),
-                &Scheduler::hguided(),
-                Devices::ALL,
-            )
-            .unwrap_err();
+        let err = count_into(
+            e,
+            &mut foreign,
+            IndexSpace::D1(10),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::ForeignBuffer { binding: 0 }), "{err}");
     }
     // A CPU-only kernel on the GPU.

@@ -256,18 +256,17 @@ pub unsafe extern "C" fn coexec_engine_get_info(
         if out.is_null() {
             return Err(null("out"));
         }
-        let obj = ENGINES.get(engine.id)?;
-        let g = handles::read(&obj.engine, "engine")?;
-        let e = g.as_ref().expect("checked by read");
-        let info = e.device().info();
-        let value = coexec_engine_info {
-            device_name: name_buf(&info.name),
-            device_is_cpu: info.device_type == ::coexec_engine::vk::DeviceType::Cpu,
-            gpu_available: e.gpu_available(),
-            workers: u32::try_from(e.workers()).unwrap_or(u32::MAX),
-            host_import_alignment: e.memory().host_import_alignment().unwrap_or(0),
-            validation_errors: e.validation_errors(),
-        };
+        let (_, value) = with_engine(engine, |e| {
+            let info = e.device().info();
+            Ok(coexec_engine_info {
+                device_name: name_buf(&info.name),
+                device_is_cpu: info.device_type == ::coexec_engine::vk::DeviceType::Cpu,
+                gpu_available: e.gpu_available(),
+                workers: u32::try_from(e.workers()).unwrap_or(u32::MAX),
+                host_import_alignment: e.memory().host_import_alignment().unwrap_or(0),
+                validation_errors: e.validation_errors(),
+            })
+        })?;
         // SAFETY: non-null (checked) and writable per the contract.
         unsafe { put(out, value, "out") }
     })
@@ -278,6 +277,20 @@ pub unsafe extern "C" fn coexec_engine_get_info(
 
 fn engine_of(engine: coexec_engine) -> FfiResult<Arc<EngineObj>> {
     ENGINES.get(engine.id)
+}
+
+/// Runs `f` on the live engine behind `engine`, under its read lock (held
+/// only for `f`); also gives the engine's registry record.
+fn with_engine<R>(
+    engine: coexec_engine,
+    f: impl FnOnce(&Engine) -> FfiResult<R>,
+) -> FfiResult<(Arc<EngineObj>, R)> {
+    let obj = engine_of(engine)?;
+    let r = {
+        let g = handles::read(&obj.engine, "engine")?;
+        f(g.as_ref().expect("checked by read"))?
+    };
+    Ok((obj, r))
 }
 
 fn buffer_bytes(count: usize, elem_size: usize) -> FfiResult<usize> {
@@ -340,11 +353,7 @@ pub unsafe extern "C" fn coexec_buffer_alloc(
         // SAFETY: NULL (checked by `put`) or writable per the contract.
         unsafe { put(out, coexec_buffer::default(), "out") }?;
         let bytes = buffer_bytes(count, elem_size)?;
-        let obj = engine_of(engine)?;
-        let b = {
-            let g = handles::read(&obj.engine, "engine")?;
-            g.as_ref().expect("checked by read").buffer::<u8>(bytes)?
-        };
+        let (obj, b) = with_engine(engine, |e| Ok(e.buffer::<u8>(bytes)?))?;
         let (handle, ptr) = register_buffer(obj.engine_id, b, count, elem_size, false)?;
         // SAFETY: as above.
         unsafe { put(out, handle, "out") }?;
@@ -385,16 +394,13 @@ pub unsafe extern "C" fn coexec_buffer_import(
             return Err(null("host_ptr"));
         }
         let bytes = buffer_bytes(count, elem_size)?;
-        let obj = engine_of(engine)?;
-        let b = {
-            let g = handles::read(&obj.engine, "engine")?;
-            let e = g.as_ref().expect("checked by read");
+        let (obj, b) = with_engine(engine, |e| {
             // SAFETY: the C caller guarantees the memory stays allocated until
             // coexec_buffer_free returns, and free drops the buffer before
             // returning (it refuses while a run holds it); C code may access
             // it, but per the documented rules not while a run writes it.
-            unsafe { e.memory().import_host::<u8>(host_ptr.cast(), bytes) }?
-        };
+            Ok(unsafe { e.memory().import_host::<u8>(host_ptr.cast(), bytes) }?)
+        })?;
         let (handle, _) = register_buffer(obj.engine_id, b, count, elem_size, true)?;
         // SAFETY: as above.
         unsafe { put(out, handle, "out") }
@@ -511,11 +517,7 @@ unsafe fn make_kernel(
     // "" as NULL: shaderc aborts the process (a failed assertion) formatting
     // a compile error of a source with an empty name.
     let name = name.filter(|n| !n.is_empty()).unwrap_or("kernel");
-    let obj = engine_of(engine)?;
-    let kernel = {
-        let g = handles::read(&obj.engine, "engine")?;
-        build(g.as_ref().expect("checked by read"), name)?
-    };
+    let (obj, kernel) = with_engine(engine, |e| build(e, name))?;
     let id = KERNELS.insert(KernelObj {
         engine_id: obj.engine_id,
         kernel: RwLock::new(Some(kernel)),
