@@ -279,7 +279,10 @@ impl Plan {
     /// * `Static`: its share on its first package (if non-zero), then 0.
     /// * `Dynamic`: `ceil(total / packages)`.
     /// * `HGuided`: `max(min_package, ceil(G_r * P_i / (k * sum P)))`, with the
-    ///   exploration rule (see [`Plan`]).
+    ///   exploration rule (see [`Plan`]), rounded up to the device's granule;
+    ///   0 where the finish-time guard declines; all of `G_r` for a device's
+    ///   only claimant once every other device would decline anything left
+    ///   (and for a lone claimant after its probe).
     ///
     /// The result is capped at `remaining`.
     pub fn package_size(
@@ -437,7 +440,41 @@ impl Plan {
         if fresh && all_known && self.declines(d, p_i, size, left, &power) {
             return 0;
         }
+        if fresh && all_known && self.claimants[d] == 1 && self.others_decline(d, left, &power) {
+            // Nobody else would take any of it: cutting the range would only
+            // add per-package costs (and a partial last wave per package).
+            return left;
+        }
         size
+    }
+
+    /// Whether every claimant of every device other than `d` would decline
+    /// even its smallest fresh package (`min_package`, in whole granules) with
+    /// `left` units left. The guard's condition only tightens as `left`
+    /// shrinks and a package never gets smaller than that, so with the
+    /// powers unchanged they would decline all the rest: the claimant of `d`
+    /// may as well take it in one package. `false` when `d` has no other
+    /// device to compare with (see the lone-claimant rule).
+    fn others_decline(&self, d: usize, left: u64, power: &dyn Fn(usize) -> f64) -> bool {
+        let Policy::HGuided { min_package, .. } = &self.policy else {
+            return false;
+        };
+        let mut any = false;
+        for (j, &claimants) in self.claimants.iter().enumerate() {
+            if j == d || claimants == 0 {
+                continue;
+            }
+            any = true;
+            let smallest = min_package
+                .div_ceil(self.granule[j])
+                .saturating_mul(self.granule[j])
+                .min(left);
+            let p_j = power(j) / claimants as f64;
+            if !self.declines(j, p_j, smallest, left, power) {
+                return false;
+            }
+        }
+        any
     }
 
     /// The finish-time guard of HGuided: a claimant declines fresh work when
@@ -553,8 +590,9 @@ mod tests {
         // device 0 (power 3) could do all 5: the finish-time guard declines.
         assert_eq!(p.package_size(&mut b, 5, &est), 0);
         assert_eq!(p.package_size(&mut b, 3, &est), 0);
-        // The faster device takes min_package, capped at G_r.
-        assert_eq!(p.package_size(&mut a, 5, &est), 4);
+        // Device 1 would decline anything from here on, so the faster device
+        // takes all that is left in one package.
+        assert_eq!(p.package_size(&mut a, 5, &est), 5);
         assert_eq!(p.package_size(&mut a, 3, &est), 3);
         assert_eq!(p.package_size(&mut b, 0, &est), 0);
         // Requeued: the same formula on the range, never below 1.
@@ -771,13 +809,49 @@ mod tests {
         // 10 units left: one unit on the CPU takes longer than the GPU needs
         // for all ten, so the CPU declines; the GPU never does.
         assert_eq!(p.package_size(&mut cpu, 10, &est), 0);
-        assert_eq!(p.package_size(&mut gpu, 10, &est), 5);
+        // So the GPU takes all ten at once instead of ceil(10*100/202) = 5.
+        assert_eq!(p.package_size(&mut gpu, 10, &est), 10);
         assert_eq!(p.package_size(&mut gpu, 1, &est), 1);
+        // While the CPU would still take work, the GPU keeps the formula:
+        // ceil(1000 * 100 / 202) = 496.
+        assert_eq!(p.package_size(&mut gpu, 1000, &est), 496);
         // Requeued work is never declined.
         assert!(p.requeued_size(&cpu, 10, &est) >= 1);
         // Equal per-claimant powers: nobody declines.
         let p = Plan::new(&hg(Some(vec![1.0, 1.0]), 2.0, 1), &slots, 1000, &est).unwrap();
         let mut cpu = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut cpu, 1, &est), 1);
+    }
+
+    #[test]
+    fn hguided_fastest_takes_the_rest_only_when_no_one_else_would() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        // A slow GPU (granule 8, power 1) next to one CPU worker of power
+        // 100: the GPU's smallest package, one granule, takes longer than half
+        // the time the worker needs for all that is left once fewer than 1600
+        // units are left (8 * 100 > 0.5 * left * 1). From there on the worker
+        // takes everything at once.
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu().with_granule(8)];
+        let p = Plan::new(&hg(Some(vec![100.0, 1.0]), 2.0, 1), &slots, 20000, &est).unwrap();
+        let (mut cpu, mut gpu) = (p.claimant(0, 0), p.claimant(1, 0));
+        assert_eq!(p.package_size(&mut gpu, 16000, &est), 80); // ceil(16000/202)
+        assert_eq!(p.package_size(&mut cpu, 16000, &est), 7921); // ceil(16000*100/202)
+        assert_eq!(p.package_size(&mut gpu, 1500, &est), 0);
+        assert_eq!(p.package_size(&mut cpu, 1500, &est), 1500);
+        // The same powers on a CPU of four workers: one worker never takes the
+        // whole rest from the other three.
+        let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(Some(vec![400.0, 1.0]), 2.0, 1), &slots, 5000, &est).unwrap();
+        assert_eq!(p.package_size(&mut p.claimant(1, 0), 100, &est), 0);
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 13); // ceil(100*100/802)
+                                                                          // Without hints the rule needs every device measured.
+        let p = Plan::new(&hg(None, 2.0, 1), &slots[..], 5000, &est).unwrap();
+        let mut gpu = p.claimant(1, 0);
+        gpu.record(&(0..1), Source::Fresh);
+        est.record(1, 1_000_000, 1.0);
+        // The CPU counts as the mean of the measured: 100 * 1 / (2 * 2) = 25.
+        assert_eq!(p.package_size(&mut gpu, 100, &est), 25);
+        est.record(0, 1, 1.0);
+        assert_eq!(p.package_size(&mut gpu, 100, &est), 100);
     }
 }
