@@ -11,7 +11,8 @@
 # reset, batched CPU bookkeeping), the GPU gap with the old copy read-back
 # and with the next package always in flight, and the eight kernels
 # co-executed with wave-sized GPU packages (`coexec bench`, 3 reps; their
-# CPU-alone times are those of parts 1-3).
+# CPU-alone times are those of parts 1-3). PARTS 5-7: the full suite and
+# the full-range sweeps with the code of that date.
 set -u
 part="${1:-1}"
 out="${OUT:-/tmp/out}"
@@ -55,6 +56,30 @@ elif [ "$part" = 4 ]; then
       timeout 40 coexec bench --kernel "$k" --devices all --scheduler static --cpu-power "$c" --json
     } > "$r/bench-$k.jsonl" 2> "$r/bench-$k.err"
   done
+elif [ "$part" = 5 ]; then
+  # Core harness again (one-move package log, interleaved gpu_vs_raw), the
+  # taylor GPU-alone time through `coexec bench` next to the suite's, then
+  # the full suite with every scheduler for the five shorter kernels.
+  coexec info > "$r/info.txt" 2>&1
+  timeout 100 coexec-core --only claim,cpu_package_overhead,gpu_gap,cpu_vs_rayon,gpu_vs_raw \
+    --mandel 8192x8192 --saxpy 268435456 --json "$r/core.json" > "$r/core.txt" 2>&1
+  timeout 40 coexec bench --kernel taylor --devices gpu --scheduler static --json > "$r/bench-taylor.jsonl" 2>&1
+  timeout 420 coexec suite --no-scaling --reps 2 --cpu-solo hguided --kernels taylor,mandelbrot,gaussian,matmul,binomial \
+    --json "$r/suite5.json" --out "$r/suite5" > "$r/suite5.txt" 2>&1
+elif [ "$part" = 6 ]; then
+  # The three kernels whose CPU alone takes 20-33 s: every scheduler but
+  # Dynamic{5}, which hands a fifth of the range to one CPU worker (about
+  # 3 x T_cpu, 60-100 s a run).
+  timeout 480 coexec suite --no-scaling --reps 2 --cpu-solo hguided \
+    --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels rap,ray,nbody \
+    --json "$r/suite6.json" --out "$r/suite6" > "$r/suite6.txt" 2>&1
+elif [ "$part" = 7 ]; then
+  # Full-range scalability sweeps of the six kernels not swept in part 3
+  # (the suite's own runs at small sizes, the sweeps at 2^10 .. 2^26).
+  timeout 540 coexec suite --reps 2 --cpu-solo hguided --schedulers hguided:nohints \
+    --sizes gaussian=1024x1024,matmul=512x512,binomial=65536,nbody=16384,ray=1024x1024,rap=65536 \
+    --kernels gaussian,matmul,binomial,nbody,ray,rap \
+    --json "$r/scaling7.json" --out "$r/scaling7" > "$r/scaling7.txt" 2>&1
 else
   timeout 420 coexec suite --no-scaling --reps 1 --cpu-solo hguided --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels gaussian,rap,ray,nbody \
     --json "$r/suite2.json" --out "$r/suite2" > "$r/suite2.txt" 2>&1
@@ -62,7 +87,7 @@ else
     --json "$r/scaling.json" --out "$r/scaling" > "$r/scaling.txt" 2>&1
 fi
 if [ "$part" != 4 ]; then
+  # One archive: a call brings back only a few files from $OUT.
   tar czf "$out/results-$part.tgz" -C /tmp coexec-results
-  cp "$r"/*.txt "$out/" 2>/dev/null
 fi
 ls -la "$out"

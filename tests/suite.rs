@@ -129,6 +129,62 @@ fn quick_suite_records_pictures_and_verifies() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// The scaling sweep in quick mode: every point has GPU-alone and
+/// co-executed times, a CPU-alone time until the CPU series stops (then an
+/// extrapolated one, `t_cpu` null), a stop reason per series and a picture.
+#[test]
+fn quick_scaling_records_each_series() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let out = temp_dir("scaling");
+    let opts = Options {
+        quick: true,
+        kernels: Some(vec!["taylor".into()]),
+        reps: Some(1),
+        out: Some(out.clone()),
+        scaling: true,
+        progress: false,
+        energy: false,
+        cpu_solo: Some(vec!["hguided".into()]),
+        schedulers: Some(vec!["hguided:hints".into()]),
+        command: "tests/suite.rs".into(),
+        ..Options::default()
+    };
+    let report = suite::run(&engine, &opts).expect("suite runs");
+    assert!(report.all_ok(), "{}", report.table());
+    let doc: Value = serde_json::from_str(&report.to_json().to_string()).unwrap();
+    let k = &doc["kernels"][0];
+    let points = k["scaling"].as_array().unwrap();
+    assert!(!points.is_empty(), "{k}");
+    assert!(points[0]["t_cpu"].is_number(), "{k}");
+    let mut cpu_stopped = false;
+    let mut last_items = 0;
+    for p in points {
+        let items = p["items"].as_u64().unwrap();
+        assert!(items > last_items, "{k}");
+        last_items = items;
+        assert!(num(p, "t_gpu") > 0.0 && num(p, "t_coexec") > 0.0, "{p}");
+        assert_eq!(p["verified"], true, "{p}");
+        if p["t_cpu"].is_null() {
+            cpu_stopped = true;
+            assert!(num(p, "t_cpu_estimate") > 0.0, "{p}");
+        } else {
+            assert!(!cpu_stopped, "a CPU time after the CPU series stopped: {k}");
+            assert!(num(p, "t_cpu") > 0.0, "{p}");
+            assert!(p["t_cpu_estimate"].is_null(), "{p}");
+        }
+    }
+    let stop = k["scaling_stop"].as_str().unwrap();
+    assert!(stop.starts_with("cpu"), "{stop}");
+    for series in ["gpu", "hguided"] {
+        assert!(stop.contains(series), "{stop}");
+    }
+    let svg = std::fs::read_to_string(out.join("scaling-taylor.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 fn unknown_kernel_is_an_error() {
     let Some(engine) = common::engine() else {
