@@ -73,6 +73,14 @@ elif [ "$part" = 6 ]; then
   timeout 480 coexec suite --no-scaling --reps 2 --cpu-solo hguided \
     --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels rap,ray,nbody \
     --json "$r/suite6.json" --out "$r/suite6" > "$r/suite6.txt" 2>&1
+  # taylor's GPU alone: 4.7 ms through `coexec bench`, 23 ms in the suite
+  # (after the CPU-alone runs) at 2^24 elements, whose 128 MiB fit the
+  # CPU's 300 MiB L3. The same pair at 2^26 (512 MiB) tells whether it is a
+  # cache effect.
+  timeout 40 coexec bench --kernel taylor --size 67108864 --devices gpu --scheduler static --json \
+    > "$r/bench-taylor-2e26.jsonl" 2>&1
+  timeout 60 coexec suite --no-scaling --reps 2 --cpu-solo hguided --schedulers static,hguided:nohints \
+    --kernels taylor --sizes taylor=67108864 --json "$r/suite6-taylor.json" > "$r/suite6-taylor.txt" 2>&1
 elif [ "$part" = 7 ]; then
   # Full-range scalability sweeps of the six kernels not swept in part 3
   # (the suite's own runs at small sizes, the sweeps at 2^10 .. 2^26).
