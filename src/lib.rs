@@ -22,8 +22,11 @@
 //!   declines work it would finish after the others).
 //! - **Unified memory.** A [`Buffer`] lives in host-visible coherent Vulkan
 //!   memory, mapped for its whole life: the CPU reads and writes it as a
-//!   slice, kernels bind it as a storage buffer, with no copies. It keeps its
-//!   device alive, so it can never dangle.
+//!   slice, kernels bind it as a storage buffer, with no copies. It holds a
+//!   reference count on its device instead of borrowing the [`Engine`]: it
+//!   may outlive the engine and stays valid (the device goes when its last
+//!   buffer does), so no order of drops can make it dangle, and buffers can
+//!   live in structs and C handles without carrying the engine's lifetime.
 //! - **Reports.** [`Engine::run`] blocks until every work-item is done and
 //!   returns a [`Report`]: time, per-device packages, items, busy time and
 //!   finish time, GPU idle gaps, the balancing efficiency and the package log

@@ -233,6 +233,7 @@ fn pipeline_cache_is_persisted() {
             workers: Some(1),
             pipeline_cache_dir: Some(dir.clone()),
             validation: coexec::Validation::IfAvailable,
+            validation_errors_fail: true,
             ..Default::default()
         };
         let Ok(e) = coexec::Engine::with_options(opts) else {
@@ -361,4 +362,38 @@ fn validation_layer_is_on_and_catches_errors() {
         e.validation_errors() > before,
         "the layer reported the broken rule"
     );
+}
+
+/// A buffer keeps its device (and the memory behind it) alive: dropping the
+/// engine first leaves it usable, and freeing it afterwards is clean. This
+/// is deliberate, as in vulkano and wgpu: a reference count instead of a
+/// lifetime, so that buffers can live in structs and C handles without
+/// borrowing the engine, and no order of drops can make one dangle.
+#[test]
+fn a_buffer_outliving_its_engine_stays_valid() {
+    let Some(e) = engine_with(Some(1), AllocatorBackend::default()) else {
+        return;
+    };
+    let k = e.kernel_glsl("copy_plus_one", COPY_PLUS_ONE, None).unwrap();
+    let x = e.buffer_from_slice(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = e.buffer::<f32>(3).unwrap();
+    e.run(
+        &k,
+        Args::new().input(&x).output(&mut y).push(&3u32),
+        IndexSpace::D1(3),
+        &Scheduler::hguided(),
+        Devices::GPU,
+    )
+    .unwrap();
+    // The instance, kept to read the validation log at the end.
+    let instance = e.device().instance().clone();
+    drop(k);
+    drop(e);
+    y[0] += 10.0;
+    assert_eq!(&y[..], &[12.0, 3.0, 4.0]);
+    assert_eq!(&x[..], &[1.0, 2.0, 3.0]);
+    drop(x);
+    drop(y);
+    let log = instance.validation_log();
+    assert_eq!(log.errors(), 0, "{:?}", log.error_messages());
 }

@@ -52,6 +52,13 @@ pub struct EngineOptions {
     /// than 4x its expected time at the GPU's measured throughput, where that
     /// is longer: a GPU running alone takes its whole range in one package).
     pub gpu_timeout: Duration,
+    /// With validation on: a call during which the layer reports an error
+    /// (creating a buffer or a kernel, a run) returns [`Error::Validation`]
+    /// instead of its result. Errors are counted for the whole instance, so
+    /// one reported for another thread's call on the same engine counts too.
+    /// Off by default; the tests turn it on, so that any validation error
+    /// fails them.
+    pub validation_errors_fail: bool,
 }
 
 impl Default for EngineOptions {
@@ -64,6 +71,7 @@ impl Default for EngineOptions {
             pipeline_cache_dir: None,
             gpu_in_flight: 2,
             gpu_timeout: Duration::from_secs(30),
+            validation_errors_fail: false,
         }
     }
 }
@@ -347,14 +355,34 @@ impl Engine {
         self.device().instance().validation_log().error_messages()
     }
 
+    /// Runs `f`; with [`EngineOptions::validation_errors_fail`], turns its
+    /// result into [`Error::Validation`] when the layer reported errors
+    /// meanwhile.
+    fn validated<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        if !self.inner.options.validation_errors_fail {
+            return f();
+        }
+        let before = self.validation_errors();
+        let result = f();
+        let count = self.validation_errors().saturating_sub(before);
+        if count == 0 {
+            return result;
+        }
+        let skip = usize::try_from(before).unwrap_or(usize::MAX);
+        Err(Error::Validation {
+            count,
+            messages: self.validation_messages().into_iter().skip(skip).collect(),
+        })
+    }
+
     /// A zero-filled unified buffer of `len` elements.
     pub fn buffer<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        self.inner.memory.buffer(len)
+        self.validated(|| self.inner.memory.buffer(len))
     }
 
     /// A unified buffer holding a copy of `data`.
     pub fn buffer_from_slice<T: bytemuck::Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
-        self.inner.memory.buffer_from_slice(data)
+        self.validated(|| self.inner.memory.buffer_from_slice(data))
     }
 
     /// Builds a kernel from SPIR-V bytes (`None`: CPU only), a CPU closure
@@ -368,13 +396,13 @@ impl Engine {
         local_size: Option<[u32; 3]>,
     ) -> Result<Kernel> {
         let words = spirv.map(vk::spirv::words_from_bytes).transpose()?;
-        self.kernel_from_words(name, words, cpu, local_size)
+        self.validated(|| self.kernel_from_words(name, words, cpu, local_size))
     }
 
     /// Builds a kernel from GLSL source compiled at run time.
     pub fn kernel_glsl(&self, name: &str, glsl: &str, cpu: Option<Arc<CpuFn>>) -> Result<Kernel> {
         let words = crate::shader::compile_glsl(glsl, name)?;
-        self.kernel_from_words(name, Some(words), cpu, None)
+        self.validated(|| self.kernel_from_words(name, Some(words), cpu, None))
     }
 
     fn kernel_from_words(
@@ -459,6 +487,17 @@ impl Engine {
     /// workers) has its power dropped, so the same call keeps running on
     /// what is left.
     pub fn run(
+        &self,
+        kernel: &Kernel,
+        args: Args<'_>,
+        space: IndexSpace,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        self.validated(|| self.run_unvalidated(kernel, args, space, scheduler, devices))
+    }
+
+    fn run_unvalidated(
         &self,
         kernel: &Kernel,
         args: Args<'_>,
@@ -747,5 +786,68 @@ mod tests {
         fn is<T: Send + Sync>() {}
         is::<super::Engine>();
         is::<crate::exec::kernel::Kernel>();
+    }
+
+    /// An error the layer reports while a call runs fails that call with
+    /// `validation_errors_fail`, and only then.
+    #[test]
+    fn validation_errors_fail_the_call_that_caused_them() {
+        use super::{Engine, EngineOptions, Error};
+        use crate::vk::Validation;
+        let engine = |fail| {
+            Engine::with_options(EngineOptions {
+                workers: Some(1),
+                validation: Validation::IfAvailable,
+                validation_errors_fail: fail,
+                ..Default::default()
+            })
+        };
+        let Ok(strict) = engine(true) else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        if !strict.device().instance().validation_enabled() {
+            eprintln!("skipping: validation layer not installed");
+            return;
+        }
+        // A zero-sized buffer breaks VUID-VkBufferCreateInfo-size-00912.
+        let provoke = |e: &Engine| {
+            let info = ash::vk::BufferCreateInfo::default()
+                .size(0)
+                .usage(ash::vk::BufferUsageFlags::STORAGE_BUFFER);
+            // SAFETY: deliberately invalid for the layer to catch; the layer
+            // reports before the driver sees it, and whatever comes back is
+            // destroyed at once.
+            unsafe {
+                if let Ok(b) = e.device().raw().create_buffer(&info, None) {
+                    e.device().raw().destroy_buffer(b, None);
+                }
+            }
+        };
+        assert_eq!(strict.validated(|| Ok(1)).unwrap(), 1);
+        let err = strict
+            .validated(|| {
+                provoke(&strict);
+                Ok(())
+            })
+            .unwrap_err();
+        match err {
+            Error::Validation { count, messages } => {
+                assert!(count >= 1);
+                assert!(messages.iter().any(|m| m.contains("00912")), "{messages:?}");
+            }
+            other => panic!("expected Error::Validation, got {other}"),
+        }
+        // Earlier errors do not fail later calls.
+        assert!(strict.buffer::<u32>(4).is_ok());
+        // Without the option, the call keeps its result; the count still grows.
+        let lenient = engine(false).expect("a second engine");
+        let before = lenient.validation_errors();
+        let r = lenient.validated(|| {
+            provoke(&lenient);
+            Ok(2)
+        });
+        assert_eq!(r.unwrap(), 2);
+        assert!(lenient.validation_errors() > before);
     }
 }

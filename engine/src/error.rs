@@ -224,6 +224,18 @@ pub enum Error {
         /// The last failure.
         cause: String,
     },
+    /// The Khronos validation layer reported errors while the call ran (only
+    /// with [`EngineOptions::validation_errors_fail`](crate::EngineOptions)).
+    #[error(
+        "the Vulkan validation layer reported {count} error(s) during this call: {messages:?}"
+    )]
+    Validation {
+        /// Errors reported while the call ran (by any thread using the
+        /// engine's instance).
+        count: u64,
+        /// Their messages, as far as the layer's log kept them.
+        messages: Vec<String>,
+    },
 }
 
 /// The message of a caught panic: its `&str` or `String` payload, else

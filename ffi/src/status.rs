@@ -31,7 +31,8 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
     match e {
         Error::Vulkan(VkError::DeviceLost { .. }) => COEXEC_ERROR_DEVICE_LOST,
         Error::Vulkan(VkError::OutOfMemory { .. }) => COEXEC_ERROR_OUT_OF_MEMORY,
-        Error::Vulkan(_) => COEXEC_ERROR_VULKAN,
+        // Only with `validation_errors_fail`, which the C options leave off.
+        Error::Vulkan(_) | Error::Validation { .. } => COEXEC_ERROR_VULKAN,
         Error::NoLoader(_) | Error::NoDevice(_) | Error::DeviceIndex { .. } => {
             COEXEC_ERROR_NO_DEVICE
         }

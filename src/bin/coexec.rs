@@ -242,6 +242,8 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     }
     let engine = Engine::with_options(EngineOptions {
         workers: a.workers,
+        // With COEXEC_VALIDATION=1, a validation error fails the command.
+        validation_errors_fail: true,
         ..Default::default()
     })
     .map_err(|e| e.to_string())?;
@@ -351,6 +353,8 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     let sizes = parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
     let engine = Engine::with_options(EngineOptions {
         workers: a.workers,
+        // With COEXEC_VALIDATION=1, a validation error fails the command.
+        validation_errors_fail: true,
         ..Default::default()
     })
     .map_err(|e| e.to_string())?;

@@ -21,7 +21,14 @@ pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -
 
 /// An engine with `opts`, or `None` (after printing why) when this machine
 /// has no Vulkan device.
+///
+/// Any validation error during a buffer or kernel creation or a run turns
+/// that call into `Error::Validation`, so it fails the test.
 pub(crate) fn engine_from(opts: EngineOptions) -> Option<Engine> {
+    let opts = EngineOptions {
+        validation_errors_fail: true,
+        ..opts
+    };
     match Engine::with_options(opts) {
         Ok(e) => Some(e),
         Err(coexec::Error::NoDevice(why)) | Err(coexec::Error::NoLoader(why)) => {
