@@ -25,8 +25,9 @@ if cargo +nightly miri --version >/dev/null 2>&1; then
 else
   echo "miri: not installed (cargo +nightly miri); skipped"
 fi
-# The C ABI: header freshness, install, C and C++ examples through
-# pkg-config and CMake, one run under valgrind.
+# The C ABI: header freshness, install (scripts/install.sh), the C and C++
+# examples through pkg-config and CMake, and each under valgrind in the
+# default environment.
 bash scripts/c-examples.sh
 # Fuzzing, bounded: SPIR-V reflection and GLSL compilation, 30 s each from
 # the checked-in corpus (skipped where nightly + cargo-fuzz are missing).

@@ -44,7 +44,8 @@ typedef enum coexec_status {
      */
     COEXEC_OK = 0,
     /**
-     * A required pointer argument was NULL.
+     * A required pointer argument was NULL (each function says which of its
+     * pointers may be NULL; any other one is checked and rejected with this).
      */
     COEXEC_ERROR_NULL_POINTER = 1,
     /**
@@ -96,7 +97,8 @@ typedef enum coexec_status {
      */
     COEXEC_ERROR_INTERFACE = 12,
     /**
-     * An output buffer is smaller than the index space needs.
+     * An output buffer holds fewer elements than the index space needs
+     * (work-items x `per_item`).
      */
     COEXEC_ERROR_BUFFER_TOO_SMALL = 13,
     /**
@@ -104,7 +106,14 @@ typedef enum coexec_status {
      */
     COEXEC_ERROR_SCHEDULER = 14,
     /**
-     * The CPU implementation failed on a package.
+     * The CPU implementation failed on a package. The engine reports this
+     * when a CPU kernel panics, which only a kernel written in Rust can do: a
+     * C `coexec_cpu_fn` returns void, has no way to report a failure and must
+     * not unwind, so runs of kernels built through this API do not return
+     * this code (it would mean a panic in coexec's own call of the C
+     * function: a coexec bug, like `COEXEC_ERROR_PANIC`). To signal a
+     * failure from a C CPU function, record it in your `user_data` and check
+     * it after `coexec_run` returns.
      */
     COEXEC_ERROR_KERNEL_FAILED = 15,
     /**
@@ -158,7 +167,9 @@ typedef enum coexec_allocator {
  */
 typedef enum coexec_validation {
     /**
-     * On when the environment variable `COEXEC_VALIDATION=1` is set (default).
+     * The default: on only when the environment variable `COEXEC_VALIDATION`
+     * is exactly `1` at engine creation; unset, empty or any other value is
+     * off. With `1` but no layer installed, the engine is created without it.
      */
     COEXEC_VALIDATION_ENV = 0,
     /**
@@ -217,11 +228,16 @@ typedef enum coexec_device_mask {
  */
 typedef enum coexec_access {
     /**
-     * Read only (must be `readonly` in the shader).
+     * Read only: the binding must be declared `readonly` in the shader (else
+     * `COEXEC_ERROR_INTERFACE`).
      */
     COEXEC_ACCESS_INPUT = 0,
     /**
-     * Written: `per_item` elements per work-item.
+     * Written: `per_item` elements per work-item. The shader may declare the
+     * binding read-write (plain `buffer`) or `writeonly`, and a kernel may
+     * read back the elements of its own items. Outputs are not cleared
+     * before a run: elements that no work-item writes keep their previous
+     * contents.
      */
     COEXEC_ACCESS_OUTPUT = 1,
 } coexec_access;
@@ -343,7 +359,8 @@ typedef struct coexec_buffer_info {
 
 /**
  * What a CPU function is asked to compute: one package, a contiguous range of
- * work-items. It must write only the output elements of these items.
+ * work-items, all inside the index space (no bound check needed). It must
+ * write only the output elements of these items.
  */
 typedef struct coexec_package {
     /**
@@ -355,7 +372,8 @@ typedef struct coexec_package {
      */
     uint64_t item_end;
     /**
-     * First scheduler unit (work-group in 1-D, row of work-groups in 2-D).
+     * First scheduler unit (work-group in 1-D, row of work-groups in 2-D; see
+     * `coexec_scheduler`).
      */
     uint64_t unit_start;
     /**
@@ -420,13 +438,27 @@ typedef struct coexec_arg {
     uint32_t access;
     /**
      * Outputs: elements written per work-item (item i owns elements
-     * `i * per_item .. (i + 1) * per_item`); 0 means 1. Ignored for inputs.
+     * `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
+     * hold at least work-items x `per_item` elements
+     * (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored for inputs.
      */
     uint64_t per_item;
 } coexec_arg;
 
 /**
- * The index space of a run.
+ * The index space of a run: its work-items.
+ *
+ * 1-D: `width` work-items, ids `0 .. width - 1`. 2-D: `width` x `height`
+ * work-items, item `(x, y)` at linear index `y * width + x`.
+ *
+ * The GPU runs whole work-groups (`local_size_x` x `local_size_y` items), so
+ * where `width` (or `height`) is not a multiple of the work-group size the
+ * last work-groups contain invocations past the end. The shader must
+ * bound-check them against the real size, which it learns only from you,
+ * through the push constants (coexec adds nothing to them): pass `n` (2-D:
+ * `width` and `height`) in the push-constant block and return early when
+ * `gl_GlobalInvocationID.x >= n`. The CPU function is only given items
+ * inside the index space.
  */
 typedef struct coexec_index_space {
     /**
@@ -434,7 +466,8 @@ typedef struct coexec_index_space {
      */
     uint32_t dims;
     /**
-     * 1-D: number of work-items; 2-D: items per row (at most 2^32 - 1).
+     * 1-D: number of work-items (not work-groups); 2-D: items per row (at
+     * most 2^32 - 1).
      */
     uint64_t width;
     /**
@@ -446,6 +479,13 @@ typedef struct coexec_index_space {
 /**
  * A scheduler configuration. A zero-initialised one is HGuided with `k = 2`
  * and `min_package = 1`, measuring device powers live.
+ *
+ * Packages are cut in *scheduler units*, never in single work-items: one
+ * unit is one work-group (`local_size_x` items) in 1-D, and one row of
+ * work-groups (`local_size_y` rows of the whole width) in 2-D; for a
+ * CPU-only kernel the work-group is its `local_x` x `local_y`. A run has
+ * `coexec_report.units` of them, and a package covers units
+ * `coexec_package.unit_start .. unit_end - 1`.
  */
 typedef struct coexec_scheduler {
     /**
@@ -453,15 +493,21 @@ typedef struct coexec_scheduler {
      */
     uint32_t kind;
     /**
-     * Dynamic: number of equal packages (>= 1).
+     * Dynamic: number of equal packages (>= 1), each of
+     * `ceil(units / packages)` scheduler units (more packages than units is
+     * fine: one unit each). There is no default: 0, the zero-initialised
+     * value, is rejected with `COEXEC_ERROR_SCHEDULER`, so set it whenever
+     * `kind` is `COEXEC_SCHEDULER_DYNAMIC`. Ignored by the other kinds.
      */
     uint64_t packages;
     /**
      * HGuided: divisor k (> 0; larger gives smaller packages); 0 for 2.
+     * Ignored by the other kinds.
      */
     double k;
     /**
-     * HGuided: smallest package in scheduler units; 0 for 1.
+     * HGuided: smallest package in scheduler units (the last one may be
+     * smaller); 0 for 1. Ignored by the other kinds.
      */
     uint64_t min_package;
     /**
@@ -530,7 +576,8 @@ typedef struct coexec_report {
      */
     uint64_t items;
     /**
-     * Scheduler units.
+     * Scheduler units of the index space (work-groups in 1-D, rows of
+     * work-groups in 2-D; see `coexec_scheduler`).
      */
     uint64_t units;
     /**
@@ -538,8 +585,11 @@ typedef struct coexec_report {
      */
     uint64_t packages;
     /**
-     * Earliest device finish / latest device finish over devices that did
-     * work (1.0: all finished together).
+     * Earliest device finish / latest device finish, counting only the
+     * devices that executed at least one package (1.0: they finished
+     * together). A device that was selected but got no package is left out,
+     * so a run where one device did all the work has balance 1.0; look at
+     * `devices[i].packages` to see who worked.
      */
     double balance;
     /**
@@ -576,8 +626,10 @@ const char *coexec_status_string(int32_t status);
 
 /**
  * Default engine options: workers -1 (automatic), gpu-allocator, validation
- * from the environment, the best Vulkan device, 2 packages in flight, 30 s
- * GPU timeout, default pipeline cache.
+ * `COEXEC_VALIDATION_ENV` (the Khronos layer only when the environment
+ * variable `COEXEC_VALIDATION` is exactly `1`; unset means off), the best
+ * Vulkan device, 2 packages in flight, 30 s GPU timeout, default pipeline
+ * cache.
  */
 struct coexec_engine_options coexec_engine_options_default(void);
 
@@ -588,7 +640,7 @@ struct coexec_engine_options coexec_engine_options_default(void);
  *
  * # Safety
  * `options` is NULL or points to a valid `coexec_engine_options`; `out` is
- * NULL or valid for a write.
+ * valid for a write (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`).
  */
 enum coexec_status coexec_engine_create(const struct coexec_engine_options *options,
                                         struct coexec_engine *out);
@@ -605,7 +657,8 @@ enum coexec_status coexec_engine_destroy(struct coexec_engine engine);
  * Fills `*out` with facts about the engine.
  *
  * # Safety
- * `out` is NULL or valid for a write.
+ * `out` is valid for a write (NULL is rejected with
+ * `COEXEC_ERROR_NULL_POINTER`).
  */
 enum coexec_status coexec_engine_get_info(struct coexec_engine engine,
                                           struct coexec_engine_info *out);
@@ -619,7 +672,9 @@ enum coexec_status coexec_engine_get_info(struct coexec_engine engine,
  * in flight.
  *
  * # Safety
- * `out` and `host_ptr` are NULL or valid for a write.
+ * `out` is valid for a write (NULL is rejected with
+ * `COEXEC_ERROR_NULL_POINTER`); `host_ptr` is NULL (not wanted) or valid for
+ * a write.
  */
 enum coexec_status coexec_buffer_alloc(struct coexec_engine engine,
                                        size_t count,
@@ -641,7 +696,8 @@ enum coexec_status coexec_buffer_alloc(struct coexec_engine engine,
  * # Safety
  * `host_ptr` points to `count * elem_size` readable and writable bytes that
  * stay allocated until `coexec_buffer_free` on the new buffer has returned
- * `COEXEC_OK`; `out` is NULL or valid for a write.
+ * `COEXEC_OK` (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `out` is
+ * valid for a write (NULL is rejected likewise).
  */
 enum coexec_status coexec_buffer_import(struct coexec_engine engine,
                                         void *host_ptr,
@@ -661,7 +717,8 @@ enum coexec_status coexec_buffer_free(struct coexec_buffer buffer);
  * Fills `*out` with the buffer's host pointer, element count and size.
  *
  * # Safety
- * `out` is NULL or valid for a write.
+ * `out` is valid for a write (NULL is rejected with
+ * `COEXEC_ERROR_NULL_POINTER`).
  */
 enum coexec_status coexec_buffer_get_info(struct coexec_buffer buffer,
                                           struct coexec_buffer_info *out);
@@ -676,11 +733,14 @@ enum coexec_status coexec_buffer_get_info(struct coexec_buffer buffer,
  * `cpu` is called once per package, from several worker threads at once,
  * with `user_data`: whatever `user_data` points to must be safe to use
  * concurrently and stay valid until `coexec_kernel_destroy` returns `COEXEC_OK`.
+ * It returns nothing, so it cannot fail a run: record failures in
+ * `user_data` and check them after `coexec_run`.
  *
  * # Safety
- * `name` is NULL or NUL-terminated; `glsl` is NULL or NUL-terminated; `cpu`
- * is NULL or a function with the documented behaviour; `out` is NULL or
- * writable.
+ * `name` is NULL (for "kernel") or NUL-terminated; `glsl` is NUL-terminated
+ * (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `cpu` is NULL or a
+ * function with the documented behaviour; `out` is writable (NULL is
+ * rejected with `COEXEC_ERROR_NULL_POINTER`).
  */
 enum coexec_status coexec_kernel_from_glsl(struct coexec_engine engine,
                                            const char *name,
@@ -695,8 +755,9 @@ enum coexec_status coexec_kernel_from_glsl(struct coexec_engine engine,
  * `coexec_kernel_from_glsl` for the rules on `cpu` and `user_data`).
  *
  * # Safety
- * `spirv` is NULL or valid for reads of `size` bytes; `name` is NULL or
- * NUL-terminated; `out` is NULL or writable.
+ * `spirv` is valid for reads of `size` bytes (NULL is rejected with
+ * `COEXEC_ERROR_NULL_POINTER`); `name` is NULL (for "kernel") or
+ * NUL-terminated; `out` is writable (NULL is rejected likewise).
  */
 enum coexec_status coexec_kernel_from_spirv(struct coexec_engine engine,
                                             const char *name,
@@ -712,7 +773,8 @@ enum coexec_status coexec_kernel_from_spirv(struct coexec_engine engine,
  * NULL; see `coexec_kernel_from_glsl` for the rules on it and `user_data`.
  *
  * # Safety
- * `name` is NULL or NUL-terminated; `out` is NULL or writable.
+ * `name` is NULL (for "kernel") or NUL-terminated; `out` is writable (NULL
+ * is rejected with `COEXEC_ERROR_NULL_POINTER`, as is a NULL `cpu`).
  */
 enum coexec_status coexec_kernel_cpu_only(struct coexec_engine engine,
                                           const char *name,
@@ -736,8 +798,27 @@ enum coexec_status coexec_kernel_destroy(struct coexec_kernel kernel);
  *
  * `args[0..num_args]` are the buffers in binding order; a buffer may be given
  * as an input several times but as an output only once and never as both.
- * `push[0..push_size]` are the push-constant bytes (scalar arguments), handed
- * to the CPU function as well. `sched` may be NULL for HGuided defaults.
+ * `sched` may be NULL for HGuided defaults. `space` counts work-items; the
+ * GPU runs whole work-groups, so the shader must bound-check its ids against
+ * the size you pass in the push constants (see `coexec_index_space`).
+ *
+ * `push[0..push_size]` are the push-constant bytes (the run's scalar
+ * arguments), given to the shader's `layout(push_constant)` block and, as
+ * the same bytes, to the CPU function (`pkg->push`). `push_size` must equal
+ * the size of the shader's block exactly (the end of its last member:
+ * offset + size, without trailing padding); a run that uses the GPU rejects
+ * any other size with `COEXEC_ERROR_INTERFACE`. 0 (and `push` NULL) when the
+ * shader has none. The bytes are copied as they are, so the C struct must
+ * put every member at the offset the GLSL block gives it: std430 rules (the
+ * default for push-constant blocks) or explicit `layout(offset = N)`.
+ * Scalars (`float`, `int`, `uint`) match `float`, `int32_t`, `uint32_t`
+ * packed in order, e.g. `{ float a; uint n; }` is
+ * `struct { float a; uint32_t n; }`, 8 bytes; `vec2` is 8-aligned and
+ * `vec3`/`vec4` 16-aligned, so pad the C struct to match, and mind a C
+ * struct's own trailing padding (`sizeof` may exceed the block's size).
+ *
+ * Outputs may be read-write or `writeonly` in the shader; elements that no
+ * work-item writes keep their previous contents (nothing is cleared).
  *
  * While the run is in flight, C code must not access the outputs' memory
  * except through the CPU function, which must write only the elements of its
@@ -746,9 +827,11 @@ enum coexec_status coexec_kernel_destroy(struct coexec_kernel kernel);
  * CPU function returns `COEXEC_ERROR_BUSY`.
  *
  * # Safety
- * `args` is NULL or valid for `num_args` reads; `push` is NULL or valid for
- * `push_size` reads; `sched` is NULL or valid (and its `powers` valid for
- * `num_powers` reads); `report` is NULL or writable.
+ * `args` is valid for `num_args` reads (may be NULL only when `num_args` is
+ * 0; otherwise NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `push`
+ * likewise for `push_size` bytes; `sched` is NULL (defaults) or valid, and
+ * its `powers` valid for `num_powers` reads (NULL with `num_powers` > 0 is
+ * rejected); `report` is NULL (not wanted) or writable.
  */
 enum coexec_status coexec_run(struct coexec_engine engine,
                               struct coexec_kernel kernel,

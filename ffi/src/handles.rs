@@ -56,8 +56,10 @@ impl<T> Registry<T> {
             FfiError::new(
                 COEXEC_ERROR_INVALID_HANDLE,
                 format!(
-                    "{} handle {id} is not live (already destroyed or freed, or not a {} handle)",
-                    self.kind, self.kind
+                    "{} handle {id} is not live (already destroyed or freed, or not {} {} handle)",
+                    self.kind,
+                    article(self.kind),
+                    self.kind
                 ),
             )
         }
@@ -82,6 +84,14 @@ impl<T> Registry<T> {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.map().len()
+    }
+}
+
+/// "an" before a vowel ("an engine handle"), else "a" ("a buffer handle").
+fn article(word: &str) -> &'static str {
+    match word.bytes().next() {
+        Some(b'a' | b'e' | b'i' | b'o' | b'u') => "an",
+        _ => "a",
     }
 }
 

@@ -22,8 +22,8 @@ mod types;
 pub use types::*;
 
 use ::coexec_engine::{
-    AllocatorBackend, Args, Buffer, CpuArgs, CpuFn, Devices, Engine, EngineOptions, GpuChoice,
-    IndexSpace, Package, Report, Scheduler, Validation,
+    AllocatorBackend, Args, Buffer, CpuArgs, CpuFn, Devices, Engine, EngineOptions, Error,
+    GpuChoice, IndexSpace, Package, Report, Scheduler, Validation,
 };
 use handles::{BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
 use status::{guard, guard_value, FfiError, FfiResult};
@@ -134,8 +134,10 @@ pub extern "C" fn coexec_status_string(status: i32) -> *const c_char {
 // Engines.
 
 /// Default engine options: workers -1 (automatic), gpu-allocator, validation
-/// from the environment, the best Vulkan device, 2 packages in flight, 30 s
-/// GPU timeout, default pipeline cache.
+/// `COEXEC_VALIDATION_ENV` (the Khronos layer only when the environment
+/// variable `COEXEC_VALIDATION` is exactly `1`; unset means off), the best
+/// Vulkan device, 2 packages in flight, 30 s GPU timeout, default pipeline
+/// cache.
 #[no_mangle]
 pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
     coexec_engine_options {
@@ -204,7 +206,7 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
 ///
 /// # Safety
 /// `options` is NULL or points to a valid `coexec_engine_options`; `out` is
-/// NULL or valid for a write.
+/// valid for a write (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_engine_create(
     options: *const coexec_engine_options,
@@ -246,7 +248,8 @@ pub extern "C" fn coexec_engine_destroy(engine: coexec_engine) -> coexec_status 
 /// Fills `*out` with facts about the engine.
 ///
 /// # Safety
-/// `out` is NULL or valid for a write.
+/// `out` is valid for a write (NULL is rejected with
+/// `COEXEC_ERROR_NULL_POINTER`).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_engine_get_info(
     engine: coexec_engine,
@@ -340,7 +343,9 @@ fn register_buffer(
 /// in flight.
 ///
 /// # Safety
-/// `out` and `host_ptr` are NULL or valid for a write.
+/// `out` is valid for a write (NULL is rejected with
+/// `COEXEC_ERROR_NULL_POINTER`); `host_ptr` is NULL (not wanted) or valid for
+/// a write.
 #[no_mangle]
 pub unsafe extern "C" fn coexec_buffer_alloc(
     engine: coexec_engine,
@@ -378,7 +383,8 @@ pub unsafe extern "C" fn coexec_buffer_alloc(
 /// # Safety
 /// `host_ptr` points to `count * elem_size` readable and writable bytes that
 /// stay allocated until `coexec_buffer_free` on the new buffer has returned
-/// `COEXEC_OK`; `out` is NULL or valid for a write.
+/// `COEXEC_OK` (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `out` is
+/// valid for a write (NULL is rejected likewise).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_buffer_import(
     engine: coexec_engine,
@@ -421,7 +427,8 @@ pub extern "C" fn coexec_buffer_free(buffer: coexec_buffer) -> coexec_status {
 /// Fills `*out` with the buffer's host pointer, element count and size.
 ///
 /// # Safety
-/// `out` is NULL or valid for a write.
+/// `out` is valid for a write (NULL is rejected with
+/// `COEXEC_ERROR_NULL_POINTER`).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_buffer_get_info(
     buffer: coexec_buffer,
@@ -535,11 +542,14 @@ unsafe fn make_kernel(
 /// `cpu` is called once per package, from several worker threads at once,
 /// with `user_data`: whatever `user_data` points to must be safe to use
 /// concurrently and stay valid until `coexec_kernel_destroy` returns `COEXEC_OK`.
+/// It returns nothing, so it cannot fail a run: record failures in
+/// `user_data` and check them after `coexec_run`.
 ///
 /// # Safety
-/// `name` is NULL or NUL-terminated; `glsl` is NULL or NUL-terminated; `cpu`
-/// is NULL or a function with the documented behaviour; `out` is NULL or
-/// writable.
+/// `name` is NULL (for "kernel") or NUL-terminated; `glsl` is NUL-terminated
+/// (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `cpu` is NULL or a
+/// function with the documented behaviour; `out` is writable (NULL is
+/// rejected with `COEXEC_ERROR_NULL_POINTER`).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_kernel_from_glsl(
     engine: coexec_engine,
@@ -569,8 +579,9 @@ pub unsafe extern "C" fn coexec_kernel_from_glsl(
 /// `coexec_kernel_from_glsl` for the rules on `cpu` and `user_data`).
 ///
 /// # Safety
-/// `spirv` is NULL or valid for reads of `size` bytes; `name` is NULL or
-/// NUL-terminated; `out` is NULL or writable.
+/// `spirv` is valid for reads of `size` bytes (NULL is rejected with
+/// `COEXEC_ERROR_NULL_POINTER`); `name` is NULL (for "kernel") or
+/// NUL-terminated; `out` is writable (NULL is rejected likewise).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_kernel_from_spirv(
     engine: coexec_engine,
@@ -605,7 +616,8 @@ pub unsafe extern "C" fn coexec_kernel_from_spirv(
 /// NULL; see `coexec_kernel_from_glsl` for the rules on it and `user_data`.
 ///
 /// # Safety
-/// `name` is NULL or NUL-terminated; `out` is NULL or writable.
+/// `name` is NULL (for "kernel") or NUL-terminated; `out` is writable (NULL
+/// is rejected with `COEXEC_ERROR_NULL_POINTER`, as is a NULL `cpu`).
 #[no_mangle]
 pub unsafe extern "C" fn coexec_kernel_cpu_only(
     engine: coexec_engine,
@@ -722,6 +734,34 @@ fn fill_report(r: &Report) -> coexec_report {
     }
 }
 
+/// An engine error of a run, for C. The engine sees every C buffer as bytes
+/// (`Buffer<u8>`), so its `BufferTooSmall` counts bytes; C counts elements of
+/// the buffer's `elem_size` (`elem_sizes[i]` for argument i), so that error is
+/// restated in elements.
+fn run_error(e: Error, elem_sizes: &[usize], per_item: &[u64]) -> FfiError {
+    if let Error::BufferTooSmall {
+        binding,
+        len,
+        needed,
+    } = e
+    {
+        let i = binding as usize;
+        if let (Some(&size), Some(&per)) = (elem_sizes.get(i), per_item.get(i)) {
+            let size = (size as u64).max(1);
+            let needed_elems = needed.div_ceil(size);
+            return FfiError::new(
+                COEXEC_ERROR_BUFFER_TOO_SMALL,
+                format!(
+                    "argument {i}: the buffer holds {} elements (of {size} bytes) but the index space needs {needed_elems} ({} work-items x {per} per item)",
+                    len / size,
+                    needed_elems / per.max(1),
+                ),
+            );
+        }
+    }
+    e.into()
+}
+
 /// A locked buffer of a run.
 enum Lock<'a> {
     Read(RwLockReadGuard<'a, Option<Buffer<u8>>>),
@@ -740,8 +780,27 @@ enum Borrow<'a> {
 ///
 /// `args[0..num_args]` are the buffers in binding order; a buffer may be given
 /// as an input several times but as an output only once and never as both.
-/// `push[0..push_size]` are the push-constant bytes (scalar arguments), handed
-/// to the CPU function as well. `sched` may be NULL for HGuided defaults.
+/// `sched` may be NULL for HGuided defaults. `space` counts work-items; the
+/// GPU runs whole work-groups, so the shader must bound-check its ids against
+/// the size you pass in the push constants (see `coexec_index_space`).
+///
+/// `push[0..push_size]` are the push-constant bytes (the run's scalar
+/// arguments), given to the shader's `layout(push_constant)` block and, as
+/// the same bytes, to the CPU function (`pkg->push`). `push_size` must equal
+/// the size of the shader's block exactly (the end of its last member:
+/// offset + size, without trailing padding); a run that uses the GPU rejects
+/// any other size with `COEXEC_ERROR_INTERFACE`. 0 (and `push` NULL) when the
+/// shader has none. The bytes are copied as they are, so the C struct must
+/// put every member at the offset the GLSL block gives it: std430 rules (the
+/// default for push-constant blocks) or explicit `layout(offset = N)`.
+/// Scalars (`float`, `int`, `uint`) match `float`, `int32_t`, `uint32_t`
+/// packed in order, e.g. `{ float a; uint n; }` is
+/// `struct { float a; uint32_t n; }`, 8 bytes; `vec2` is 8-aligned and
+/// `vec3`/`vec4` 16-aligned, so pad the C struct to match, and mind a C
+/// struct's own trailing padding (`sizeof` may exceed the block's size).
+///
+/// Outputs may be read-write or `writeonly` in the shader; elements that no
+/// work-item writes keep their previous contents (nothing is cleared).
 ///
 /// While the run is in flight, C code must not access the outputs' memory
 /// except through the CPU function, which must write only the elements of its
@@ -750,9 +809,11 @@ enum Borrow<'a> {
 /// CPU function returns `COEXEC_ERROR_BUSY`.
 ///
 /// # Safety
-/// `args` is NULL or valid for `num_args` reads; `push` is NULL or valid for
-/// `push_size` reads; `sched` is NULL or valid (and its `powers` valid for
-/// `num_powers` reads); `report` is NULL or writable.
+/// `args` is valid for `num_args` reads (may be NULL only when `num_args` is
+/// 0; otherwise NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `push`
+/// likewise for `push_size` bytes; `sched` is NULL (defaults) or valid, and
+/// its `powers` valid for `num_powers` reads (NULL with `num_powers` > 0 is
+/// rejected); `report` is NULL (not wanted) or writable.
 #[no_mangle]
 pub unsafe extern "C" fn coexec_run(
     engine: coexec_engine,
@@ -808,6 +869,8 @@ pub unsafe extern "C" fn coexec_run(
         // Resolve the buffers; each distinct one once, with the access it needs.
         let mut distinct: BTreeMap<u64, (Arc<BufferObj>, bool)> = BTreeMap::new();
         let mut per_item = Vec::with_capacity(c_args.len());
+        let mut elem_sizes = Vec::with_capacity(c_args.len());
+        let mut per_item_elems = Vec::with_capacity(c_args.len());
         for (i, a) in c_args.iter().enumerate() {
             let b = BUFFERS
                 .get(a.buffer.id)
@@ -828,6 +891,8 @@ pub unsafe extern "C" fn coexec_run(
                 .and_then(|n| n.checked_mul(b.elem_size))
                 .ok_or_else(|| invalid(format!("argument {i}: per_item overflows")))?;
             per_item.push(elems);
+            elem_sizes.push(b.elem_size);
+            per_item_elems.push(a.per_item.max(1));
             match distinct.get_mut(&a.buffer.id) {
                 Some((_, w)) => {
                     if write || *w {
@@ -879,7 +944,9 @@ pub unsafe extern "C" fn coexec_run(
             };
         }
         let run_args = run_args.push_bytes(push);
-        let r = e.run(k, run_args, space, &scheduler, devices)?;
+        let r = e
+            .run(k, run_args, space, &scheduler, devices)
+            .map_err(|err| run_error(err, &elem_sizes, &per_item_elems))?;
         if !report.is_null() {
             // SAFETY: non-null and writable per the contract.
             unsafe { put(report, fill_report(&r), "report") }?;

@@ -25,7 +25,8 @@ pub const COEXEC_NAME_MAX: usize = 256;
 pub enum coexec_status {
     /// Success.
     COEXEC_OK = 0,
-    /// A required pointer argument was NULL.
+    /// A required pointer argument was NULL (each function says which of its
+    /// pointers may be NULL; any other one is checked and rejected with this).
     COEXEC_ERROR_NULL_POINTER = 1,
     /// An argument is out of range or malformed (sizes, enum values, index
     /// space, strings that are not UTF-8, a buffer given as an output twice).
@@ -53,11 +54,19 @@ pub enum coexec_status {
     /// The arguments do not match the kernel (binding count, read-only
     /// bindings, push-constant size, missing CPU or GPU implementation).
     COEXEC_ERROR_INTERFACE = 12,
-    /// An output buffer is smaller than the index space needs.
+    /// An output buffer holds fewer elements than the index space needs
+    /// (work-items x `per_item`).
     COEXEC_ERROR_BUFFER_TOO_SMALL = 13,
     /// The scheduler configuration was rejected.
     COEXEC_ERROR_SCHEDULER = 14,
-    /// The CPU implementation failed on a package.
+    /// The CPU implementation failed on a package. The engine reports this
+    /// when a CPU kernel panics, which only a kernel written in Rust can do: a
+    /// C `coexec_cpu_fn` returns void, has no way to report a failure and must
+    /// not unwind, so runs of kernels built through this API do not return
+    /// this code (it would mean a panic in coexec's own call of the C
+    /// function: a coexec bug, like `COEXEC_ERROR_PANIC`). To signal a
+    /// failure from a C CPU function, record it in your `user_data` and check
+    /// it after `coexec_run` returns.
     COEXEC_ERROR_KERNEL_FAILED = 15,
     /// The GPU was lost or every device failed; recreate the engine.
     COEXEC_ERROR_DEVICE_LOST = 16,
@@ -83,7 +92,9 @@ pub enum coexec_allocator {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum coexec_validation {
-    /// On when the environment variable `COEXEC_VALIDATION=1` is set (default).
+    /// The default: on only when the environment variable `COEXEC_VALIDATION`
+    /// is exactly `1` at engine creation; unset, empty or any other value is
+    /// off. With `1` but no layer installed, the engine is created without it.
     COEXEC_VALIDATION_ENV = 0,
     /// Off.
     COEXEC_VALIDATION_OFF = 1,
@@ -122,9 +133,14 @@ pub enum coexec_device_mask {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum coexec_access {
-    /// Read only (must be `readonly` in the shader).
+    /// Read only: the binding must be declared `readonly` in the shader (else
+    /// `COEXEC_ERROR_INTERFACE`).
     COEXEC_ACCESS_INPUT = 0,
-    /// Written: `per_item` elements per work-item.
+    /// Written: `per_item` elements per work-item. The shader may declare the
+    /// binding read-write (plain `buffer`) or `writeonly`, and a kernel may
+    /// read back the elements of its own items. Outputs are not cleared
+    /// before a run: elements that no work-item writes keep their previous
+    /// contents.
     COEXEC_ACCESS_OUTPUT = 1,
 }
 
@@ -221,13 +237,26 @@ pub struct coexec_buffer_info {
     pub imported: bool,
 }
 
-/// The index space of a run.
+/// The index space of a run: its work-items.
+///
+/// 1-D: `width` work-items, ids `0 .. width - 1`. 2-D: `width` x `height`
+/// work-items, item `(x, y)` at linear index `y * width + x`.
+///
+/// The GPU runs whole work-groups (`local_size_x` x `local_size_y` items), so
+/// where `width` (or `height`) is not a multiple of the work-group size the
+/// last work-groups contain invocations past the end. The shader must
+/// bound-check them against the real size, which it learns only from you,
+/// through the push constants (coexec adds nothing to them): pass `n` (2-D:
+/// `width` and `height`) in the push-constant block and return early when
+/// `gl_GlobalInvocationID.x >= n`. The CPU function is only given items
+/// inside the index space.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct coexec_index_space {
     /// 1 or 2.
     pub dims: u32,
-    /// 1-D: number of work-items; 2-D: items per row (at most 2^32 - 1).
+    /// 1-D: number of work-items (not work-groups); 2-D: items per row (at
+    /// most 2^32 - 1).
     pub width: u64,
     /// 2-D: number of rows (at most 2^32 - 1); ignored in 1-D.
     pub height: u64,
@@ -235,16 +264,29 @@ pub struct coexec_index_space {
 
 /// A scheduler configuration. A zero-initialised one is HGuided with `k = 2`
 /// and `min_package = 1`, measuring device powers live.
+///
+/// Packages are cut in *scheduler units*, never in single work-items: one
+/// unit is one work-group (`local_size_x` items) in 1-D, and one row of
+/// work-groups (`local_size_y` rows of the whole width) in 2-D; for a
+/// CPU-only kernel the work-group is its `local_x` x `local_y`. A run has
+/// `coexec_report.units` of them, and a package covers units
+/// `coexec_package.unit_start .. unit_end - 1`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct coexec_scheduler {
     /// A `coexec_scheduler_kind` value.
     pub kind: u32,
-    /// Dynamic: number of equal packages (>= 1).
+    /// Dynamic: number of equal packages (>= 1), each of
+    /// `ceil(units / packages)` scheduler units (more packages than units is
+    /// fine: one unit each). There is no default: 0, the zero-initialised
+    /// value, is rejected with `COEXEC_ERROR_SCHEDULER`, so set it whenever
+    /// `kind` is `COEXEC_SCHEDULER_DYNAMIC`. Ignored by the other kinds.
     pub packages: u64,
     /// HGuided: divisor k (> 0; larger gives smaller packages); 0 for 2.
+    /// Ignored by the other kinds.
     pub k: f64,
-    /// HGuided: smallest package in scheduler units; 0 for 1.
+    /// HGuided: smallest package in scheduler units (the last one may be
+    /// smaller); 0 for 1. Ignored by the other kinds.
     pub min_package: u64,
     /// Static and HGuided: relative device powers, one per device taking part
     /// in the run (CPU first, then GPU), or NULL to measure them.
@@ -263,12 +305,15 @@ pub struct coexec_arg {
     /// A `coexec_access` value.
     pub access: u32,
     /// Outputs: elements written per work-item (item i owns elements
-    /// `i * per_item .. (i + 1) * per_item`); 0 means 1. Ignored for inputs.
+    /// `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
+    /// hold at least work-items x `per_item` elements
+    /// (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored for inputs.
     pub per_item: u64,
 }
 
 /// What a CPU function is asked to compute: one package, a contiguous range of
-/// work-items. It must write only the output elements of these items.
+/// work-items, all inside the index space (no bound check needed). It must
+/// write only the output elements of these items.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct coexec_package {
@@ -276,7 +321,8 @@ pub struct coexec_package {
     pub item_start: u64,
     /// One past the last work-item.
     pub item_end: u64,
-    /// First scheduler unit (work-group in 1-D, row of work-groups in 2-D).
+    /// First scheduler unit (work-group in 1-D, row of work-groups in 2-D; see
+    /// `coexec_scheduler`).
     pub unit_start: u64,
     /// One past the last scheduler unit.
     pub unit_end: u64,
@@ -332,12 +378,16 @@ pub struct coexec_report {
     pub time_s: f64,
     /// Total work-items.
     pub items: u64,
-    /// Scheduler units.
+    /// Scheduler units of the index space (work-groups in 1-D, rows of
+    /// work-groups in 2-D; see `coexec_scheduler`).
     pub units: u64,
     /// Total packages.
     pub packages: u64,
-    /// Earliest device finish / latest device finish over devices that did
-    /// work (1.0: all finished together).
+    /// Earliest device finish / latest device finish, counting only the
+    /// devices that executed at least one package (1.0: they finished
+    /// together). A device that was selected but got no package is left out,
+    /// so a run where one device did all the work has balance 1.0; look at
+    /// `devices[i].packages` to see who worked.
     pub balance: f64,
     /// Devices filled in `devices`.
     pub num_devices: u32,

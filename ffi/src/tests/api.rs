@@ -44,7 +44,7 @@ unsafe extern "C" fn saxpy_cpu(pkg: *const coexec_package, user_data: *mut c_voi
     }
 }
 
-fn last_error() -> String {
+pub(super) fn last_error() -> String {
     // SAFETY: coexec_last_error returns a NUL-terminated string valid until
     // the next coexec call on this thread; it is copied at once.
     unsafe { CStr::from_ptr(coexec_last_error()) }
@@ -53,12 +53,12 @@ fn last_error() -> String {
 }
 
 #[track_caller]
-fn ok(s: coexec_status) {
+pub(super) fn ok(s: coexec_status) {
     assert_eq!(s, COEXEC_OK, "{}", last_error());
 }
 
 /// An engine, or `None` when this machine has no Vulkan device.
-fn engine() -> Option<coexec_engine> {
+pub(super) fn engine() -> Option<coexec_engine> {
     let mut opts = coexec_engine_options_default();
     opts.validation = coexec_validation::COEXEC_VALIDATION_IF_AVAILABLE as u32;
     let dir = std::env::temp_dir().join("coexec-ffi-test-cache\0");
@@ -323,6 +323,11 @@ fn stale_null_double_freed_and_wrong_kind_handles_are_errors() {
         coexec_engine_destroy(coexec_engine { id: b.id }),
         COEXEC_ERROR_INVALID_HANDLE
     );
+    assert!(
+        last_error().ends_with("(already destroyed or freed, or not an engine handle)"),
+        "{}",
+        last_error()
+    );
     assert_eq!(
         coexec_kernel_destroy(coexec_kernel { id: e.id }),
         COEXEC_ERROR_INVALID_HANDLE
@@ -341,6 +346,11 @@ fn stale_null_double_freed_and_wrong_kind_handles_are_errors() {
     ok(coexec_buffer_free(b));
     assert_eq!(coexec_buffer_free(b), COEXEC_ERROR_INVALID_HANDLE);
     assert!(last_error().contains("not live"), "{}", last_error());
+    assert!(
+        last_error().ends_with("or not a buffer handle)"),
+        "{}",
+        last_error()
+    );
     let mut bi = std::mem::MaybeUninit::<coexec_buffer_info>::uninit();
     // SAFETY: writable out pointer.
     let s = unsafe { coexec_buffer_get_info(b, bi.as_mut_ptr()) };
@@ -595,11 +605,27 @@ fn compile_errors_and_invalid_arguments_come_back_as_codes() {
             3,
             null_mut(),
         ));
-        // Too small an output.
+        // Too small an output: the message counts elements, not bytes.
         let a4 = args3(x, y, small);
         assert_eq!(
             run(e, k, &a4, &push, space, None, 3, null_mut()),
             COEXEC_ERROR_BUFFER_TOO_SMALL
+        );
+        assert_eq!(
+            last_error(),
+            "coexec_run: argument 2: the buffer holds 8 elements (of 4 bytes) but the index \
+             space needs 128 (128 work-items x 1 per item)"
+        );
+        let mut a5 = args3(x, y, z);
+        a5[2].per_item = 3;
+        assert_eq!(
+            run(e, k, &a5, &push, space, None, 3, null_mut()),
+            COEXEC_ERROR_BUFFER_TOO_SMALL
+        );
+        assert!(
+            last_error().ends_with("holds 128 elements (of 4 bytes) but the index space needs 384 (128 work-items x 3 per item)"),
+            "{}",
+            last_error()
         );
         // Binding count and push-constant size mismatches.
         assert_eq!(

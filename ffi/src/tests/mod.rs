@@ -2,4 +2,5 @@
 //! (They live in the crate because it builds no rlib for integration tests.)
 
 mod api;
+mod errors;
 mod header;
