@@ -381,6 +381,17 @@ impl Engine {
     }
 
     /// A unified buffer holding a copy of `data`.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), coexec_engine::Error> {
+    /// # let Ok(engine) = coexec_engine::Engine::new() else { return Ok(()) }; // no device: skip
+    /// let mut x = engine.buffer_from_slice(&[1.0f32, 2.0, 3.0])?;
+    /// // The same bytes the kernels bind: no copy either way.
+    /// x[1] = 5.0;
+    /// assert_eq!(&x[..], &[1.0, 5.0, 3.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn buffer_from_slice<T: bytemuck::Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         self.validated(|| self.inner.memory.buffer_from_slice(data))
     }

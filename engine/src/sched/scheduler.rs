@@ -71,6 +71,20 @@ impl DeviceSlot {
 /// whitespace around tokens ignored):
 /// `static`, `static:powers=3/1`, `dynamic:64` (or `dynamic:packages=64`),
 /// `hguided`, `hguided:k=3,min=4`, `hguided:k=2,min=1,powers=3/1`.
+///
+/// ```
+/// use coexec_engine::Scheduler;
+///
+/// // HGuided with the CPU given a quarter of the power (CPU first, then GPU).
+/// let s: Scheduler = "hguided:k=2,min=1,powers=1/3".parse().unwrap();
+/// assert_eq!(
+///     s,
+///     Scheduler::HGuided { powers: Some(vec![1.0, 3.0]), k: 2.0, min_package: 1 }
+/// );
+/// // Bad input is a typed error that names the rule broken.
+/// let err = "dynamic:0".parse::<Scheduler>().unwrap_err();
+/// assert!(err.to_string().contains("at least one package"));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scheduler {
     /// One package per device, proportional to power.
