@@ -336,10 +336,18 @@ impl Plan {
         c: &mut ClaimantState,
         estimates: &dyn PowerEstimator,
     ) -> Option<(Range<u64>, Source)> {
-        let got = queue.claim_from(|n, source| match source {
-            Source::Fresh => self.package_size(c, n, estimates),
-            Source::Requeued => self.requeued_size(c, n, estimates),
-        });
+        let got = match self.policy {
+            // Fixed-size packages: one `fetch_add`, no retries under
+            // contention (see `WorkQueue::claim_fixed`).
+            Policy::Dynamic { chunk } => queue
+                .claim_requeued(|n| self.requeued_size(c, n, estimates))
+                .map(|r| (r, Source::Requeued))
+                .or_else(|| queue.claim_fixed(chunk).map(|r| (r, Source::Fresh))),
+            _ => queue.claim_from(|n, source| match source {
+                Source::Fresh => self.package_size(c, n, estimates),
+                Source::Requeued => self.requeued_size(c, n, estimates),
+            }),
+        };
         if let Some((r, source)) = &got {
             c.record(r, *source);
         }

@@ -16,6 +16,10 @@ pub enum Source {
     Requeued,
 }
 
+/// How many claimants' worth of overshoot `claim_fixed` leaves room for in
+/// `u64` above `total` (far more threads than any machine runs).
+const FIXED_HEADROOM: u64 = 1 << 20;
+
 /// Shared state of one run: the lock-free queue.
 ///
 /// Fresh work is a single counter `next`: the units `next..total` have not been
@@ -64,8 +68,8 @@ impl WorkQueue {
     pub fn remaining(&self) -> u64 {
         // Relaxed: a snapshot for reporting/heuristics; nothing is read
         // through it, and `next` only grows, so any value seen is a valid
-        // past state.
-        self.total - self.next.load(Ordering::Relaxed)
+        // past state. It may pass `total` (see `claim_fixed`): saturate.
+        self.total.saturating_sub(self.next.load(Ordering::Relaxed))
     }
 
     /// Units given back by failed devices and not yet claimed again, as
@@ -182,6 +186,40 @@ impl WorkQueue {
         }
     }
 
+    /// Takes `size` fresh units (fewer at the end) with one `fetch_add`
+    /// instead of a compare-and-swap loop: for policies whose package size
+    /// does not depend on what is left (`Dynamic`). Under contention a CAS
+    /// can fail and retry, each try moving the counter's cache line twice
+    /// (load, then CAS); a `fetch_add` always succeeds at its first move.
+    /// `None` when `size` is 0, once fresh work is exhausted, or after
+    /// [`abort`](Self::abort).
+    ///
+    /// `next` may end up past `total`, by at most `size` per claimant that
+    /// saw it below `total` just before; readers of `next` treat anything
+    /// `>= total` as exhausted.
+    pub fn claim_fixed(&self, size: u64) -> Option<Range<u64>> {
+        if size == 0 || self.is_aborted() {
+            return None;
+        }
+        if size > (u64::MAX - self.total) / FIXED_HEADROOM {
+            // So large a size could let the overshoot wrap `next`: CAS.
+            return self.claim_fresh(|_| size);
+        }
+        // Relaxed (both): as in `claim_fresh`, `next` guards no data;
+        // disjointness comes from the atomicity of the RMW alone. The load
+        // first keeps claimants that keep calling after exhaustion (until
+        // the run is done) from pushing `next` further each time, which
+        // bounds the overshoot to one `size` per claimant.
+        if self.next.load(Ordering::Relaxed) >= self.total {
+            return None;
+        }
+        let cur = self.next.fetch_add(size, Ordering::Relaxed);
+        if cur >= self.total {
+            return None;
+        }
+        Some(cur..(cur + size).min(self.total))
+    }
+
     /// Give a range back (a device failed): it will be claimed by others.
     ///
     /// The range must have been claimed from this queue and not completed.
@@ -275,6 +313,30 @@ mod tests {
         assert_eq!(q.claim(|left| left + 100), Some(4..10));
         assert_eq!(q.claim(|_| 1), None);
         assert_eq!(q.remaining(), 0);
+    }
+
+    #[test]
+    fn fixed_claims_in_order_clamped_and_bounded_after_exhaustion() {
+        let q = WorkQueue::new(10);
+        assert_eq!(q.claim_fixed(0), None);
+        assert_eq!(q.claim_fixed(4), Some(0..4));
+        assert_eq!(q.claim_fixed(4), Some(4..8));
+        assert_eq!(q.claim_fixed(4), Some(8..10));
+        assert_eq!(q.remaining(), 0);
+        // Exhausted: no further claim moves the counter.
+        for _ in 0..1000 {
+            assert_eq!(q.claim_fixed(4), None);
+        }
+        assert_eq!(q.next.load(Ordering::Relaxed), 12);
+        assert_eq!(q.claim(|left| left), None);
+        // A size that could wrap the counter falls back to the CAS path.
+        let q = WorkQueue::new(u64::MAX - 3);
+        assert_eq!(q.claim_fixed(u64::MAX), Some(0..u64::MAX - 3));
+        assert_eq!(q.claim_fixed(u64::MAX), None);
+        // Aborted: nothing.
+        let q = WorkQueue::new(10);
+        q.abort();
+        assert_eq!(q.claim_fixed(1), None);
     }
 
     #[test]
@@ -413,6 +475,40 @@ mod loom_tests {
             assert_exact_cover(all, 4);
             assert_eq!(finals, 1);
             assert!(q.is_done());
+        });
+    }
+
+    /// Three claimants race on fixed-size claims (`fetch_add`), which may
+    /// push `next` past `total`: still every unit exactly once, and the
+    /// claim after exhaustion is `None` for everyone.
+    #[test]
+    fn loom_fixed_claims_cover_once() {
+        model(|| {
+            let q = Arc::new(WorkQueue::new(5));
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    let q = q.clone();
+                    thread::spawn(move || {
+                        let (mut got, mut finals) = (vec![], 0);
+                        while let Some(r) = q.claim_fixed(2) {
+                            finals += usize::from(q.complete(r.end - r.start));
+                            got.push(r);
+                        }
+                        (got, finals)
+                    })
+                })
+                .collect();
+            let (mut all, mut finals) = (vec![], 0);
+            for h in hs {
+                let (r, f) = h.join().unwrap();
+                all.extend(r);
+                finals += f;
+            }
+            assert_exact_cover(all, 5);
+            assert_eq!(finals, 1);
+            assert!(q.is_done());
+            assert_eq!(q.remaining(), 0);
+            assert_eq!(q.claim_fixed(2), None);
         });
     }
 
