@@ -23,8 +23,9 @@ const FIXED_HEADROOM: u64 = 1 << 20;
 /// Shared state of one run: the lock-free queue.
 ///
 /// Fresh work is a single counter `next`: the units `next..total` have not been
-/// handed out. A claim is a compare-and-swap `cur -> cur + size`, so two
-/// claimants can never receive overlapping ranges. Ranges given back by a
+/// handed out. A claim is a compare-and-swap `cur -> cur + size` (a
+/// `fetch_add` where the size is fixed, see [`claim_fixed`](Self::claim_fixed)),
+/// so two claimants can never receive overlapping ranges. Ranges given back by a
 /// failed device go to a side store and are always offered before fresh work
 /// (see [`claim_from`](Self::claim_from)). Completion is a second counter; the
 /// claimant whose [`complete`](Self::complete) brings it to `total` is told so,
