@@ -48,29 +48,28 @@ cargo test -p coexec-ffi --release --quiet header
 
 step "build and install into $PREFIX (scripts/install.sh)"
 PREFIX="$PREFIX" CARGO_TARGET_DIR="$TARGET_DIR" bash scripts/install.sh
-version=$(cargo pkgid -p coexec-ffi | sed 's/.*[@#]//')
-major=${version%%.*}
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+version=$(pkg-config --modversion coexec)
+major=${version%%.*}
 echo "pkg-config --cflags --libs coexec:          $(pkg-config --cflags --libs coexec)"
 echo "pkg-config --static --libs coexec:          $(pkg-config --static --libs coexec)"
 echo "pkg-config --cflags --libs coexec-static:   $(pkg-config --cflags --libs coexec-static)"
 ls -l "$PREFIX/include" "$PREFIX/lib"
 
-step "C: examples/c/saxpy.c against the shared library (pkg-config coexec)"
-# shellcheck disable=SC2046 # word splitting of pkg-config output is intended
-"$CC" -std=c99 -O2 -Wall -Wextra -pedantic -Werror examples/c/saxpy.c -o "$BUILD/saxpy" \
-  $(pkg-config --cflags --libs coexec) -Wl,-rpath,"$PREFIX/lib"
-readelf -d "$BUILD/saxpy" | grep -q "libcoexec.so.$major" \
-  || { echo "c-examples: saxpy does not link libcoexec.so.$major" >&2; exit 1; }
-(cd "$BUILD" && ./saxpy)
-
-step "C: examples/c/axpy2d.c (written from the header and READMEs alone) against the shared library"
-# shellcheck disable=SC2046
-"$CC" -std=c11 -O2 -Wall -Wextra -pedantic -Werror examples/c/axpy2d.c -o "$BUILD/axpy2d" \
-  $(pkg-config --cflags --libs coexec) -Wl,-rpath,"$PREFIX/lib"
-readelf -d "$BUILD/axpy2d" | grep -q "libcoexec.so.$major" \
-  || { echo "c-examples: axpy2d does not link libcoexec.so.$major" >&2; exit 1; }
-(cd "$BUILD" && ./axpy2d)
+# A C example built against the shared library (pkg-config coexec), checked
+# to link libcoexec.so.<major>, then run: NAME STD [what it is].
+shared_c_example() {
+  local name=$1 std=$2
+  step "C: examples/c/$name.c${3:+ ($3)} against the shared library (pkg-config coexec)"
+  # shellcheck disable=SC2046 # word splitting of pkg-config output is intended
+  "$CC" -std="$std" -O2 -Wall -Wextra -pedantic -Werror "examples/c/$name.c" -o "$BUILD/$name" \
+    $(pkg-config --cflags --libs coexec) -Wl,-rpath,"$PREFIX/lib"
+  readelf -d "$BUILD/$name" | grep -q "libcoexec.so.$major" \
+    || { echo "c-examples: $name does not link libcoexec.so.$major" >&2; exit 1; }
+  (cd "$BUILD" && "./$name")
+}
+shared_c_example saxpy c99
+shared_c_example axpy2d c11 "written from the header and READMEs alone"
 
 step "C++: examples/cpp/mandelbrot.cpp against the static library (pkg-config coexec-static)"
 # shellcheck disable=SC2046
@@ -87,8 +86,10 @@ rm -rf "$BUILD/cmake"
 cmake -S examples/c -B "$BUILD/cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
   -DCMAKE_C_COMPILER="$CC" >/dev/null
 cmake --build "$BUILD/cmake" >/dev/null
-(cd "$BUILD/cmake" && ./saxpy >/dev/null) && echo "cmake-built saxpy: OK"
-(cd "$BUILD/cmake" && ./axpy2d >/dev/null) && echo "cmake-built axpy2d: OK"
+for name in saxpy axpy2d; do
+  (cd "$BUILD/cmake" && "./$name" >/dev/null)
+  echo "cmake-built $name: OK"
+done
 
 if [ "${SKIP_VALGRIND:-0}" != 1 ]; then
   # memcheck with leak check; ffi/valgrind.supp suppresses the driver, loader

@@ -736,9 +736,9 @@ fn fill_report(r: &Report) -> coexec_report {
 
 /// An engine error of a run, for C. The engine sees every C buffer as bytes
 /// (`Buffer<u8>`), so its `BufferTooSmall` counts bytes; C counts elements of
-/// the buffer's `elem_size` (`elem_sizes[i]` for argument i), so that error is
-/// restated in elements.
-fn run_error(e: Error, elem_sizes: &[usize], per_item: &[u64]) -> FfiError {
+/// the buffer's `elem_size`, so that error is restated in elements.
+/// `layouts[i]`: argument i's element size and bytes per work-item.
+fn run_error(e: Error, layouts: &[(usize, usize)]) -> FfiError {
     if let Error::BufferTooSmall {
         binding,
         len,
@@ -746,8 +746,9 @@ fn run_error(e: Error, elem_sizes: &[usize], per_item: &[u64]) -> FfiError {
     } = e
     {
         let i = binding as usize;
-        if let (Some(&size), Some(&per)) = (elem_sizes.get(i), per_item.get(i)) {
+        if let Some(&(size, bytes_per_item)) = layouts.get(i) {
             let size = (size as u64).max(1);
+            let per = bytes_per_item as u64 / size;
             let needed_elems = needed.div_ceil(size);
             return FfiError::new(
                 COEXEC_ERROR_BUFFER_TOO_SMALL,
@@ -868,9 +869,8 @@ pub unsafe extern "C" fn coexec_run(
         }
         // Resolve the buffers; each distinct one once, with the access it needs.
         let mut distinct: BTreeMap<u64, (Arc<BufferObj>, bool)> = BTreeMap::new();
-        let mut per_item = Vec::with_capacity(c_args.len());
-        let mut elem_sizes = Vec::with_capacity(c_args.len());
-        let mut per_item_elems = Vec::with_capacity(c_args.len());
+        // Per argument: element size and bytes per work-item.
+        let mut layouts = Vec::with_capacity(c_args.len());
         for (i, a) in c_args.iter().enumerate() {
             let b = BUFFERS
                 .get(a.buffer.id)
@@ -890,9 +890,7 @@ pub unsafe extern "C" fn coexec_run(
                 .ok()
                 .and_then(|n| n.checked_mul(b.elem_size))
                 .ok_or_else(|| invalid(format!("argument {i}: per_item overflows")))?;
-            per_item.push(elems);
-            elem_sizes.push(b.elem_size);
-            per_item_elems.push(a.per_item.max(1));
+            layouts.push((b.elem_size, elems));
             match distinct.get_mut(&a.buffer.id) {
                 Some((_, w)) => {
                     if write || *w {
@@ -933,7 +931,7 @@ pub unsafe extern "C" fn coexec_run(
             borrows.insert(*id, borrow);
         }
         let mut run_args = Args::new();
-        for (a, elems) in c_args.iter().zip(per_item) {
+        for (a, &(_, elems)) in c_args.iter().zip(&layouts) {
             run_args = match borrows.get_mut(&a.buffer.id) {
                 Some(Borrow::Shared(b)) => run_args.input(*b),
                 Some(Borrow::Exclusive(b)) => {
@@ -946,7 +944,7 @@ pub unsafe extern "C" fn coexec_run(
         let run_args = run_args.push_bytes(push);
         let r = e
             .run(k, run_args, space, &scheduler, devices)
-            .map_err(|err| run_error(err, &elem_sizes, &per_item_elems))?;
+            .map_err(|err| run_error(err, &layouts))?;
         if !report.is_null() {
             // SAFETY: non-null and writable per the contract.
             unsafe { put(report, fill_report(&r), "report") }?;

@@ -68,12 +68,7 @@ fn parse_sizes(pairs: &[String]) -> Result<BTreeMap<String, Size>, String> {
             .split_once('=')
             .ok_or_else(|| format!("--sizes: `{pair}` is not KERNEL=SIZE"))?;
         let k = k.trim();
-        if !workloads::NAMES.contains(&k) {
-            return Err(format!(
-                "--sizes: unknown kernel `{k}` (one of {})",
-                workloads::NAMES.join(", ")
-            ));
-        }
+        workloads::check_name(k).map_err(|e| format!("--sizes: {e}"))?;
         let size: Size = v
             .trim()
             .parse()

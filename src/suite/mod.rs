@@ -559,18 +559,6 @@ pub fn scaling_sizes(quick: bool) -> Vec<u64> {
     }
 }
 
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
-}
-
 /// UTC `YYYY-MM-DDTHH:MM:SSZ` of now.
 fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
@@ -677,12 +665,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     }
     let kernels = opts.kernels.clone().unwrap_or_else(default_kernels);
     for k in &kernels {
-        if !workloads::NAMES.contains(&k.as_str()) {
-            return Err(format!(
-                "unknown kernel {k:?}; available: {}",
-                workloads::NAMES.join(", ")
-            ));
-        }
+        workloads::check_name(k)?;
     }
     if let Some(out) = &opts.out {
         std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -695,7 +678,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     };
     let info = engine.device().info();
     let machine = Machine {
-        cpu_model: cpu_model(),
+        cpu_model: engine.topology().model.clone(),
         cores_used: engine.workers(),
         gpu_names: vec![info.name.clone()],
         vulkan_device_type: info.device_type.to_string(),
@@ -812,7 +795,6 @@ fn run_kernel(
         .map(|w| w.space().to_string())
         .unwrap_or_default();
     // Solo baselines: the best time over the solo schedulers.
-    let mut solo_energy = [None, None];
     for (d, (dev, devices)) in [("cpu", Devices::CPU), ("gpu", Devices::GPU)]
         .into_iter()
         .enumerate()
@@ -860,21 +842,25 @@ fn run_kernel(
                     error: Some(e),
                 },
             };
-            let (best, best_key) = if d == 0 {
-                (&mut kr.t_cpu, &mut kr.t_cpu_scheduler)
-            } else {
-                (&mut kr.t_gpu, &mut kr.t_gpu_scheduler)
-            };
-            if let Some(t) = run.time_s {
-                if best.is_none_or(|b| t < b) {
-                    *best = Some(t);
-                    *best_key = Some(key.to_string());
-                    solo_energy[d] = run.energy_j;
-                }
-            }
             kr.solo.push(run);
         }
     }
+    // The fastest solo run of each device (the first of equal times).
+    let best = |dev: &str| {
+        kr.solo
+            .iter()
+            .filter(|s| s.device == dev)
+            .filter_map(|s| s.time_s.map(|t| (t, s)))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(t, s)| (t, s.scheduler.clone(), s.energy_j))
+    };
+    let (best_cpu, best_gpu) = (best("cpu"), best("gpu"));
+    let solo_energy = [
+        best_cpu.as_ref().and_then(|b| b.2),
+        best_gpu.as_ref().and_then(|b| b.2),
+    ];
+    (kr.t_cpu, kr.t_cpu_scheduler) = (best_cpu.as_ref().map(|b| b.0), best_cpu.map(|b| b.1));
+    (kr.t_gpu, kr.t_gpu_scheduler) = (best_gpu.as_ref().map(|b| b.0), best_gpu.map(|b| b.1));
     let (Some(t_cpu), Some(t_gpu)) = (kr.t_cpu, kr.t_gpu) else {
         let why: Vec<String> = kr.solo.iter().filter_map(|s| s.error.clone()).collect();
         kr.error = Some(format!(
@@ -1000,10 +986,6 @@ fn run_pictures(
     Ok(())
 }
 
-/// The series of a scaling sweep as `scaling_stop` names them: CPU alone,
-/// GPU alone, HGuided co-executed.
-const SCALING_SERIES: [&str; 3] = ["cpu", "gpu", "hguided"];
-
 /// The predicted time of a series' run at the next size of a sweep: time
 /// grows at least with the size (`step`, its ratio to this size), and at
 /// least as fast as it grew from the previous size (`prev` seconds) to this
@@ -1063,24 +1045,6 @@ fn budget_stop(prev: Option<&ScalingPoint>, point: &ScalingPoint, step: f64) -> 
     }
 }
 
-/// `scaling_stop`: the series of each reason, in [`SCALING_SERIES`] order,
-/// e.g. `cpu: time budget at 4194304 work-items (next run > ~2 s); gpu,
-/// hguided: largest size reached`.
-fn stop_text(reasons: &[(&str, String)]) -> String {
-    let mut groups: Vec<(Vec<&str>, &str)> = Vec::new();
-    for (series, why) in reasons {
-        match groups.iter_mut().find(|g| g.1 == why) {
-            Some(g) => g.0.push(series),
-            None => groups.push((vec![series], why)),
-        }
-    }
-    groups
-        .iter()
-        .map(|(series, why)| format!("{}: {why}", series.join(", ")))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 /// Drives a scaling sweep over `sizes` (each `step` times the previous):
 /// `measure(n, with_cpu, points so far)` measures the point of about `n`
 /// work-items, the CPU alone only when `with_cpu`. The CPU-alone series
@@ -1120,14 +1084,13 @@ where
         }
     }
     let end = end.unwrap_or_else(|| "largest size reached".into());
-    let reasons: Vec<(&str, String)> = SCALING_SERIES
-        .iter()
-        .map(|&s| match (&cpu_stop, s) {
-            (Some(why), "cpu") => (s, why.clone()),
-            _ => (s, end.clone()),
-        })
-        .collect();
-    (points, stop_text(&reasons))
+    // `scaling_stop` names the series (CPU alone, GPU alone, HGuided) of
+    // each reason: only the CPU's can differ from the others'.
+    let stop = match cpu_stop {
+        Some(why) if why != end => format!("cpu: {why}; gpu, hguided: {end}"),
+        _ => format!("cpu, gpu, hguided: {end}"),
+    };
+    (points, stop)
 }
 
 /// Time against problem size for CPU alone, GPU alone (each with its best

@@ -227,18 +227,25 @@ pub(crate) fn spread(n: usize, max: usize) -> Vec<usize> {
     (0..max).map(|k| k * (n - 1) / (max - 1)).collect()
 }
 
+/// `Ok` if `name` is one of [`NAMES`], else the error that lists them.
+pub fn check_name(name: &str) -> std::result::Result<(), String> {
+    if NAMES.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown kernel `{name}` (one of {})",
+            NAMES.join(", ")
+        ))
+    }
+}
+
 /// Creates workload `name` of `size` (`None`: its default size) on `engine`.
 pub fn create(
     name: &str,
     engine: &Engine,
     size: Option<Size>,
 ) -> std::result::Result<Box<dyn Workload>, String> {
-    if !NAMES.contains(&name) {
-        return Err(format!(
-            "unknown kernel {name:?}; available: {}",
-            NAMES.join(", ")
-        ));
-    }
+    check_name(name)?;
     let size = size
         .or_else(|| default_size(name))
         .expect("every name has a default");
@@ -262,10 +269,7 @@ pub fn create(
             Ok(Box::new(Ray::new(engine, w, h).map_err(e)?))
         }
         "rap" => Ok(Box::new(Rap::new(engine, linear(size)).map_err(e)?)),
-        other => Err(format!(
-            "unknown kernel {other:?}; available: {}",
-            NAMES.join(", ")
-        )),
+        other => unreachable!("{other:?} was checked against NAMES"),
     }
 }
 

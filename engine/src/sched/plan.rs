@@ -428,7 +428,7 @@ impl Plan {
         // Whole granules (a GPU's waves) for fresh work: a partial wave costs
         // as long as a full one.
         let granule = if fresh { self.granule[d] } else { 1 };
-        let whole = |n: u64| n.div_ceil(granule).saturating_mul(granule).min(left);
+        let whole = |n: u64| whole_granules(n, granule, left);
         if fresh && explore && c.packages < PROBE_PACKAGES {
             return whole(*min_package);
         }
@@ -448,7 +448,11 @@ impl Plan {
         if fresh && all_known && self.declines(d, p_i, size, left, &power) {
             return 0;
         }
-        if fresh && all_known && self.claimants[d] == 1 && self.others_decline(d, left, &power) {
+        if fresh
+            && all_known
+            && self.claimants[d] == 1
+            && self.others_decline(d, *min_package, left, &power)
+        {
             // Nobody else would take any of it: cutting the range would only
             // add per-package costs (and a partial last wave per package).
             return left;
@@ -463,20 +467,20 @@ impl Plan {
     /// powers unchanged they would decline all the rest: the claimant of `d`
     /// may as well take it in one package. `false` when `d` has no other
     /// device to compare with (see the lone-claimant rule).
-    fn others_decline(&self, d: usize, left: u64, power: &dyn Fn(usize) -> f64) -> bool {
-        let Policy::HGuided { min_package, .. } = &self.policy else {
-            return false;
-        };
+    fn others_decline(
+        &self,
+        d: usize,
+        min_package: u64,
+        left: u64,
+        power: &dyn Fn(usize) -> f64,
+    ) -> bool {
         let mut any = false;
         for (j, &claimants) in self.claimants.iter().enumerate() {
             if j == d || claimants == 0 {
                 continue;
             }
             any = true;
-            let smallest = min_package
-                .div_ceil(self.granule[j])
-                .saturating_mul(self.granule[j])
-                .min(left);
+            let smallest = whole_granules(min_package, self.granule[j], left);
             let p_j = power(j) / claimants as f64;
             if !self.declines(j, p_j, smallest, left, power) {
                 return false;
@@ -519,6 +523,11 @@ impl Plan {
             && p_i < fastest_other
             && size as f64 * others > GUARD_MARGIN * left as f64 * p_i
     }
+}
+
+/// `n` rounded up to whole granules, capped at `left`.
+fn whole_granules(n: u64, granule: u64, left: u64) -> u64 {
+    n.div_ceil(granule).saturating_mul(granule).min(left)
 }
 
 /// Static shares: device `i` gets `floor(total * P_i / sum P)`, split evenly

@@ -432,16 +432,36 @@ mod loom_tests {
         b.check(f);
     }
 
-    /// Claims until `None`, completing each package; returns the ranges and
-    /// how many `complete` calls returned true.
-    fn drain(q: &WorkQueue, size: u64) -> (Vec<Range<u64>>, usize) {
+    /// Claims with `claim` until `None`, completing each package; returns
+    /// the ranges and how many `complete` calls returned true.
+    fn drain_with(
+        q: &WorkQueue,
+        claim: impl Fn(&WorkQueue) -> Option<Range<u64>>,
+    ) -> (Vec<Range<u64>>, usize) {
         let mut got = vec![];
         let mut finals = 0;
-        while let Some(r) = q.claim(|left| left.min(size)) {
+        while let Some(r) = claim(q) {
             finals += usize::from(q.complete(r.end - r.start));
             got.push(r);
         }
         (got, finals)
+    }
+
+    /// [`drain_with`] through `claim` with packages of at most `size`.
+    fn drain(q: &WorkQueue, size: u64) -> (Vec<Range<u64>>, usize) {
+        drain_with(q, |q| q.claim(|left| left.min(size)))
+    }
+
+    /// Joins the claimant threads: all their ranges, and their final
+    /// completions summed.
+    fn join_all(hs: Vec<thread::JoinHandle<(Vec<Range<u64>>, usize)>>) -> (Vec<Range<u64>>, usize) {
+        let (mut all, mut finals) = (vec![], 0);
+        for h in hs {
+            let (r, f) = h.join().unwrap();
+            all.extend(r);
+            finals += f;
+        }
+        (all, finals)
     }
 
     fn assert_exact_cover(mut ranges: Vec<Range<u64>>, total: u64) {
@@ -467,12 +487,7 @@ mod loom_tests {
                     thread::spawn(move || drain(&q, size))
                 })
                 .collect();
-            let (mut all, mut finals) = (vec![], 0);
-            for h in hs {
-                let (r, f) = h.join().unwrap();
-                all.extend(r);
-                finals += f;
-            }
+            let (all, finals) = join_all(hs);
             assert_exact_cover(all, 4);
             assert_eq!(finals, 1);
             assert!(q.is_done());
@@ -489,22 +504,10 @@ mod loom_tests {
             let hs: Vec<_> = (0..3)
                 .map(|_| {
                     let q = q.clone();
-                    thread::spawn(move || {
-                        let (mut got, mut finals) = (vec![], 0);
-                        while let Some(r) = q.claim_fixed(2) {
-                            finals += usize::from(q.complete(r.end - r.start));
-                            got.push(r);
-                        }
-                        (got, finals)
-                    })
+                    thread::spawn(move || drain_with(&q, |q| q.claim_fixed(2)))
                 })
                 .collect();
-            let (mut all, mut finals) = (vec![], 0);
-            for h in hs {
-                let (r, f) = h.join().unwrap();
-                all.extend(r);
-                finals += f;
-            }
+            let (all, finals) = join_all(hs);
             assert_exact_cover(all, 5);
             assert_eq!(finals, 1);
             assert!(q.is_done());
@@ -531,12 +534,7 @@ mod loom_tests {
             let q2 = q.clone();
             let failer = thread::spawn(move || q2.requeue(failed));
             failer.join().unwrap();
-            let (mut all, mut finals) = (vec![], 0);
-            for h in claimers {
-                let (r, f) = h.join().unwrap();
-                all.extend(r);
-                finals += f;
-            }
+            let (mut all, mut finals) = join_all(claimers);
             let (r, f) = drain(&q, 5);
             all.extend(r);
             finals += f;
