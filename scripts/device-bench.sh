@@ -12,7 +12,12 @@
 # and with the next package always in flight, and the eight kernels
 # co-executed with wave-sized GPU packages (`coexec bench`, 3 reps; their
 # CPU-alone times are those of parts 1-3). PARTS 5-7: the full suite and
-# the full-range sweeps with the code of that date.
+# the full-range sweeps with the code of that date. PART 8: the core
+# harness with work stealing between CPU workers and the package log moved,
+# not copied (every section). PART 9: the suite's five shorter kernels again
+# with work stealing; PARTS 10 and 11: nbody and rap, then ray, likewise
+# (not Dynamic{5}). PART 12: HGuided with stealing on and off
+# (COEXEC_STEAL=0) and the GPU alone, interleaved.
 set -u
 part="${1:-1}"
 out="${OUT:-/tmp/out}"
@@ -88,6 +93,41 @@ elif [ "$part" = 7 ]; then
     --sizes gaussian=1024x1024,matmul=512x512,binomial=65536,nbody=16384,ray=1024x1024,rap=65536 \
     --kernels gaussian,matmul,binomial,nbody,ray,rap \
     --json "$r/scaling7.json" --out "$r/scaling7" > "$r/scaling7.txt" 2>&1
+elif [ "$part" = 8 ]; then
+  coexec info > "$r/info.txt" 2>&1
+  timeout 300 coexec-core --mandel 8192x8192 --saxpy 268435456 --json "$r/core.json" > "$r/core.txt" 2>&1
+  timeout 100 coexec-core --only cpu_package_overhead,cpu_vs_rayon --mandel 8192x8192 --saxpy 268435456 \
+    --json "$r/core-again.json" > "$r/core-again.txt" 2>&1
+elif [ "$part" = 9 ]; then
+  timeout 500 coexec suite --no-scaling --reps 2 --cpu-solo hguided --kernels taylor,mandelbrot,gaussian,matmul,binomial \
+    --json "$r/suite9.json" --out "$r/suite9" > "$r/suite9.txt" 2>&1
+elif [ "$part" = 11 ]; then
+  timeout 540 coexec suite --no-scaling --reps 2 --cpu-solo hguided \
+    --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels ray \
+    --json "$r/suite11.json" --out "$r/suite11" > "$r/suite11.txt" 2>&1
+elif [ "$part" = 12 ]; then
+  # Stealing on and off (COEXEC_STEAL=0), and the GPU alone, three rounds
+  # interleaved, HGuided with the hint powers of part 4.
+  for round in 1 2 3; do
+    for kp in gaussian:0.02351 taylor:0.06941 mandelbrot:0.01882 rap:0.02730 matmul:0.1688; do
+      k="${kp%%:*}"; c="${kp##*:}"
+      timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --cpu-power "$c" --reps 5 --json \
+        | sed "s/^{/{\"round\":$round,\"steal\":true,\"config\":\"hints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
+      COEXEC_STEAL=0 timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --cpu-power "$c" --reps 5 --json \
+        | sed "s/^{/{\"round\":$round,\"steal\":false,\"config\":\"hints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
+      timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --reps 5 --json \
+        | sed "s/^{/{\"round\":$round,\"steal\":true,\"config\":\"nohints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
+      COEXEC_STEAL=0 timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --reps 5 --json \
+        | sed "s/^{/{\"round\":$round,\"steal\":false,\"config\":\"nohints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
+      timeout 60 coexec bench --kernel "$k" --devices gpu --scheduler hguided --reps 5 --json \
+        | sed "s/^{/{\"round\":$round,\"config\":\"gpu\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
+      [ "$SECONDS" -gt 520 ] && break 2
+    done
+  done
+elif [ "$part" = 10 ]; then
+  timeout 540 coexec suite --no-scaling --reps 2 --cpu-solo hguided \
+    --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels nbody,rap \
+    --json "$r/suite10.json" --out "$r/suite10" > "$r/suite10.txt" 2>&1
 else
   timeout 420 coexec suite --no-scaling --reps 1 --cpu-solo hguided --schedulers dynamic:200,static,hguided:hints,hguided:nohints --kernels gaussian,rap,ray,nbody \
     --json "$r/suite2.json" --out "$r/suite2" > "$r/suite2.txt" 2>&1

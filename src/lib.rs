@@ -98,7 +98,7 @@
 pub use coexec_engine::{
     error, mem, sched, shader, vk, AllocatorBackend, Args, Buffer, CpuArgs, CpuFn, DeviceKind,
     DeviceReport, Devices, Engine, EngineOptions, Error, GapStats, GpuChoice, IndexSpace, Kernel,
-    Package, PackageRecord, Report, Result, Scheduler, Validation,
+    Package, PackageLog, PackageRecord, Report, Result, Scheduler, Validation,
 };
 
 pub mod suite;

@@ -45,6 +45,7 @@ pub fn chrome_trace(report: &Report, title: &str) -> Value {
             "args": {
                 "items": format!("{}..{}", p.items.start, p.items.end),
                 "work_items": p.items.end - p.items.start,
+                "stolen": p.stolen,
             }
         }));
     }

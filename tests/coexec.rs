@@ -433,11 +433,122 @@ fn co_execution_uses_both_devices_and_reports_them() {
     assert_eq!(r.devices.len(), 2);
     assert_eq!(r.devices[0].kind, coexec::DeviceKind::Cpu);
     assert_eq!(r.devices[1].kind, coexec::DeviceKind::Gpu);
-    assert_eq!(r.package_count(), 64);
+    // 64 claimed; split parts (none here: 1-unit packages) come on top.
+    assert_eq!(r.packages.iter().filter(|p| !p.stolen).count(), 64);
     assert!(r.devices.iter().all(|d| d.packages > 0 && d.busy_s > 0.0));
     // Timestamps: gaps between the GPU's packages were measured.
     if e.device().has_timestamps() && r.devices[1].packages > 1 {
         let g = r.devices[1].gpu_gaps.expect("gaps measured");
         assert_eq!(g.count, r.devices[1].packages - 1);
     }
+}
+
+/// A worker left without work takes the unstarted end of a sibling's
+/// package: with Static, each of two workers claims half of the range, and
+/// the half whose units are slow is split with the worker whose half is fast.
+#[test]
+fn idle_workers_steal_the_end_of_a_slow_package() {
+    let es = engines();
+    let Some(e) = es.iter().find(|e| e.workers() == 2) else {
+        return;
+    };
+    const UNITS: u64 = 40;
+    let slow = Arc::new(|p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+        if p.items.start < UNITS * 64 / 2 {
+            std::thread::sleep(std::time::Duration::from_millis(2) * p.len() as u32 / 64);
+        }
+        for v in args.output::<u32>(0) {
+            *v += 1;
+        }
+    });
+    let k = e
+        .kernel("slow-half", None, Some(slow), Some([64, 1, 1]))
+        .unwrap();
+    let space = IndexSpace::D1(UNITS * 64);
+    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
+    let r = e
+        .run(
+            &k,
+            Args::new().output(&mut out),
+            space,
+            &Scheduler::Static { powers: None },
+            Devices::CPU,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1));
+    check_report(&r, space);
+    let stolen: Vec<_> = r.packages.iter().filter(|p| p.stolen).collect();
+    assert!(!stolen.is_empty(), "no package was split: {:?}", r.packages);
+    // Stolen parts come from the slow half, and both workers ran some of it.
+    assert!(
+        stolen.iter().all(|p| p.units.end <= UNITS / 2),
+        "{stolen:?}"
+    );
+    let lanes_in_slow_half: std::collections::HashSet<_> = r
+        .packages
+        .iter()
+        .filter(|p| p.units.start < UNITS / 2)
+        .map(|p| p.lane)
+        .collect();
+    assert_eq!(lanes_in_slow_half.len(), 2, "{:?}", r.packages);
+    assert_eq!(r.package_count(), 2 + stolen.len());
+}
+
+/// A GPU with nothing left to claim takes the unstarted end of a CPU
+/// worker's package: Static gives the CPU 90% of the range, and the CPU's
+/// kernel is slow.
+#[test]
+fn an_idle_gpu_steals_the_end_of_a_slow_cpu_package() {
+    let es = engines();
+    let Some(e) = es.first() else { return };
+    const UNITS: u64 = 40;
+    let slow = Arc::new(|p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+        std::thread::sleep(std::time::Duration::from_millis(2) * p.len() as u32 / 64);
+        for v in args.output::<u32>(0) {
+            *v += 1;
+        }
+    });
+    let k = e
+        .kernel_glsl("count1d-slow-cpu", &count_glsl(64, 1, false), Some(slow))
+        .unwrap();
+    let space = IndexSpace::D1(UNITS * 64);
+    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
+    let dims = Dims {
+        n: space.items() as u32,
+        w: 0,
+        h: 0,
+    };
+    let r = e
+        .run(
+            &k,
+            Args::new().output(&mut out).push(&dims),
+            space,
+            &Scheduler::Static {
+                powers: Some(vec![0.9, 0.1]),
+            },
+            Devices::ALL,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1));
+    check_report(&r, space);
+    let gpu_stolen: Vec<_> = r
+        .packages
+        .iter()
+        .filter(|p| p.device == 1 && p.stolen)
+        .collect();
+    assert!(
+        !gpu_stolen.is_empty(),
+        "the GPU stole nothing: {:?}",
+        r.packages
+    );
+    // Its own share, claimed from the queue, stays one package of 4 units
+    // (which 4 depends on who claimed first); the rest came from the CPU.
+    let own: Vec<_> = r
+        .packages
+        .iter()
+        .filter(|p| p.device == 1 && !p.stolen)
+        .map(|p| p.units.end - p.units.start)
+        .collect();
+    assert_eq!(own, vec![4], "{:?}", r.packages);
+    assert_validation_clean(e);
 }

@@ -9,10 +9,12 @@ use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole};
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
 use crate::exec::pool::{Pool, ThreadSpec};
-use crate::exec::report::Report;
+use crate::exec::report::{PackageLog, Report};
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
-use crate::sched::{DeviceSlot, Plan, PowerEstimator, Scheduler, ThroughputEstimator, WorkQueue};
+use crate::sched::{
+    DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator, WorkQueue,
+};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
     Validation,
@@ -597,12 +599,22 @@ impl Engine {
                 }
                 _ => None,
             };
+            let board = StealBoard::new(
+                if use_cpu && stealing() {
+                    inner.workers
+                } else {
+                    0
+                },
+                geometry.units,
+                gpu_unit.is_some(),
+            );
             let cpu_role = use_cpu.then(|| CpuRole {
                 device: 0,
                 kernel: kernel.cpu.as_deref().expect("checked above"),
                 args: &args,
                 geometry: &geometry,
                 workers: inner.workers,
+                board: &board,
             });
             let gpu_role = match (gpu_unit, &kernel.pipeline, &binding) {
                 (Some(unit), Some(pipeline), Some(set)) => Some(GpuRole {
@@ -613,6 +625,11 @@ impl Engine {
                     push: &args.push,
                     geometry: &geometry,
                     timeout: inner.options.gpu_timeout,
+                    cpu: use_cpu.then_some(gpu::CpuPeers {
+                        board: &board,
+                        device: 0,
+                        workers: inner.workers,
+                    }),
                     #[cfg(feature = "test-hooks")]
                     fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
                 }),
@@ -646,7 +663,7 @@ impl Engine {
                 return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
             }
             let mut devices_out = Vec::new();
-            let mut packages = Vec::new();
+            let mut packages = PackageLog::default();
             let mut failure = None;
             if use_cpu {
                 let (report, panic) =
@@ -783,6 +800,12 @@ impl PowerEstimator for Remap<'_> {
     fn power(&self, device: usize) -> Option<f64> {
         self.map.get(device).and_then(|&d| self.inner.power(d))
     }
+}
+
+/// Whether packages may be split by work stealing: yes, unless the
+/// environment sets `COEXEC_STEAL=0` (to measure what stealing changes).
+fn stealing() -> bool {
+    std::env::var("COEXEC_STEAL").map_or(true, |v| v.trim() != "0")
 }
 
 #[cfg(test)]

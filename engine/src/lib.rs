@@ -24,7 +24,7 @@ pub mod exec;
 
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
-pub use exec::report::{DeviceReport, GapStats, PackageRecord, Report};
+pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report};
 pub use mem::{AllocatorBackend, Buffer};
 pub use sched::{DeviceKind, Scheduler};
 pub use vk::Validation;

@@ -538,7 +538,9 @@ typedef struct coexec_device_report {
      */
     uint32_t claimants;
     /**
-     * Packages executed.
+     * Packages executed. A package split by work stealing (CPU workers
+     * even out what they claimed; an idle GPU takes the unstarted end of a
+     * CPU worker's package) counts once per part.
      */
     uint64_t packages;
     /**
@@ -581,7 +583,7 @@ typedef struct coexec_report {
      */
     uint64_t units;
     /**
-     * Total packages.
+     * Total packages (split packages count once per part).
      */
     uint64_t packages;
     /**

@@ -356,7 +356,9 @@ pub struct coexec_device_report {
     pub kind: coexec_device_kind,
     /// Claimants: CPU workers, or 1 for the GPU.
     pub claimants: u32,
-    /// Packages executed.
+    /// Packages executed. A package split by work stealing (CPU workers
+    /// even out what they claimed; an idle GPU takes the unstarted end of a
+    /// CPU worker's package) counts once per part.
     pub packages: u64,
     /// Work-items executed.
     pub items: u64,
@@ -381,7 +383,7 @@ pub struct coexec_report {
     /// Scheduler units of the index space (work-groups in 1-D, rows of
     /// work-groups in 2-D; see `coexec_scheduler`).
     pub units: u64,
-    /// Total packages.
+    /// Total packages (split packages count once per part).
     pub packages: u64,
     /// Earliest device finish / latest device finish, counting only the
     /// devices that executed at least one package (1.0: they finished

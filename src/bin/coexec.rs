@@ -264,14 +264,15 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     if a.log {
         for p in &report.packages {
             eprintln!(
-                "dev {} lane {} units {:>6}..{:<6} items {:>10} start {:.6} end {:.6}",
+                "dev {} lane {} units {:>6}..{:<6} items {:>10} start {:.6} end {:.6}{}",
                 p.device,
                 p.lane,
                 p.units.start,
                 p.units.end,
                 p.items.end - p.items.start,
                 p.start_s,
-                p.end_s
+                p.end_s,
+                if p.stolen { " stolen" } else { "" }
             );
         }
     }

@@ -2,9 +2,10 @@
 //! kernel's closure on them.
 
 use super::kernel::{Args, CpuArgs, CpuFn, Geometry};
-use super::report::{DeviceReport, PackageRecord};
+use super::report::{DeviceReport, PackageLog, PackageRecord};
 use crate::error::Error;
-use crate::sched::{DeviceKind, Plan, PowerEstimator, WorkQueue};
+use crate::sched::{DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue};
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -15,6 +16,8 @@ pub(crate) struct CpuRole<'a> {
     pub(crate) args: &'a Args<'a>,
     pub(crate) geometry: &'a Geometry,
     pub(crate) workers: usize,
+    /// Where the workers split each other's packages.
+    pub(crate) board: &'a StealBoard,
 }
 
 #[derive(Default)]
@@ -35,12 +38,13 @@ impl Lanes {
     }
 
     /// Folds the lanes into the CPU device's report, moving their package
-    /// records (which carry their device index already) to `log`.
+    /// records (which carry their device index already) to `log`: one list
+    /// per worker, without copying.
     pub(crate) fn finish(
         self,
         name: &str,
         workers: usize,
-        log: &mut Vec<PackageRecord>,
+        log: &mut PackageLog,
     ) -> (DeviceReport, Option<Error>) {
         let mut report = DeviceReport {
             name: name.to_string(),
@@ -55,21 +59,17 @@ impl Lanes {
             failure: None,
         };
         let mut panic = None;
-        let lanes: Vec<Lane> = self
-            .0
-            .into_iter()
-            .map(|l| l.into_inner().unwrap_or_else(|p| p.into_inner()))
-            .collect();
-        log.reserve(lanes.iter().map(|l| l.records.len()).sum());
-        for mut lane in lanes {
+        for lane in self.0 {
+            let lane = lane.into_inner().unwrap_or_else(|p| p.into_inner());
             report.packages += lane.records.len();
             report.items += lane.items;
             report.busy_s += lane.busy_s;
-            for r in &lane.records {
-                report.first_start_s = report.first_start_s.min(r.start_s);
-                report.finish_s = report.finish_s.max(r.end_s);
+            // A worker's records are in the order it ran them.
+            if let (Some(first), Some(last)) = (lane.records.first(), lane.records.last()) {
+                report.first_start_s = report.first_start_s.min(first.start_s);
+                report.finish_s = report.finish_s.max(last.end_s);
             }
-            log.append(&mut lane.records);
+            log.push_lane(lane.records);
             if panic.is_none() {
                 panic = lane.panic;
             }
@@ -144,6 +144,38 @@ impl Pending {
     }
 }
 
+/// How long one chunk of a package should run: long enough that a chunk's
+/// own cost (a CAS on the worker's word, two clock reads, a call of the
+/// kernel) is lost in it, short enough that what is left of a package stays
+/// splittable until close to its end.
+const CHUNK_TARGET: Duration = Duration::from_micros(25);
+
+/// A worker's chunk size, in units, from the rate of its last chunk.
+struct Chunker(u64);
+
+impl Chunker {
+    fn new() -> Self {
+        Chunker(1)
+    }
+
+    /// Learns from a chunk of `units` that ran for `time`: the next chunk
+    /// aims at [`CHUNK_TARGET`], growing at most 8-fold at a time (one short
+    /// chunk is a noisy measurement), shrinking at once.
+    fn learn(&mut self, units: u64, time: Duration) {
+        let ns = time.as_nanos().max(1) as f64;
+        let want = (units as f64 * CHUNK_TARGET.as_nanos() as f64 / ns) as u64;
+        self.0 = want.clamp(1, self.0.saturating_mul(8));
+    }
+}
+
+/// The part of a package one worker ran itself: contiguous from the
+/// package's start (siblings take from its end).
+struct Ran {
+    units: Range<u64>,
+    start: Instant,
+    end: Instant,
+}
+
 /// The claim loop of CPU worker `worker`.
 pub(crate) fn worker_loop(
     role: &CpuRole<'_>,
@@ -157,14 +189,20 @@ pub(crate) fn worker_loop(
     let mut state = plan.claimant(role.device, worker);
     let mut lane = Lane::default();
     let mut idle = Idle::new();
+    let mut chunker = Chunker::new();
     // Each claimant's time is recorded divided by the number of workers, so
     // that the estimator's units/second is the whole CPU device's throughput
     // (all workers run at once).
     let share = role.workers.max(1) as f64;
     let mut pending = Pending::default();
-    loop {
-        let claimed = plan.claim(queue, &mut state, estimates);
-        let Some((units, _source)) = claimed else {
+    'claims: loop {
+        // Fresh or requeued work first; then the unstarted end of a
+        // sibling's package.
+        let claimed = plan
+            .claim(queue, &mut state, estimates)
+            .map(|(units, _source)| (units, false))
+            .or_else(|| role.board.steal(worker, 2).map(|units| (units, true)));
+        let Some((units, stolen)) = claimed else {
             // Nothing to claim now: publish what this worker still holds, so
             // that the run can be seen done. Then stay until every unit is
             // done: another device may still fail and give its packages back.
@@ -176,48 +214,90 @@ pub(crate) fn worker_loop(
             continue;
         };
         idle = Idle::new();
-        let pkg = role.geometry.package(units.clone());
-        let mut cargs = CpuArgs {
-            buffers: &role.args.buffers,
-            push: &role.args.push,
-            items: pkg.items.clone(),
-            taken: 0,
-        };
-        let start = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| (role.kernel)(&pkg, &mut cargs)));
-        let end = Instant::now();
-        match outcome {
-            Ok(()) => {
-                let n = units.end - units.start;
-                pending.add(n, end - start);
-                if pending.time >= PUBLISH_AFTER {
-                    pending.flush(role.device, share, queue, estimates);
-                }
-                lane.busy_s += (end - start).as_secs_f64();
-                lane.items += pkg.len();
-                lane.records.push(PackageRecord {
-                    device: role.device,
-                    lane: worker,
-                    units,
-                    items: pkg.items,
-                    start_s: (start - t0).as_secs_f64(),
-                    end_s: (end - t0).as_secs_f64(),
-                });
-            }
-            Err(payload) => {
+        // Shared on the board, the package is run chunk by chunk and
+        // siblings may take its end; otherwise it is run whole.
+        let mut whole = (!role.board.publish(worker, units.clone())).then_some(units);
+        let mut ran: Option<Ran> = None;
+        loop {
+            let chunk = match whole.take() {
+                Some(all) => all,
+                None if queue.is_aborted() => break,
+                None => match role.board.next_chunk(worker, chunker.0) {
+                    Some(c) => c,
+                    None => break,
+                },
+            };
+            let pkg = role.geometry.package(chunk.clone());
+            let mut cargs = CpuArgs {
+                buffers: &role.args.buffers,
+                push: &role.args.push,
+                items: pkg.items.clone(),
+                taken: 0,
+            };
+            let start = Instant::now();
+            let outcome = catch_unwind(AssertUnwindSafe(|| (role.kernel)(&pkg, &mut cargs)));
+            let end = Instant::now();
+            if let Err(payload) = outcome {
+                // The run fails: nobody claims or steals more.
+                role.board.withdraw(worker);
                 lane.panic = Some(Error::KernelPanic {
-                    units,
+                    units: chunk,
                     worker,
                     message: crate::error::panic_message(&*payload),
                 });
-                // The run fails: nobody claims more.
                 queue.abort();
                 pending.flush(role.device, share, queue, estimates);
-                break;
+                lane.push(role, worker, ran, stolen, t0);
+                break 'claims;
             }
+            let n = chunk.end - chunk.start;
+            pending.add(n, end - start);
+            if pending.time >= PUBLISH_AFTER {
+                pending.flush(role.device, share, queue, estimates);
+            }
+            chunker.learn(n, end - start);
+            lane.busy_s += (end - start).as_secs_f64();
+            lane.items += pkg.len();
+            ran = Some(match ran {
+                Some(r) => Ran {
+                    units: r.units.start..chunk.end,
+                    start: r.start,
+                    end,
+                },
+                None => Ran {
+                    units: chunk,
+                    start,
+                    end,
+                },
+            });
         }
+        lane.push(role, worker, ran, stolen, t0);
     }
     if let Some(slot) = lanes.0.get(worker) {
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = lane;
+    }
+}
+
+impl Lane {
+    /// Records the part of a package the worker ran, if any.
+    fn push(
+        &mut self,
+        role: &CpuRole<'_>,
+        worker: usize,
+        ran: Option<Ran>,
+        stolen: bool,
+        t0: Instant,
+    ) {
+        if let Some(r) = ran {
+            self.records.push(PackageRecord {
+                device: role.device,
+                lane: worker,
+                items: role.geometry.package(r.units.clone()).items,
+                units: r.units,
+                start_s: (r.start - t0).as_secs_f64(),
+                end_s: (r.end - t0).as_secs_f64(),
+                stolen,
+            });
+        }
     }
 }

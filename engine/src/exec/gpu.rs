@@ -4,9 +4,11 @@
 
 use super::cpu::Idle;
 use super::kernel::Geometry;
-use super::report::{DeviceReport, GapStats, PackageRecord};
+use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord};
 use crate::engine::GpuUnit;
-use crate::sched::{usable_power, DeviceKind, Plan, PowerEstimator, WorkQueue};
+use crate::sched::{
+    usable_power, worth_splitting, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
+};
 use crate::vk::{BindingSet, ComputePipeline};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -21,8 +23,45 @@ pub(crate) struct GpuRole<'a> {
     pub(crate) push: &'a [u8],
     pub(crate) geometry: &'a Geometry,
     pub(crate) timeout: Duration,
+    /// The CPU device's workers, whose unstarted remainders the GPU may
+    /// take when it has nothing else to run.
+    pub(crate) cpu: Option<CpuPeers<'a>>,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
+}
+
+/// The CPU device of a run, seen from the GPU's dispatch loop.
+pub(crate) struct CpuPeers<'a> {
+    /// Its workers' board.
+    pub(crate) board: &'a StealBoard,
+    /// Its index among the run's devices.
+    pub(crate) device: usize,
+    /// Its number of workers.
+    pub(crate) workers: usize,
+}
+
+/// What a GPU package costs beyond its own run time: the host's round trip
+/// from submission to observed completion (41-53 us on the H200, see
+/// BENCHMARKS.md). The GPU splits a CPU worker's remainder only when that
+/// remainder is large enough to pay for it.
+const STEAL_LATENCY: Duration = Duration::from_micros(50);
+
+impl GpuRole<'_> {
+    /// With nothing in flight and nothing to claim: the back half of the
+    /// largest CPU worker's remainder, when splitting it ends it sooner.
+    fn steal(&self, estimates: &dyn PowerEstimator) -> Option<Range<u64>> {
+        let cpu = self.cpu.as_ref()?;
+        let worker_rate = estimates
+            .power(cpu.device)
+            .map(|p| p / cpu.workers.max(1) as f64);
+        let min_left = worth_splitting(
+            STEAL_LATENCY.as_secs_f64(),
+            worker_rate,
+            estimates.power(self.device),
+        )?;
+        // The GPU has no word on the board: any index past the workers.
+        cpu.board.steal(usize::MAX, min_left)
+    }
 }
 
 /// The injected fault of this run, armed once its package is reached.
@@ -51,8 +90,8 @@ pub(crate) struct Lane(Mutex<LaneData>);
 impl Lane {
     /// The GPU's report; its package records (which carry their device
     /// index already) are moved to `log`.
-    pub(crate) fn finish(self, name: &str, log: &mut Vec<PackageRecord>) -> DeviceReport {
-        let mut d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+    pub(crate) fn finish(self, name: &str, log: &mut PackageLog) -> DeviceReport {
+        let d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
         let first = d
             .records
             .iter()
@@ -70,7 +109,7 @@ impl Lane {
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
             failure: d.failure,
         };
-        log.append(&mut d.records);
+        log.push_lane(d.records);
         report
     }
 }
@@ -78,6 +117,8 @@ impl Lane {
 struct InFlight {
     ticket: u64,
     units: Range<u64>,
+    /// Taken from a CPU worker's package rather than from the queue.
+    stolen: bool,
     submitted: Instant,
 }
 
@@ -191,7 +232,19 @@ pub(crate) fn dispatch_loop(
                     Some(_) => {}
                 }
             }
-            let Some((units, _source)) = plan.claim(queue, &mut state, estimates) else {
+            // Fresh or requeued work first; with nothing in flight, the
+            // unstarted end of a CPU worker's package.
+            let claimed = plan
+                .claim(queue, &mut state, estimates)
+                .map(|(units, _source)| (units, false))
+                .or_else(|| {
+                    inflight
+                        .is_empty()
+                        .then(|| role.steal(estimates))
+                        .flatten()
+                        .map(|units| (units, true))
+                });
+            let Some((units, stolen)) = claimed else {
                 break;
             };
             let (base, count) = role.geometry.dispatch(&units);
@@ -221,6 +274,7 @@ pub(crate) fn dispatch_loop(
                         inflight.push_back(InFlight {
                             ticket,
                             units,
+                            stolen,
                             submitted: Instant::now(),
                         });
                         continue;
@@ -244,6 +298,7 @@ pub(crate) fn dispatch_loop(
                 Ok(ticket) => inflight.push_back(InFlight {
                     ticket,
                     units,
+                    stolen,
                     submitted: Instant::now(),
                 }),
                 Err(e) => {
@@ -324,6 +379,7 @@ pub(crate) fn dispatch_loop(
             items: pkg.items,
             start_s: (start - t0).as_secs_f64(),
             end_s: (done - t0).as_secs_f64(),
+            stolen: f.stolen,
         });
         queue.complete(n);
     }

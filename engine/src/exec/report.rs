@@ -20,6 +20,67 @@ pub struct PackageRecord {
     pub start_s: f64,
     /// Seconds from the run's start to its completion being observed.
     pub end_s: f64,
+    /// CPU only: the package was split off the end of another worker's
+    /// package (work stealing) rather than claimed from the run's queue.
+    pub stolen: bool,
+}
+
+/// Every package a run executed, kept as one list per claimant (each in the
+/// order its claimant ran them).
+///
+/// The lists are the claimants' own, moved into the report when the run
+/// ends: building the log costs nothing per package after the run, however
+/// many packages there were. [`iter`](PackageLog::iter) walks them claimant
+/// by claimant; [`by_start`](PackageLog::by_start) gives one list in start
+/// order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PackageLog {
+    lanes: Vec<Vec<PackageRecord>>,
+}
+
+impl PackageLog {
+    /// Adds one claimant's packages.
+    pub(crate) fn push_lane(&mut self, records: Vec<PackageRecord>) {
+        if !records.is_empty() {
+            self.lanes.push(records);
+        }
+    }
+
+    /// Number of packages.
+    pub fn len(&self) -> usize {
+        self.lanes.iter().map(Vec::len).sum()
+    }
+
+    /// Whether no package ran.
+    pub fn is_empty(&self) -> bool {
+        self.lanes.is_empty()
+    }
+
+    /// Every package, claimant by claimant.
+    pub fn iter(&self) -> impl Iterator<Item = &PackageRecord> + '_ {
+        self.lanes.iter().flatten()
+    }
+
+    /// The packages of each claimant that ran any, each list in run order.
+    pub fn lanes(&self) -> &[Vec<PackageRecord>] {
+        &self.lanes
+    }
+
+    /// Every package in one list, sorted by start time.
+    pub fn by_start(&self) -> Vec<PackageRecord> {
+        let mut all: Vec<PackageRecord> = self.iter().cloned().collect();
+        all.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        all
+    }
+}
+
+impl<'a> IntoIterator for &'a PackageLog {
+    type Item = &'a PackageRecord;
+    type IntoIter = std::iter::Flatten<std::slice::Iter<'a, Vec<PackageRecord>>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.lanes.iter().flatten()
+    }
 }
 
 /// GPU idle time between consecutive packages, from timestamp queries.
@@ -61,7 +122,9 @@ pub struct DeviceReport {
     pub kind: DeviceKind,
     /// Claimants (CPU workers, or 1 dispatch loop).
     pub claimants: usize,
-    /// Packages executed.
+    /// Packages executed. On the CPU, a package split by work stealing
+    /// counts once per part: the claimant's and each thief's
+    /// ([`PackageRecord::stolen`]).
     pub packages: usize,
     /// Work-items executed.
     pub items: u64,
@@ -89,8 +152,8 @@ pub struct Report {
     pub units: u64,
     /// Per device, in run order.
     pub devices: Vec<DeviceReport>,
-    /// Every package executed, in completion order per claimant.
-    pub packages: Vec<PackageRecord>,
+    /// Every package executed.
+    pub packages: PackageLog,
 }
 
 impl Report {

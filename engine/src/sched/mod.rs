@@ -57,6 +57,17 @@
 //! work requeued after it left would be stranded. If the last live claimant
 //! fails, the engine must [`abort`](WorkQueue::abort) the run.
 //!
+//! # Splitting within a device
+//! A device with several claimants (the CPU's workers) also has a
+//! [`StealBoard`]: each claimant publishes the package it claimed there and
+//! runs it in chunks from the front, and a claimant for which
+//! [`Plan::claim`] has nothing takes the back half of the largest unstarted
+//! remainder among its siblings. The scheduler's sizes split the work
+//! between devices; stealing evens out, within the device, packages whose
+//! cost turned out larger than their size suggested. A GPU with nothing in
+//! flight and nothing to claim steals there too, when the remainder is
+//! large enough to pay for its latency ([`worth_splitting`]).
+//!
 //! # Policies
 //! See [`Scheduler`] for the formulas and [`Plan`] for how powers are
 //! resolved (hints, measurements, exploration).
@@ -67,6 +78,7 @@ mod estimator;
 mod plan;
 mod queue;
 mod scheduler;
+mod steal;
 mod sync;
 #[cfg(all(test, not(loom)))]
 mod tests;
@@ -75,3 +87,4 @@ pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
 pub use plan::{ClaimantState, Plan, GUARD_MARGIN, PROBE_PACKAGES};
 pub use queue::{Source, WorkQueue};
 pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};
+pub use steal::{worth_splitting, StealBoard};

@@ -422,15 +422,7 @@ mod loom_tests {
     use loom::sync::Arc;
     use loom::thread;
 
-    /// Runs `f` under loom, bounded to 3 preemptions unless
-    /// `LOOM_MAX_PREEMPTIONS` says otherwise (unbounded takes minutes).
-    fn model(f: impl Fn() + Sync + Send + 'static) {
-        let mut b = loom::model::Builder::new();
-        if b.preemption_bound.is_none() {
-            b.preemption_bound = Some(3);
-        }
-        b.check(f);
-    }
+    use crate::sched::sync::loom_model as model;
 
     /// Claims with `claim` until `None`, completing each package; returns
     /// the ranges and how many `complete` calls returned true.

@@ -45,3 +45,14 @@ impl RangeStore {
         return self.inner.lock().unwrap().pop_front();
     }
 }
+
+/// Runs `f` under loom, bounded to 3 preemptions unless
+/// `LOOM_MAX_PREEMPTIONS` says otherwise (unbounded takes minutes).
+#[cfg(all(test, loom))]
+pub(crate) fn loom_model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}

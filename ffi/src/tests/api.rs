@@ -279,7 +279,13 @@ fn saxpy_runs_on_cpu_gpu_and_both_with_every_scheduler() {
                 assert_eq!(name, dev);
             }
             if si == 1 {
-                assert_eq!(r.packages, 37);
+                // 37 claimed; where another worker or the GPU could steal,
+                // split parts come on top.
+                if devices == 1 && inf.workers == 1 {
+                    assert_eq!(r.packages, 37);
+                } else {
+                    assert!(r.packages >= 37, "{}", r.packages);
+                }
             }
         }
     }

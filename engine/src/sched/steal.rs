@@ -1,0 +1,410 @@
+//! Work stealing between the claimants of one device: a claimant left
+//! without work takes the back half of what a sibling has not started yet.
+//!
+//! # Why
+//! A package's cost is unknown when it is claimed. On an irregular kernel
+//! (Mandelbrot's rows) an early, large package may cost several times its
+//! share: its worker finishes last while the others wait. The scheduler's
+//! sizes decide how the work is split between *devices*; inside the CPU
+//! device the workers even out what they claimed among themselves.
+//!
+//! # Protocol
+//! Each claimant has one cache-padded word holding the part of its current
+//! package that nobody has started: `next` in the low 32 bits and `end` in
+//! the high 32 bits, as absolute unit indices.
+//! * The owner [`publish`](StealBoard::publish)es a package it claimed into
+//!   its word, which is empty at that moment (it has finished the previous
+//!   one), then takes chunks from the front with
+//!   [`next_chunk`](StealBoard::next_chunk): CAS `(next, end) -> (next + c,
+//!   end)`.
+//! * A thief ([`steal`](StealBoard::steal)) picks the word with the most
+//!   units left, `r = end - next >= 2`, and takes the back half: CAS `(next,
+//!   end) -> (next, end - r / 2)`, owning `[end - r / 2, end)`. It publishes
+//!   that range as its own package, which may be split again.
+//!
+//! Every unit leaves a word once, to whoever moved a boundary past it with a
+//! successful CAS: the owner moves `next` up, thieves move `end` down, and a
+//! CAS fails whenever the word changed since it was read. The one plain
+//! store (publishing into an empty word) cannot lose a thief's update:
+//! thieves never CAS a word with fewer than 2 units left, and a thief's
+//! stale view of an older package never equals the new value, because a
+//! unit is published at most once per run (claimed once from the queue, or
+//! stolen once).
+//!
+//! Packages of more than `u32::MAX` units cannot be packed in a word: a
+//! board for a run that large is disabled ([`publish`](StealBoard::publish)
+//! answers false and the owner runs its package whole).
+//!
+//! The words carry unit indices only, never data: the kernel's inputs were
+//! written before the run started and its outputs are read after the run's
+//! end, both ordered by the run's own start and end. So every access here is
+//! `Relaxed`; what makes the split exact is that all operations on one word
+//! are totally ordered (its modification order) and a CAS succeeds only on
+//! the latest value.
+
+use super::sync::{AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+use std::ops::Range;
+
+/// The stealable remainders of one device's claimants; see the [module
+/// docs](self).
+pub struct StealBoard {
+    words: Box<[CachePadded<AtomicU64>]>,
+    enabled: bool,
+}
+
+/// Packs `[next, end)` into a word (both fit in 32 bits: checked by the
+/// caller).
+fn pack(next: u64, end: u64) -> u64 {
+    (end << 32) | next
+}
+
+/// Unpacks a word into `(next, end)`.
+fn unpack(w: u64) -> (u64, u64) {
+    (w & u64::from(u32::MAX), w >> 32)
+}
+
+/// The smallest remainder worth splitting with a thief of another device:
+/// one that pays `latency_s` per package on top of running `thief_rate`
+/// units/s, taking half from an owner running `owner_rate` units/s (rates
+/// measured, `None` before the first measurement).
+///
+/// Left alone, the owner ends the remainder `r` after `r / owner`; split,
+/// the later of the two ends after `max(r / 2 / owner, latency + r / 2 /
+/// thief)`. That is sooner when `r * (1 / owner - 1 / (2 * thief)) >
+/// latency`. Answers `None` when no remainder is worth it (the thief is
+/// less than half as fast as the owner), at least 2 otherwise. An unmeasured
+/// owner has just started: any remainder is worth splitting. An unmeasured
+/// thief is taken as infinitely fast, which leaves the latency.
+pub fn worth_splitting(
+    latency_s: f64,
+    owner_rate: Option<f64>,
+    thief_rate: Option<f64>,
+) -> Option<u64> {
+    let usable = |r: Option<f64>| r.filter(|r| r.is_finite() && *r > 0.0);
+    let Some(owner) = usable(owner_rate) else {
+        return Some(2);
+    };
+    let thief_inv = usable(thief_rate).map_or(0.0, |t| 1.0 / (2.0 * t));
+    let gain = 1.0 / owner - thief_inv;
+    if gain <= 0.0 {
+        return None;
+    }
+    let r = (latency_s.max(0.0) / gain).floor() + 1.0;
+    // Saturating: `as` maps values past u64::MAX to u64::MAX.
+    Some((r as u64).max(2))
+}
+
+impl StealBoard {
+    /// A board for `claimants` claimants of a run of `total` units, with or
+    /// without thieves from `outside` (another device). It is disabled
+    /// (nothing is ever shared) when nobody could steal (no claimant, or a
+    /// single one and no outside thief) or past `u32::MAX` units.
+    pub fn new(claimants: usize, total: u64, outside: bool) -> Self {
+        let thieves = claimants >= 2 || (claimants == 1 && outside);
+        StealBoard {
+            words: (0..claimants)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            enabled: thieves && total <= u64::from(u32::MAX),
+        }
+    }
+
+    /// Whether claimants can split each other's packages.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Makes `range` claimant `me`'s current package, to be taken with
+    /// [`next_chunk`](Self::next_chunk). Answers false, sharing nothing,
+    /// when the board is disabled (or `me` is not one of its claimants): the
+    /// caller then runs `range` itself, whole.
+    ///
+    /// Call it only once the previous package is used up (`next_chunk`
+    /// answered `None`).
+    pub fn publish(&self, me: usize, range: Range<u64>) -> bool {
+        let Some(word) = self.words.get(me).filter(|_| self.enabled) else {
+            return false;
+        };
+        if range.end > u64::from(u32::MAX) || range.start > range.end {
+            return false;
+        }
+        // Relaxed: see the module docs (a store into an empty word, which
+        // no thief writes; the word carries no data).
+        word.store(pack(range.start, range.end), Ordering::Relaxed);
+        true
+    }
+
+    /// Takes up to `max` (at least 1) units from the front of `me`'s
+    /// package; `None` once it is used up (by `me` or by thieves).
+    pub fn next_chunk(&self, me: usize, max: u64) -> Option<Range<u64>> {
+        let word = self.words.get(me)?;
+        // Relaxed throughout: see the module docs.
+        let mut cur = word.load(Ordering::Relaxed);
+        loop {
+            let (next, end) = unpack(cur);
+            if next >= end {
+                return None;
+            }
+            let to = next + max.clamp(1, end - next);
+            match word.compare_exchange_weak(
+                cur,
+                pack(to, end),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(next..to),
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Empties `me`'s word, so that nobody takes the rest of its package
+    /// (the run is failing). A thief may still have taken a part just
+    /// before.
+    pub fn withdraw(&self, me: usize) {
+        if let Some(word) = self.words.get(me) {
+            // Relaxed: see the module docs; a thief's CAS that lands first
+            // keeps its part, one that comes later fails.
+            word.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes the back half of the largest remainder among the other
+    /// claimants' packages; `None` when none has `min_left` (at least 2)
+    /// units left. `me` is the thief's own index, or any index past the
+    /// board's claimants for a thief that has no word (another device).
+    pub fn steal(&self, me: usize, min_left: u64) -> Option<Range<u64>> {
+        if !self.enabled {
+            return None;
+        }
+        let min_left = min_left.max(2);
+        loop {
+            // Relaxed loads: a stale value only makes the CAS below fail.
+            let (victim, cur, left) = self
+                .words
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != me)
+                .map(|(i, w)| {
+                    let cur = w.load(Ordering::Relaxed);
+                    let (next, end) = unpack(cur);
+                    (i, cur, end.saturating_sub(next))
+                })
+                .max_by_key(|&(_, _, left)| left)?;
+            if left < min_left {
+                return None;
+            }
+            let (next, end) = unpack(cur);
+            let mid = end - left / 2;
+            // Relaxed: see the module docs. On failure the word changed
+            // (the owner took a chunk, or another thief came first): look
+            // again.
+            if self.words[victim]
+                .compare_exchange(cur, pack(next, mid), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Some(mid..end);
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owner_takes_chunks_in_order() {
+        let b = StealBoard::new(2, 100, false);
+        assert!(b.publish(0, 10..17));
+        assert_eq!(b.next_chunk(0, 3), Some(10..13));
+        assert_eq!(b.next_chunk(0, 0), Some(13..14));
+        assert_eq!(b.next_chunk(0, 10), Some(14..17));
+        assert_eq!(b.next_chunk(0, 1), None);
+    }
+
+    #[test]
+    fn thief_takes_the_back_half_of_the_largest() {
+        let b = StealBoard::new(3, 100, false);
+        assert!(b.publish(0, 0..4));
+        assert!(b.publish(1, 10..20));
+        assert_eq!(b.steal(2, 2), Some(15..20));
+        // Word 1 holds 10..15 (5 left), word 0 0..4 (4 left).
+        assert_eq!(b.steal(2, 2), Some(13..15));
+        // Word 1 holds 10..13 (3 left): word 0 is the largest now.
+        assert_eq!(b.steal(2, 2), Some(2..4));
+        assert_eq!(b.next_chunk(1, 100), Some(10..13));
+        assert_eq!(b.next_chunk(0, 100), Some(0..2));
+        assert_eq!(b.steal(2, 2), None);
+    }
+
+    #[test]
+    fn a_thief_does_not_steal_from_itself_or_single_units() {
+        let b = StealBoard::new(2, 100, false);
+        assert!(b.publish(0, 0..50));
+        assert_eq!(b.steal(0, 2), None);
+        assert!(b.publish(1, 50..51));
+        assert_eq!(b.steal(0, 2), None);
+        assert_eq!(b.next_chunk(0, 49), Some(0..49));
+        assert_eq!(b.steal(1, 2), None);
+        assert_eq!(b.next_chunk(0, 49), Some(49..50));
+    }
+
+    #[test]
+    fn an_outside_thief_respects_its_minimum() {
+        let b = StealBoard::new(2, 100, false);
+        assert!(b.publish(0, 0..10));
+        assert_eq!(b.steal(usize::MAX, 11), None);
+        assert_eq!(b.steal(usize::MAX, 10), Some(5..10));
+        assert_eq!(b.steal(7, 0), Some(3..5), "the minimum is at least 2");
+    }
+
+    #[test]
+    fn splitting_pays_only_beyond_the_thief_latency() {
+        // Owner 1000 units/s, thief 10x faster, 50 us latency:
+        // r * (1/1000 - 1/20000) > 50e-6  <=>  r > 0.0526...
+        assert_eq!(worth_splitting(50e-6, Some(1e3), Some(1e4)), Some(2));
+        // Owner 1e6 units/s: r > 50e-6 / (1e-6 - 0.05e-6) = 52.6.
+        assert_eq!(worth_splitting(50e-6, Some(1e6), Some(1e7)), Some(53));
+        // Unmeasured thief: r > latency * owner = 50.5.
+        assert_eq!(worth_splitting(50e-6, Some(1.01e6), None), Some(51));
+        // Unmeasured owner: anything.
+        assert_eq!(worth_splitting(50e-6, None, Some(1.0)), Some(2));
+        // A thief at most half as fast as the owner never gains.
+        assert_eq!(worth_splitting(0.0, Some(2.0), Some(1.0)), None);
+        assert_eq!(worth_splitting(0.0, Some(3.0), Some(1.0)), None);
+        // Nonsense rates count as unmeasured; huge thresholds saturate.
+        assert_eq!(worth_splitting(1e-3, Some(f64::NAN), Some(1.0)), Some(2));
+        assert_eq!(worth_splitting(1e300, Some(1.0), None), Some(u64::MAX));
+    }
+
+    #[test]
+    fn disabled_boards_share_nothing() {
+        let one = StealBoard::new(1, 100, false);
+        assert!(!one.enabled() && !one.publish(0, 0..10));
+        assert_eq!(one.steal(0, 2), None);
+        let none = StealBoard::new(0, 100, true);
+        assert!(!none.enabled() && !none.publish(0, 0..10));
+        let gpu_only_thief = StealBoard::new(1, 100, true);
+        assert!(gpu_only_thief.enabled() && gpu_only_thief.publish(0, 0..10));
+        assert_eq!(gpu_only_thief.steal(1, 2), Some(5..10));
+        let huge = StealBoard::new(4, u64::from(u32::MAX) + 1, true);
+        assert!(!huge.enabled() && !huge.publish(0, 0..10));
+        let b = StealBoard::new(2, 100, false);
+        assert!(!b.publish(5, 0..10), "not a claimant");
+        assert_eq!(b.next_chunk(5, 1), None);
+    }
+
+    #[test]
+    fn withdrawn_packages_are_not_stolen() {
+        let b = StealBoard::new(2, 100, false);
+        assert!(b.publish(0, 0..50));
+        b.withdraw(0);
+        assert_eq!(b.steal(1, 2), None);
+        assert_eq!(b.next_chunk(0, 1), None);
+    }
+
+    /// Threads run packages chunk by chunk and steal when out of work:
+    /// every unit is taken exactly once.
+    #[test]
+    fn concurrent_owners_and_thieves_cover_once() {
+        use std::sync::atomic::AtomicU64 as StdU64;
+        const TOTAL: u64 = 20_000;
+        let b = StealBoard::new(4, TOTAL, false);
+        let hits: Vec<StdU64> = (0..TOTAL).map(|_| StdU64::new(0)).collect();
+        std::thread::scope(|s| {
+            for me in 0..4u64 {
+                let (b, hits) = (&b, &hits);
+                s.spawn(move || {
+                    // Uneven initial packages: worker 0 holds most of it.
+                    let mine = match me {
+                        0 => 0..17_000,
+                        1 => 17_000..19_000,
+                        2 => 19_000..20_000,
+                        _ => 20_000..20_000,
+                    };
+                    let mut next = Some(mine);
+                    while let Some(r) = next.take() {
+                        assert!(b.publish(me as usize, r));
+                        while let Some(c) = b.next_chunk(me as usize, 1 + me) {
+                            for u in c {
+                                hits[u as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        }
+                        next = b.steal(me as usize, 2);
+                    }
+                });
+            }
+        });
+        for (u, h) in hits.iter().enumerate() {
+            assert_eq!(h.load(std::sync::atomic::Ordering::Relaxed), 1, "unit {u}");
+        }
+    }
+}
+
+/// Loom model of the stealing protocol. Run with the queue's models:
+///
+/// ```text
+/// RUSTFLAGS="--cfg loom" cargo test --release --lib loom
+/// ```
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// Runs `me`'s package chunk by chunk, then steals and runs what it
+    /// stole, until there is nothing left to steal; returns what it ran.
+    fn work(b: &StealBoard, me: usize, first: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
+        let mut ran = vec![];
+        let mut next = Some(first);
+        while let Some(r) = next.take() {
+            assert!(b.publish(me, r));
+            while let Some(c) = b.next_chunk(me, chunk) {
+                ran.push(c);
+            }
+            next = b.steal(me, 2);
+        }
+        ran
+    }
+
+    /// Runs one claimant per `(first package, chunk size)` of `claimants`
+    /// and checks that together they ran every unit of `0..total` once.
+    fn check(total: u64, claimants: &'static [(Range<u64>, u64)]) {
+        crate::sched::sync::loom_model(move || {
+            let b = Arc::new(StealBoard::new(claimants.len(), total, false));
+            let hs: Vec<_> = claimants
+                .iter()
+                .enumerate()
+                .map(|(me, (first, chunk))| {
+                    let b = b.clone();
+                    let (first, chunk) = (first.clone(), *chunk);
+                    thread::spawn(move || work(&b, me, first, chunk))
+                })
+                .collect();
+            let mut all: Vec<Range<u64>> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+            all.sort_by_key(|r| r.start);
+            let mut at = 0;
+            for r in all {
+                assert_eq!(r.start, at, "gap or overlap");
+                assert!(r.end > r.start);
+                at = r.end;
+            }
+            assert_eq!(at, total);
+        });
+    }
+
+    /// An owner running a 4-unit package one unit at a time races a thief
+    /// that has nothing (and may itself be robbed back).
+    #[test]
+    fn loom_owner_and_thief_cover_once() {
+        check(4, &[(0..4, 1), (4..4, 1)]);
+    }
+
+    /// Two thieves race for the end of one owner's package.
+    #[test]
+    fn loom_two_thieves_cover_once() {
+        check(2, &[(0..2, 1), (2..2, 1), (2..2, 1)]);
+    }
+}

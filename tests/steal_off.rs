@@ -1,0 +1,53 @@
+//! `COEXEC_STEAL=0` turns work stealing off: packages run whole, as
+//! claimed. Its own test binary, because it sets the environment of the
+//! process before any engine exists.
+
+mod common;
+
+use coexec::{AllocatorBackend, Args, Devices, IndexSpace, Scheduler};
+use common::engine_with;
+use std::sync::Arc;
+
+#[test]
+fn with_coexec_steal_0_nothing_is_split() {
+    // SAFETY: the only test of this binary, run before any other thread of
+    // it reads the environment.
+    unsafe { std::env::set_var("COEXEC_STEAL", "0") };
+    let Some(e) = engine_with(Some(2), AllocatorBackend::default()) else {
+        return;
+    };
+    const UNITS: u64 = 40;
+    // The first half is slow: with stealing, the worker of the second half
+    // would take part of it (see tests/coexec.rs).
+    let slow = Arc::new(|p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+        if p.items.start < UNITS * 64 / 2 {
+            std::thread::sleep(std::time::Duration::from_millis(1) * p.len() as u32 / 64);
+        }
+        for v in args.output::<u32>(0) {
+            *v += 1;
+        }
+    });
+    let k = e
+        .kernel("slow-half", None, Some(slow), Some([64, 1, 1]))
+        .unwrap();
+    let space = IndexSpace::D1(UNITS * 64);
+    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
+    let r = e
+        .run(
+            &k,
+            Args::new().output(&mut out),
+            space,
+            &Scheduler::Static { powers: None },
+            Devices::CPU,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1));
+    assert!(r.packages.iter().all(|p| !p.stolen), "{:?}", r.packages);
+    let mut sizes: Vec<u64> = r
+        .packages
+        .iter()
+        .map(|p| p.units.end - p.units.start)
+        .collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes, vec![UNITS / 2, UNITS / 2]);
+}
