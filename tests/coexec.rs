@@ -7,7 +7,7 @@ mod common;
 use coexec::{
     AllocatorBackend, Args, Devices, Engine, Error, IndexSpace, Kernel, Report, Scheduler,
 };
-use common::{assert_validation_clean, count_cpu, count_glsl, engine_with};
+use common::{assert_validation_clean, count_cpu, count_glsl, engine_with, run_slow_first_half};
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -453,29 +453,8 @@ fn idle_workers_steal_the_end_of_a_slow_package() {
         return;
     };
     const UNITS: u64 = 40;
-    let slow = Arc::new(|p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
-        if p.items.start < UNITS * 64 / 2 {
-            std::thread::sleep(std::time::Duration::from_millis(2) * p.len() as u32 / 64);
-        }
-        for v in args.output::<u32>(0) {
-            *v += 1;
-        }
-    });
-    let k = e
-        .kernel("slow-half", None, Some(slow), Some([64, 1, 1]))
-        .unwrap();
+    let r = run_slow_first_half(e, UNITS, std::time::Duration::from_millis(2));
     let space = IndexSpace::D1(UNITS * 64);
-    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
-    let r = e
-        .run(
-            &k,
-            Args::new().output(&mut out),
-            space,
-            &Scheduler::Static { powers: None },
-            Devices::CPU,
-        )
-        .unwrap();
-    assert!(out.iter().all(|&v| v == 1));
     check_report(&r, space);
     let stolen: Vec<_> = r.packages.iter().filter(|p| p.stolen).collect();
     assert!(!stolen.is_empty(), "no package was split: {:?}", r.packages);

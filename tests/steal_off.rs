@@ -4,9 +4,8 @@
 
 mod common;
 
-use coexec::{AllocatorBackend, Args, Devices, IndexSpace, Scheduler};
-use common::engine_with;
-use std::sync::Arc;
+use coexec::AllocatorBackend;
+use common::{engine_with, run_slow_first_half};
 
 #[test]
 fn with_coexec_steal_0_nothing_is_split() {
@@ -19,29 +18,7 @@ fn with_coexec_steal_0_nothing_is_split() {
     const UNITS: u64 = 40;
     // The first half is slow: with stealing, the worker of the second half
     // would take part of it (see tests/coexec.rs).
-    let slow = Arc::new(|p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
-        if p.items.start < UNITS * 64 / 2 {
-            std::thread::sleep(std::time::Duration::from_millis(1) * p.len() as u32 / 64);
-        }
-        for v in args.output::<u32>(0) {
-            *v += 1;
-        }
-    });
-    let k = e
-        .kernel("slow-half", None, Some(slow), Some([64, 1, 1]))
-        .unwrap();
-    let space = IndexSpace::D1(UNITS * 64);
-    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
-    let r = e
-        .run(
-            &k,
-            Args::new().output(&mut out),
-            space,
-            &Scheduler::Static { powers: None },
-            Devices::CPU,
-        )
-        .unwrap();
-    assert!(out.iter().all(|&v| v == 1));
+    let r = run_slow_first_half(&e, UNITS, std::time::Duration::from_millis(1));
     assert!(r.packages.iter().all(|p| !p.stolen), "{:?}", r.packages);
     let mut sizes: Vec<u64> = r
         .packages

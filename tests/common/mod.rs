@@ -76,3 +76,38 @@ pub(crate) fn count_cpu() -> Arc<coexec::CpuFn> {
         }
     })
 }
+
+/// Runs, on the CPU alone with Static, a 1-D kernel of `units` work-groups
+/// of 64 whose first half costs `per_unit` of sleep a work-group (the
+/// second half nothing); checks that every item ran once and returns the
+/// report. With two workers, each claims one half.
+pub(crate) fn run_slow_first_half(
+    e: &Engine,
+    units: u64,
+    per_unit: std::time::Duration,
+) -> coexec::Report {
+    let slow = Arc::new(move |p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+        if p.items.start < units * 64 / 2 {
+            std::thread::sleep(per_unit * (p.len() / 64) as u32);
+        }
+        for v in args.output::<u32>(0) {
+            *v += 1;
+        }
+    });
+    let k = e
+        .kernel("slow-first-half", None, Some(slow), Some([64, 1, 1]))
+        .unwrap();
+    let space = coexec::IndexSpace::D1(units * 64);
+    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
+    let r = e
+        .run(
+            &k,
+            coexec::Args::new().output(&mut out),
+            space,
+            &coexec::Scheduler::Static { powers: None },
+            coexec::Devices::CPU,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1));
+    r
+}

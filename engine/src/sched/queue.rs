@@ -422,7 +422,7 @@ mod loom_tests {
     use loom::sync::Arc;
     use loom::thread;
 
-    use crate::sched::sync::loom_model as model;
+    use crate::sched::sync::{assert_exact_cover, loom_model as model};
 
     /// Claims with `claim` until `None`, completing each package; returns
     /// the ranges and how many `complete` calls returned true.
@@ -454,17 +454,6 @@ mod loom_tests {
             finals += f;
         }
         (all, finals)
-    }
-
-    fn assert_exact_cover(mut ranges: Vec<Range<u64>>, total: u64) {
-        ranges.sort_by_key(|r| r.start);
-        let mut at = 0;
-        for r in ranges {
-            assert_eq!(r.start, at, "gap or overlap");
-            assert!(r.end > r.start);
-            at = r.end;
-        }
-        assert_eq!(at, total);
     }
 
     /// Three claimants race on fresh work with different package sizes.

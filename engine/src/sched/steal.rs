@@ -383,15 +383,8 @@ mod loom_tests {
                     thread::spawn(move || work(&b, me, first, chunk))
                 })
                 .collect();
-            let mut all: Vec<Range<u64>> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
-            all.sort_by_key(|r| r.start);
-            let mut at = 0;
-            for r in all {
-                assert_eq!(r.start, at, "gap or overlap");
-                assert!(r.end > r.start);
-                at = r.end;
-            }
-            assert_eq!(at, total);
+            let all = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+            crate::sched::sync::assert_exact_cover(all, total);
         });
     }
 

@@ -56,3 +56,17 @@ pub(crate) fn loom_model(f: impl Fn() + Sync + Send + 'static) {
     }
     b.check(f);
 }
+
+/// Asserts that `ranges` cover `0..total` exactly once (no gap, no overlap,
+/// no empty range).
+#[cfg(all(test, loom))]
+pub(crate) fn assert_exact_cover(mut ranges: Vec<Range<u64>>, total: u64) {
+    ranges.sort_by_key(|r| r.start);
+    let mut at = 0;
+    for r in ranges {
+        assert_eq!(r.start, at, "gap or overlap");
+        assert!(r.end > r.start);
+        at = r.end;
+    }
+    assert_eq!(at, total);
+}
