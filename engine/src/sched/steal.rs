@@ -1,53 +1,53 @@
-//! Work stealing between the claimants of one device: a claimant left
-//! without work takes the back half of what a sibling has not started yet.
-//!
-//! # Why
-//! A package's cost is unknown when it is claimed. On an irregular kernel
-//! (Mandelbrot's rows) an early, large package may cost several times its
-//! share: its worker finishes last while the others wait. The scheduler's
-//! sizes decide how the work is split between *devices*; inside the CPU
-//! device the workers even out what they claimed among themselves.
-//!
-//! # Protocol
-//! Each claimant has one cache-padded word holding the part of its current
-//! package that nobody has started: `next` in the low 32 bits and `end` in
-//! the high 32 bits, as absolute unit indices.
-//! * The owner [`publish`](StealBoard::publish)es a package it claimed into
-//!   its word, which is empty at that moment (it has finished the previous
-//!   one), then takes chunks from the front with
-//!   [`next_chunk`](StealBoard::next_chunk): CAS `(next, end) -> (next + c,
-//!   end)`.
-//! * A thief ([`steal`](StealBoard::steal)) picks the word with the most
-//!   units left, `r = end - next >= 2`, and takes the back half: CAS `(next,
-//!   end) -> (next, end - r / 2)`, owning `[end - r / 2, end)`. It publishes
-//!   that range as its own package, which may be split again.
-//!
-//! Every unit leaves a word once, to whoever moved a boundary past it with a
-//! successful CAS: the owner moves `next` up, thieves move `end` down, and a
-//! CAS fails whenever the word changed since it was read. The one plain
-//! store (publishing into an empty word) cannot lose a thief's update:
-//! thieves never CAS a word with fewer than 2 units left, and a thief's
-//! stale view of an older package never equals the new value, because a
-//! unit is published at most once per run (claimed once from the queue, or
-//! stolen once).
-//!
-//! Packages of more than `u32::MAX` units cannot be packed in a word: a
-//! board for a run that large is disabled ([`publish`](StealBoard::publish)
-//! answers false and the owner runs its package whole).
-//!
-//! The words carry unit indices only, never data: the kernel's inputs were
-//! written before the run started and its outputs are read after the run's
-//! end, both ordered by the run's own start and end. So every access here is
-//! `Relaxed`; what makes the split exact is that all operations on one word
-//! are totally ordered (its modification order) and a CAS succeeds only on
-//! the latest value.
+//! Work stealing between the claimants of one device; see [`StealBoard`].
 
 use super::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
 
-/// The stealable remainders of one device's claimants; see the [module
-/// docs](self).
+/// Work stealing between the claimants of one device: a claimant left
+/// without work takes the back half of what a sibling has not started yet.
+///
+/// # Why
+/// A package's cost is unknown when it is claimed. On an irregular kernel
+/// (Mandelbrot's rows) an early, large package may cost several times its
+/// share: its worker finishes last while the others wait. The scheduler's
+/// sizes decide how the work is split between *devices*; inside the CPU
+/// device the workers even out what they claimed among themselves.
+///
+/// # Protocol
+/// Each claimant has one cache-padded word holding the part of its current
+/// package that nobody has started: `next` in the low 32 bits and `end` in
+/// the high 32 bits, as absolute unit indices.
+/// * The owner [`publish`](Self::publish)es a package it claimed into
+///   its word, which is empty at that moment (it has finished the previous
+///   one), then takes chunks from the front with
+///   [`next_chunk`](Self::next_chunk): CAS `(next, end) -> (next + c,
+///   end)`.
+/// * A thief ([`steal`](Self::steal)) picks the word with the most
+///   units left, `r = end - next >= 2`, and takes the back half: CAS `(next,
+///   end) -> (next, end - r / 2)`, owning `[end - r / 2, end)`. It publishes
+///   that range as its own package, which may be split again.
+///
+/// Every unit leaves a word once, to whoever moved a boundary past it with a
+/// successful CAS: the owner moves `next` up, thieves move `end` down, and a
+/// CAS fails whenever the word changed since it was read. The one plain
+/// store (publishing into an empty word) cannot lose a thief's update:
+/// thieves never CAS a word with fewer than 2 units left. Nor can a stale
+/// CAS succeed on a later value that happens to be equal (ABA): a thief
+/// takes from `end - r / 2 > next`, so a word's `next` unit leaves it only
+/// when its owner runs it, and a unit that ran is never published again.
+/// Every later value of the word has a larger `next` or a smaller `end`.
+///
+/// Packages of more than `u32::MAX` units cannot be packed in a word: a
+/// board for a run that large is disabled ([`publish`](Self::publish)
+/// answers false and the owner runs its package whole).
+///
+/// The words carry unit indices only, never data: the kernel's inputs were
+/// written before the run started and its outputs are read after the run's
+/// end, both ordered by the run's own start and end. So every access here is
+/// `Relaxed`; what makes the split exact is that all operations on one word
+/// are totally ordered (its modification order) and a CAS succeeds only on
+/// the latest value.
 pub struct StealBoard {
     words: Box<[CachePadded<AtomicU64>]>,
     enabled: bool,
@@ -129,7 +129,7 @@ impl StealBoard {
         if range.end > u64::from(u32::MAX) || range.start > range.end {
             return false;
         }
-        // Relaxed: see the module docs (a store into an empty word, which
+        // Relaxed: see the type's docs (a store into an empty word, which
         // no thief writes; the word carries no data).
         word.store(pack(range.start, range.end), Ordering::Relaxed);
         true
@@ -139,7 +139,7 @@ impl StealBoard {
     /// package; `None` once it is used up (by `me` or by thieves).
     pub fn next_chunk(&self, me: usize, max: u64) -> Option<Range<u64>> {
         let word = self.words.get(me)?;
-        // Relaxed throughout: see the module docs.
+        // Relaxed throughout: see the type's docs.
         let mut cur = word.load(Ordering::Relaxed);
         loop {
             let (next, end) = unpack(cur);
@@ -164,7 +164,7 @@ impl StealBoard {
     /// before.
     pub fn withdraw(&self, me: usize) {
         if let Some(word) = self.words.get(me) {
-            // Relaxed: see the module docs; a thief's CAS that lands first
+            // Relaxed: see the type's docs; a thief's CAS that lands first
             // keeps its part, one that comes later fails.
             word.store(0, Ordering::Relaxed);
         }
@@ -197,7 +197,7 @@ impl StealBoard {
             }
             let (next, end) = unpack(cur);
             let mid = end - left / 2;
-            // Relaxed: see the module docs. On failure the word changed
+            // Relaxed: see the type's docs. On failure the word changed
             // (the owner took a chunk, or another thief came first): look
             // again.
             if self.words[victim]
