@@ -837,10 +837,10 @@ impl Raw {
 type RawSamples = (Vec<f64>, Vec<f64>);
 
 /// Raw dispatches and engine runs (one per scheduler), interleaved rep by
-/// rep so that clock and temperature drift hit both alike. The raw side
-/// gets one warm-up more: on lavapipe the first dispatch after a pipeline's
-/// first use is still sometimes slow. Returns the raw (walls, spans) and the
-/// engine's runs per scheduler.
+/// rep so that clock and temperature drift hit both alike. Both sides get
+/// one warm-up more than `o.warmup`: on lavapipe the first dispatch after a
+/// pipeline's first use is still sometimes slow. Returns the raw (walls,
+/// spans) and the engine's runs per scheduler.
 fn interleaved(
     o: &Opts,
     raw: &mut Raw,
@@ -928,34 +928,24 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
         .pipeline
         .bind(&[(buf.vk_handle(), buf.size_bytes())])
         .map_err(|x| x.to_string())?;
-    let push = bytemuck::bytes_of(&p).to_vec();
+    let push = bytemuck::bytes_of(&p);
     // The raw image first, to compare the engine's output with.
-    raw.once(&set, &push, count)?;
+    raw.once(&set, push, count)?;
     let raw_img = buf.as_slice().to_vec();
     let space = IndexSpace::D2 {
         width: w,
         height: h,
     };
-    let (raw_m, runs) = interleaved(o, &mut raw, &set, &push, count, &scheds, |s| {
-        e.run(
-            &k,
-            Args::new().output(&mut buf).push(&p),
-            space,
-            s,
-            Devices::GPU,
-        )
+    let run = |s: &Scheduler, buf: &mut Buffer<u32>| {
+        e.run(&k, Args::new().output(buf).push(&p), space, s, Devices::GPU)
+    };
+    let (raw_m, runs) = interleaved(o, &mut raw, &set, push, count, &scheds, |s| {
+        run(s, &mut buf)
     })?;
     for (s, runs) in scheds.iter().zip(&runs) {
         // One more run into a cleared image: the engine's own output.
         buf.as_mut_slice().fill(u32::MAX);
-        e.run(
-            &k,
-            Args::new().output(&mut buf).push(&p),
-            space,
-            s,
-            Devices::GPU,
-        )
-        .map_err(|x| x.to_string())?;
+        run(s, &mut buf).map_err(|x| x.to_string())?;
         let same = buf.as_slice() == raw_img.as_slice();
         emit(&format!("mandelbrot {w}x{h}"), &raw_m, s, runs, Some(same));
     }

@@ -108,19 +108,20 @@ elif [ "$part" = 11 ]; then
 elif [ "$part" = 12 ]; then
   # Stealing on and off (COEXEC_STEAL=0), and the GPU alone, three rounds
   # interleaved, HGuided with the hint powers of part 4.
+  # One `coexec bench` line of JSON, tagged; its stderr to ab.err.
+  ab() {
+    local tag=$1; shift
+    timeout 60 coexec bench --kernel "$k" "$@" --reps 5 --json 2>> "$r/ab.err" \
+      | sed "s/^{/{\"round\":$round,$tag,/" >> "$r/ab.jsonl"
+  }
   for round in 1 2 3; do
     for kp in gaussian:0.02351 taylor:0.06941 mandelbrot:0.01882 rap:0.02730 matmul:0.1688; do
       k="${kp%%:*}"; c="${kp##*:}"
-      timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --cpu-power "$c" --reps 5 --json \
-        | sed "s/^{/{\"round\":$round,\"steal\":true,\"config\":\"hints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
-      COEXEC_STEAL=0 timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --cpu-power "$c" --reps 5 --json \
-        | sed "s/^{/{\"round\":$round,\"steal\":false,\"config\":\"hints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
-      timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --reps 5 --json \
-        | sed "s/^{/{\"round\":$round,\"steal\":true,\"config\":\"nohints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
-      COEXEC_STEAL=0 timeout 60 coexec bench --kernel "$k" --devices all --scheduler hguided --reps 5 --json \
-        | sed "s/^{/{\"round\":$round,\"steal\":false,\"config\":\"nohints\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
-      timeout 60 coexec bench --kernel "$k" --devices gpu --scheduler hguided --reps 5 --json \
-        | sed "s/^{/{\"round\":$round,\"config\":\"gpu\",/" >> "$r/ab.jsonl" 2>> "$r/ab.err"
+      ab '"steal":true,"config":"hints"' --devices all --scheduler hguided --cpu-power "$c"
+      COEXEC_STEAL=0 ab '"steal":false,"config":"hints"' --devices all --scheduler hguided --cpu-power "$c"
+      ab '"steal":true,"config":"nohints"' --devices all --scheduler hguided
+      COEXEC_STEAL=0 ab '"steal":false,"config":"nohints"' --devices all --scheduler hguided
+      ab '"config":"gpu"' --devices gpu --scheduler hguided
       [ "$SECONDS" -gt 520 ] && break 2
     done
   done

@@ -7,7 +7,10 @@ mod common;
 use coexec::{
     AllocatorBackend, Args, Devices, Engine, Error, IndexSpace, Kernel, Report, Scheduler,
 };
-use common::{assert_validation_clean, count_cpu, count_glsl, engine_with, run_slow_first_half};
+use common::{
+    assert_validation_clean, count_cpu, count_glsl, engine_with, run_slow_first_half,
+    slow_count_cpu,
+};
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -48,6 +51,24 @@ struct Dims {
     h: u32,
 }
 
+impl Dims {
+    /// The push constants that describe `space`.
+    fn of(space: IndexSpace) -> Dims {
+        match space {
+            IndexSpace::D1(n) => Dims {
+                n: n as u32,
+                w: 0,
+                h: 0,
+            },
+            IndexSpace::D2 { width, height } => Dims {
+                n: 0,
+                w: width,
+                h: height,
+            },
+        }
+    }
+}
+
 /// Runs the count kernel of `space`'s dimension into `out`, with the push
 /// constants that describe `space`.
 fn count_into(
@@ -58,27 +79,13 @@ fn count_into(
     devices: Devices,
 ) -> Result<Report, Error> {
     let (k1, k2) = kernels(e);
-    let (kernel, dims) = match space {
-        IndexSpace::D1(n) => (
-            &k1,
-            Dims {
-                n: n as u32,
-                w: 0,
-                h: 0,
-            },
-        ),
-        IndexSpace::D2 { width, height } => (
-            &k2,
-            Dims {
-                n: 0,
-                w: width,
-                h: height,
-            },
-        ),
+    let kernel = match space {
+        IndexSpace::D1(_) => &k1,
+        IndexSpace::D2 { .. } => &k2,
     };
     e.run(
         kernel,
-        Args::new().output(out).push(&dims),
+        Args::new().output(out).push(&Dims::of(space)),
         space,
         sched,
         devices,
@@ -481,26 +488,17 @@ fn an_idle_gpu_steals_the_end_of_a_slow_cpu_package() {
     let es = engines();
     let Some(e) = es.first() else { return };
     const UNITS: u64 = 40;
-    let slow = Arc::new(|p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
-        std::thread::sleep(std::time::Duration::from_millis(2) * p.len() as u32 / 64);
-        for v in args.output::<u32>(0) {
-            *v += 1;
-        }
-    });
+    // Every work-group is slow on the CPU.
+    let slow = slow_count_cpu(std::time::Duration::from_millis(2), u64::MAX);
     let k = e
         .kernel_glsl("count1d-slow-cpu", &count_glsl(64, 1, false), Some(slow))
         .unwrap();
     let space = IndexSpace::D1(UNITS * 64);
     let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
-    let dims = Dims {
-        n: space.items() as u32,
-        w: 0,
-        h: 0,
-    };
     let r = e
         .run(
             &k,
-            Args::new().output(&mut out).push(&dims),
+            Args::new().output(&mut out).push(&Dims::of(space)),
             space,
             &Scheduler::Static {
                 powers: Some(vec![0.9, 0.1]),

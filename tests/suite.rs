@@ -87,10 +87,21 @@ fn check_files(out: &Path) {
         assert!(events.iter().any(|e| e["ph"] == "X"), "no package slices");
     }
     for f in svgs {
-        let text = std::fs::read_to_string(out.join(&f)).unwrap_or_else(|e| panic!("{f}: {e}"));
-        assert!(text.starts_with("<svg"), "{f} does not start with <svg");
-        assert!(text.trim_end().ends_with("</svg>"), "{f} is not closed");
+        assert_svg(&out.join(f));
     }
+}
+
+/// `path` is a whole SVG document.
+fn assert_svg(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    assert!(
+        text.starts_with("<svg"),
+        "{path:?} does not start with <svg"
+    );
+    assert!(
+        text.trim_end().ends_with("</svg>"),
+        "{path:?} is not closed"
+    );
 }
 
 #[test]
@@ -180,8 +191,7 @@ fn quick_scaling_records_each_series() {
     for series in ["gpu", "hguided"] {
         assert!(stop.contains(series), "{stop}");
     }
-    let svg = std::fs::read_to_string(out.join("scaling-taylor.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_svg(&out.join("scaling-taylor.svg"));
     std::fs::remove_dir_all(&out).unwrap();
 }
 

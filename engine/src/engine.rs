@@ -425,72 +425,82 @@ impl Engine {
         cpu: Option<Arc<CpuFn>>,
         local_size: Option<[u32; 3]>,
     ) -> Result<Kernel> {
-        self.validated(|| {
-            if words.is_none() && cpu.is_none() {
-                return Err(Error::Interface(
-                    "a kernel needs SPIR-V, a CPU closure, or both".into(),
-                ));
-            }
-            let (interface, pipeline) = match &words {
-                Some(w) => {
-                    let iface = vk::spirv::reflect(w, "main")?;
-                    let info = self.device().info();
-                    let [x, y, z] = iface.local_size;
-                    if x > info.max_group_size[0]
-                        || y > info.max_group_size[1]
-                        || z > info.max_group_size[2]
-                        || u64::from(x) * u64::from(y) * u64::from(z)
-                            > u64::from(info.max_group_invocations)
-                    {
-                        return Err(Error::Interface(format!(
-                            "work-group size {:?} exceeds {}'s limits (maxComputeWorkGroupSize {:?}, maxComputeWorkGroupInvocations {})",
-                            iface.local_size, info.name, info.max_group_size, info.max_group_invocations
-                        )));
-                    }
-                    if iface.push_constant_bytes > info.max_push_constants {
-                        return Err(Error::Interface(format!(
-                            "push constants of {} bytes exceed maxPushConstantsSize {}",
-                            iface.push_constant_bytes, info.max_push_constants
-                        )));
-                    }
-                    if iface.uses_local_size_id && !info.maintenance4 {
-                        return Err(Error::InvalidSpirv(
-                            "the shader uses LocalSizeId, which needs maintenance4; compile for Vulkan 1.2".into(),
-                        ));
-                    }
-                    if let Some(ls) = local_size {
-                        if ls != iface.local_size {
-                            return Err(Error::Interface(format!(
-                                "local size {ls:?} given but the shader declares {:?}",
-                                iface.local_size
-                            )));
-                        }
-                    }
-                    let p = ComputePipeline::new(self.device().clone(), w, iface.clone())?;
-                    (Some(iface), Some(Arc::new(p)))
+        self.validated(|| self.build_kernel(name, words, cpu, local_size))
+    }
+
+    /// [`kernel`](Self::kernel) and [`kernel_glsl`](Self::kernel_glsl)
+    /// without the validation check of [`validated`](Self::validated).
+    fn build_kernel(
+        &self,
+        name: &str,
+        words: Option<Vec<u32>>,
+        cpu: Option<Arc<CpuFn>>,
+        local_size: Option<[u32; 3]>,
+    ) -> Result<Kernel> {
+        if words.is_none() && cpu.is_none() {
+            return Err(Error::Interface(
+                "a kernel needs SPIR-V, a CPU closure, or both".into(),
+            ));
+        }
+        let (interface, pipeline) = match &words {
+            Some(w) => {
+                let iface = vk::spirv::reflect(w, "main")?;
+                let info = self.device().info();
+                let [x, y, z] = iface.local_size;
+                if x > info.max_group_size[0]
+                    || y > info.max_group_size[1]
+                    || z > info.max_group_size[2]
+                    || u64::from(x) * u64::from(y) * u64::from(z)
+                        > u64::from(info.max_group_invocations)
+                {
+                    return Err(Error::Interface(format!(
+                        "work-group size {:?} exceeds {}'s limits (maxComputeWorkGroupSize {:?}, maxComputeWorkGroupInvocations {})",
+                        iface.local_size, info.name, info.max_group_size, info.max_group_invocations
+                    )));
                 }
-                None => (None, None),
-            };
-            let local = interface
-                .as_ref()
-                .map(|i| i.local_size)
-                .or(local_size)
-                .unwrap_or([64, 1, 1]);
-            if local.contains(&0) {
-                return Err(Error::Interface(format!(
-                    "local size {local:?} has a zero dimension"
-                )));
+                if iface.push_constant_bytes > info.max_push_constants {
+                    return Err(Error::Interface(format!(
+                        "push constants of {} bytes exceed maxPushConstantsSize {}",
+                        iface.push_constant_bytes, info.max_push_constants
+                    )));
+                }
+                if iface.uses_local_size_id && !info.maintenance4 {
+                    return Err(Error::InvalidSpirv(
+                        "the shader uses LocalSizeId, which needs maintenance4; compile for Vulkan 1.2".into(),
+                    ));
+                }
+                if let Some(ls) = local_size {
+                    if ls != iface.local_size {
+                        return Err(Error::Interface(format!(
+                            "local size {ls:?} given but the shader declares {:?}",
+                            iface.local_size
+                        )));
+                    }
+                }
+                let p = ComputePipeline::new(self.device().clone(), w, iface.clone())?;
+                (Some(iface), Some(Arc::new(p)))
             }
-            Ok(Kernel {
-                name: name.to_string(),
-                local,
-                interface,
-                pipeline,
-                cpu,
-                estimator: Arc::new(ThroughputEstimator::new(2)),
-                last_space: Arc::new(Mutex::new(None)),
+            None => (None, None),
+        };
+        let local = interface
+            .as_ref()
+            .map(|i| i.local_size)
+            .or(local_size)
+            .unwrap_or([64, 1, 1]);
+        if local.contains(&0) {
+            return Err(Error::Interface(format!(
+                "local size {local:?} has a zero dimension"
+            )));
+        }
+        Ok(Kernel {
+            name: name.to_string(),
+            local,
+            interface,
+            pipeline,
+            cpu,
+            estimator: Arc::new(ThroughputEstimator::new(2)),
+            last_space: Arc::new(Mutex::new(None)),
         })
-            })
     }
 
     /// Runs `kernel` over `space` on `devices` with `scheduler`, blocking
@@ -509,193 +519,202 @@ impl Engine {
         scheduler: &Scheduler,
         devices: Devices,
     ) -> Result<Report> {
-        self.validated(|| {
-            let inner = &*self.inner;
-            let geometry = Geometry::new(space, kernel.local)?;
-            let use_cpu = devices.cpu && inner.workers > 0;
-            let gpu_unit = inner
-                .gpu
-                .as_ref()
-                .filter(|g| devices.gpu && !g.device.is_lost());
-            if !devices.cpu && !devices.gpu {
-                return Err(Error::NoDeviceSelected(
-                    "select the CPU, the GPU or both".into(),
-                ));
-            }
-            if devices.cpu && inner.workers == 0 && !devices.gpu {
-                return Err(Error::NoDeviceSelected(
-                    "the engine has no CPU workers".into(),
-                ));
-            }
-            if devices.gpu && gpu_unit.is_none() && !use_cpu {
-                return Err(Error::NoDeviceSelected(
-                    "the GPU failed earlier and was left out; recreate the engine".into(),
-                ));
-            }
-            if use_cpu && kernel.cpu.is_none() {
-                return Err(Error::MissingImplementation("CPU"));
-            }
-            if gpu_unit.is_some() && kernel.pipeline.is_none() {
-                return Err(Error::MissingImplementation("GPU"));
-            }
-            self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
+        self.validated(|| self.run_unvalidated(kernel, args, space, scheduler, devices))
+    }
 
-            // Devices of this run, in order: CPU, GPU.
-            let mut slots = Vec::new();
-            let mut engine_index = Vec::new();
-            if use_cpu {
-                slots.push(DeviceSlot::cpu(inner.workers));
-                engine_index.push(0usize);
-            }
-            if let Some(unit) = gpu_unit {
-                // One wave of the GPU in units: work-groups (1-D) or rows of
-                // work-groups (2-D); 1 where the GPU's width is unknown.
-                let granule = unit.device.info().shader_cores.map_or(1, |c| {
-                    let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
-                    c.wave_groups(invocations)
-                        .div_ceil(geometry.groups_per_unit())
-                });
-                slots.push(DeviceSlot::gpu().with_granule(granule));
-                engine_index.push(1usize);
-            }
-            // Hints are given for the devices asked for; drop those of devices
-            // that cannot take part.
-            let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
-                .iter()
-                .filter(|(asked, _)| *asked)
-                .map(|&(_, present)| present)
-                .collect();
-            let trimmed;
-            let scheduler = if requested.contains(&false) {
-                trimmed = scheduler.for_devices(&requested);
-                &trimmed
-            } else {
-                scheduler
-            };
-            scheduler.validate(slots.len())?;
-            {
-                let mut last = kernel.last_space.lock().unwrap_or_else(|p| p.into_inner());
-                if *last != Some(space) {
-                    kernel.estimator.reset();
-                    *last = Some(space);
-                }
-            }
-            let estimates = Remap {
-                inner: &kernel.estimator,
-                map: &engine_index,
-            };
-            let plan = Plan::new(scheduler, &slots, geometry.units, &estimates)?;
-            let queue = WorkQueue::new(geometry.units);
+    /// [`run`](Self::run) without the validation check of
+    /// [`validated`](Self::validated).
+    fn run_unvalidated(
+        &self,
+        kernel: &Kernel,
+        args: Args<'_>,
+        space: IndexSpace,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        let inner = &*self.inner;
+        let geometry = Geometry::new(space, kernel.local)?;
+        let use_cpu = devices.cpu && inner.workers > 0;
+        let gpu_unit = inner
+            .gpu
+            .as_ref()
+            .filter(|g| devices.gpu && !g.device.is_lost());
+        if !devices.cpu && !devices.gpu {
+            return Err(Error::NoDeviceSelected(
+                "select the CPU, the GPU or both".into(),
+            ));
+        }
+        if devices.cpu && inner.workers == 0 && !devices.gpu {
+            return Err(Error::NoDeviceSelected(
+                "the engine has no CPU workers".into(),
+            ));
+        }
+        if devices.gpu && gpu_unit.is_none() && !use_cpu {
+            return Err(Error::NoDeviceSelected(
+                "the GPU failed earlier and was left out; recreate the engine".into(),
+            ));
+        }
+        if use_cpu && kernel.cpu.is_none() {
+            return Err(Error::MissingImplementation("CPU"));
+        }
+        if gpu_unit.is_some() && kernel.pipeline.is_none() {
+            return Err(Error::MissingImplementation("GPU"));
+        }
+        self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
 
-            let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
-            let binding = match (gpu_unit, &kernel.pipeline) {
-                (Some(_), Some(p)) => {
-                    let bufs: Vec<_> = args
-                        .buffers
-                        .iter()
-                        .map(|b| (b.raw.handle(), b.raw.bytes()))
-                        .collect();
-                    Some(p.bind(&bufs)?)
-                }
-                _ => None,
-            };
-            let board = StealBoard::new(
-                if use_cpu && stealing() {
-                    inner.workers
-                } else {
-                    0
-                },
-                geometry.units,
-                gpu_unit.is_some(),
-            );
-            let cpu_role = use_cpu.then(|| CpuRole {
-                device: 0,
-                kernel: kernel.cpu.as_deref().expect("checked above"),
-                args: &args,
-                geometry: &geometry,
-                workers: inner.workers,
-                board: &board,
+        // Devices of this run, in order: CPU, GPU.
+        let mut slots = Vec::new();
+        let mut engine_index = Vec::new();
+        if use_cpu {
+            slots.push(DeviceSlot::cpu(inner.workers));
+            engine_index.push(0usize);
+        }
+        if let Some(unit) = gpu_unit {
+            // One wave of the GPU in units: work-groups (1-D) or rows of
+            // work-groups (2-D); 1 where the GPU's width is unknown.
+            let granule = unit.device.info().shader_cores.map_or(1, |c| {
+                let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
+                c.wave_groups(invocations)
+                    .div_ceil(geometry.groups_per_unit())
             });
-            let gpu_role = match (gpu_unit, &kernel.pipeline, &binding) {
-                (Some(unit), Some(pipeline), Some(set)) => Some(GpuRole {
-                    device: slots.len() - 1,
-                    unit,
-                    pipeline,
-                    set,
-                    push: &args.push,
-                    geometry: &geometry,
-                    timeout: inner.options.gpu_timeout,
-                    cpu: use_cpu.then_some(gpu::CpuPeers {
-                        board: &board,
-                        device: 0,
-                        workers: inner.workers,
-                    }),
-                    #[cfg(feature = "test-hooks")]
-                    fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
-                }),
-                _ => None,
-            };
-            let gpu_thread = gpu_unit.map(|g| g.thread);
-            let cpu_lanes = cpu::Lanes::new(if use_cpu { inner.workers } else { 0 });
-            let gpu_lane = gpu::Lane::default();
-            let t0 = Instant::now();
-            let results = inner
-                .pool
-                .broadcast(&|thread| {
-                    if Some(thread) == gpu_thread {
-                        if let Some(role) = &gpu_role {
-                            gpu::dispatch_loop(role, &plan, &queue, &estimates, t0, &gpu_lane);
-                        }
-                    } else if thread < inner.workers {
-                        if let Some(role) = &cpu_role {
-                            cpu::worker_loop(
-                                role, thread, &plan, &queue, &estimates, t0, &cpu_lanes,
-                            );
-                        }
-                    }
-                })
-                .map_err(|e| Error::Cpu(e.to_string()))?;
-            let time_s = t0.elapsed().as_secs_f64();
-            drop(binding);
-            if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
-                // Kernel panics are caught per package; a panic outside a kernel
-                // call is an engine bug: report it rather than hide it.
-                return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
+            slots.push(DeviceSlot::gpu().with_granule(granule));
+            engine_index.push(1usize);
+        }
+        // Hints are given for the devices asked for; drop those of devices
+        // that cannot take part.
+        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
+            .iter()
+            .filter(|(asked, _)| *asked)
+            .map(|&(_, present)| present)
+            .collect();
+        let trimmed;
+        let scheduler = if requested.contains(&false) {
+            trimmed = scheduler.for_devices(&requested);
+            &trimmed
+        } else {
+            scheduler
+        };
+        scheduler.validate(slots.len())?;
+        {
+            let mut last = kernel.last_space.lock().unwrap_or_else(|p| p.into_inner());
+            if *last != Some(space) {
+                kernel.estimator.reset();
+                *last = Some(space);
             }
-            let mut devices_out = Vec::new();
-            let mut packages = PackageLog::default();
-            let mut failure = None;
-            if use_cpu {
-                let (report, panic) =
-                    cpu_lanes.finish(&inner.topology.model, inner.workers, &mut packages);
-                devices_out.push(report);
-                failure = failure.or(panic);
-            }
-            if let Some(unit) = gpu_unit {
-                let report = gpu_lane.finish(&unit.device.info().name, &mut packages);
-                devices_out.push(report);
-            }
-            if let Some(err) = failure {
-                return Err(err);
-            }
-            if !queue.is_done() {
-                let cause = devices_out
+        }
+        let estimates = Remap {
+            inner: &kernel.estimator,
+            map: &engine_index,
+        };
+        let plan = Plan::new(scheduler, &slots, geometry.units, &estimates)?;
+        let queue = WorkQueue::new(geometry.units);
+
+        let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let binding = match (gpu_unit, &kernel.pipeline) {
+            (Some(_), Some(p)) => {
+                let bufs: Vec<_> = args
+                    .buffers
                     .iter()
-                    .filter_map(|d| d.failure.clone())
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                return Err(Error::AllDevicesFailed {
-                    remaining: queue.total() - queue.completed(),
-                    cause,
-                });
+                    .map(|b| (b.raw.handle(), b.raw.bytes()))
+                    .collect();
+                Some(p.bind(&bufs)?)
             }
-            Ok(Report {
-                time_s,
-                items: space.items(),
-                units: geometry.units,
-                devices: devices_out,
-                packages,
+            _ => None,
+        };
+        let board = StealBoard::new(
+            if use_cpu && stealing() {
+                inner.workers
+            } else {
+                0
+            },
+            geometry.units,
+            gpu_unit.is_some(),
+        );
+        let cpu_role = use_cpu.then(|| CpuRole {
+            device: 0,
+            kernel: kernel.cpu.as_deref().expect("checked above"),
+            args: &args,
+            geometry: &geometry,
+            workers: inner.workers,
+            board: &board,
+        });
+        let gpu_role = match (gpu_unit, &kernel.pipeline, &binding) {
+            (Some(unit), Some(pipeline), Some(set)) => Some(GpuRole {
+                device: slots.len() - 1,
+                unit,
+                pipeline,
+                set,
+                push: &args.push,
+                geometry: &geometry,
+                timeout: inner.options.gpu_timeout,
+                cpu: use_cpu.then_some(gpu::CpuPeers {
+                    board: &board,
+                    device: 0,
+                    workers: inner.workers,
+                }),
+                #[cfg(feature = "test-hooks")]
+                fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
+            }),
+            _ => None,
+        };
+        let gpu_thread = gpu_unit.map(|g| g.thread);
+        let cpu_lanes = cpu::Lanes::new(if use_cpu { inner.workers } else { 0 });
+        let gpu_lane = gpu::Lane::default();
+        let t0 = Instant::now();
+        let results = inner
+            .pool
+            .broadcast(&|thread| {
+                if Some(thread) == gpu_thread {
+                    if let Some(role) = &gpu_role {
+                        gpu::dispatch_loop(role, &plan, &queue, &estimates, t0, &gpu_lane);
+                    }
+                } else if thread < inner.workers {
+                    if let Some(role) = &cpu_role {
+                        cpu::worker_loop(role, thread, &plan, &queue, &estimates, t0, &cpu_lanes);
+                    }
+                }
             })
+            .map_err(|e| Error::Cpu(e.to_string()))?;
+        let time_s = t0.elapsed().as_secs_f64();
+        drop(binding);
+        if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
+            // Kernel panics are caught per package; a panic outside a kernel
+            // call is an engine bug: report it rather than hide it.
+            return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
+        }
+        let mut devices_out = Vec::new();
+        let mut packages = PackageLog::default();
+        let mut failure = None;
+        if use_cpu {
+            let (report, panic) =
+                cpu_lanes.finish(&inner.topology.model, inner.workers, &mut packages);
+            devices_out.push(report);
+            failure = failure.or(panic);
+        }
+        if let Some(unit) = gpu_unit {
+            let report = gpu_lane.finish(&unit.device.info().name, &mut packages);
+            devices_out.push(report);
+        }
+        if let Some(err) = failure {
+            return Err(err);
+        }
+        if !queue.is_done() {
+            let cause = devices_out
+                .iter()
+                .filter_map(|d| d.failure.clone())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(Error::AllDevicesFailed {
+                remaining: queue.total() - queue.completed(),
+                cause,
+            });
+        }
+        Ok(Report {
+            time_s,
+            items: space.items(),
+            units: geometry.units,
+            devices: devices_out,
+            packages,
         })
     }
 
@@ -804,8 +823,10 @@ impl PowerEstimator for Remap<'_> {
 
 /// Whether packages may be split by work stealing: yes, unless the
 /// environment sets `COEXEC_STEAL=0` (to measure what stealing changes).
+/// Read once per process, not per run.
 fn stealing() -> bool {
-    std::env::var("COEXEC_STEAL").map_or(true, |v| v.trim() != "0")
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_STEAL").map_or(true, |v| v.trim() != "0"))
 }
 
 #[cfg(test)]

@@ -521,8 +521,8 @@ unsafe fn make_kernel(
     // `*out` is already the null handle: every caller sets it first.
     // SAFETY: NULL or NUL-terminated per the contract.
     let name = unsafe { opt_str(name, "name") }?;
-    // "" as NULL: shaderc aborts the process (a failed assertion) formatting
-    // a compile error of a source with an empty name.
+    // "" counts as NULL: the kernel is called "kernel" (`compile_glsl` guards
+    // shaderc against empty names itself).
     let name = name.filter(|n| !n.is_empty()).unwrap_or("kernel");
     let (obj, kernel) = with_engine(engine, |e| build(e, name))?;
     let id = KERNELS.insert(KernelObj {
@@ -737,25 +737,19 @@ fn fill_report(r: &Report) -> coexec_report {
 /// An engine error of a run, for C. The engine sees every C buffer as bytes
 /// (`Buffer<u8>`), so its `BufferTooSmall` counts bytes; C counts elements of
 /// the buffer's `elem_size`, so that error is restated in elements.
-/// `layouts[i]`: argument i's element size and bytes per work-item.
-fn run_error(e: Error, layouts: &[(usize, usize)]) -> FfiError {
-    if let Error::BufferTooSmall {
-        binding,
-        len,
-        needed,
-    } = e
-    {
+/// `items`: the run's work-items; `layouts[i]`: argument i's element size
+/// (checked non-zero) and bytes per work-item (a whole number of elements).
+fn run_error(e: Error, items: u64, layouts: &[(usize, usize)]) -> FfiError {
+    if let Error::BufferTooSmall { binding, len, .. } = e {
         let i = binding as usize;
         if let Some(&(size, bytes_per_item)) = layouts.get(i) {
-            let size = (size as u64).max(1);
-            let per = bytes_per_item as u64 / size;
-            let needed_elems = needed.div_ceil(size);
+            let (size, per) = (size as u64, (bytes_per_item / size) as u64);
             return FfiError::new(
                 COEXEC_ERROR_BUFFER_TOO_SMALL,
                 format!(
-                    "argument {i}: the buffer holds {} elements (of {size} bytes) but the index space needs {needed_elems} ({} work-items x {per} per item)",
+                    "argument {i}: the buffer holds {} elements (of {size} bytes) but the index space needs {} ({items} work-items x {per} per item)",
                     len / size,
-                    needed_elems / per.max(1),
+                    items * per,
                 ),
             );
         }
@@ -944,7 +938,7 @@ pub unsafe extern "C" fn coexec_run(
         let run_args = run_args.push_bytes(push);
         let r = e
             .run(k, run_args, space, &scheduler, devices)
-            .map_err(|err| run_error(err, &layouts))?;
+            .map_err(|err| run_error(err, space.items(), &layouts))?;
         if !report.is_null() {
             // SAFETY: non-null and writable per the contract.
             unsafe { put(report, fill_report(&r), "report") }?;

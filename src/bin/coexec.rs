@@ -235,13 +235,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
             }
         }
     }
-    let engine = Engine::with_options(EngineOptions {
-        workers: a.workers,
-        // With COEXEC_VALIDATION=1, a validation error fails the command.
-        validation_errors_fail: true,
-        ..Default::default()
-    })
-    .map_err(|e| e.to_string())?;
+    let engine = open_engine(a.workers)?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let mut times = Vec::new();
     let mut last: Option<Report> = None;
@@ -344,16 +338,21 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     })
 }
 
-fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
-    // Arguments first: a typo must not cost an engine start.
-    let sizes = parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
-    let engine = Engine::with_options(EngineOptions {
-        workers: a.workers,
-        // With COEXEC_VALIDATION=1, a validation error fails the command.
+/// The command's engine: with COEXEC_VALIDATION=1, a validation error fails
+/// the command.
+fn open_engine(workers: Option<usize>) -> Result<Engine, String> {
+    Engine::with_options(EngineOptions {
+        workers,
         validation_errors_fail: true,
         ..Default::default()
     })
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| e.to_string())
+}
+
+fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
+    // Arguments first: a typo must not cost an engine start.
+    let sizes = parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
+    let engine = open_engine(a.workers)?;
     let opts = coexec::suite::Options {
         quick: a.quick,
         kernels: a.kernels,

@@ -525,7 +525,8 @@ fn solo_scheduler(key: &str) -> Scheduler {
 
 fn co_scheduler(key: &str, powers: &[f64]) -> Scheduler {
     match key {
-        "dynamic:5" | "dynamic:200" => solo_scheduler(key),
+        "dynamic:5" => Scheduler::Dynamic { packages: 5 },
+        "dynamic:200" => Scheduler::Dynamic { packages: 200 },
         "static" => Scheduler::Static {
             powers: Some(powers.to_vec()),
         },
@@ -760,13 +761,13 @@ fn run_kernel(
     pb: &ProgressBar,
     files: &mut Vec<String>,
 ) -> Result<KernelResult, String> {
-    let size = if let Some(s) = opts.sizes.get(name) {
-        Some(*s)
-    } else if opts.quick {
-        workloads::quick_size(name)
-    } else {
-        workloads::default_size(name)
-    };
+    let size = opts.sizes.get(name).copied().or_else(|| {
+        if opts.quick {
+            workloads::quick_size(name)
+        } else {
+            workloads::default_size(name)
+        }
+    });
     let mut kr = KernelResult {
         kernel: name.to_string(),
         size: size.map(|s| s.to_string()).unwrap_or_default(),
@@ -852,15 +853,14 @@ fn run_kernel(
             .filter(|s| s.device == dev)
             .filter_map(|s| s.time_s.map(|t| (t, s)))
             .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(t, s)| (t, s.scheduler.clone(), s.energy_j))
+            .map(|(_, s)| s)
     };
-    let (best_cpu, best_gpu) = (best("cpu"), best("gpu"));
-    let solo_energy = [
-        best_cpu.as_ref().and_then(|b| b.2),
-        best_gpu.as_ref().and_then(|b| b.2),
-    ];
-    (kr.t_cpu, kr.t_cpu_scheduler) = (best_cpu.as_ref().map(|b| b.0), best_cpu.map(|b| b.1));
-    (kr.t_gpu, kr.t_gpu_scheduler) = (best_gpu.as_ref().map(|b| b.0), best_gpu.map(|b| b.1));
+    let (cpu, gpu) = (best("cpu"), best("gpu"));
+    let solo_energy = [cpu.and_then(|s| s.energy_j), gpu.and_then(|s| s.energy_j)];
+    kr.t_cpu = cpu.and_then(|s| s.time_s);
+    kr.t_cpu_scheduler = cpu.map(|s| s.scheduler.clone());
+    kr.t_gpu = gpu.and_then(|s| s.time_s);
+    kr.t_gpu_scheduler = gpu.map(|s| s.scheduler.clone());
     let (Some(t_cpu), Some(t_gpu)) = (kr.t_cpu, kr.t_gpu) else {
         let why: Vec<String> = kr.solo.iter().filter_map(|s| s.error.clone()).collect();
         kr.error = Some(format!(
@@ -1118,13 +1118,13 @@ fn scaling(
         .t_gpu_scheduler
         .clone()
         .unwrap_or_else(|| "hguided".into());
-    let kernel = kr.kernel.clone();
+    let kernel = &kr.kernel;
     let step = if opts.quick { 4.0 } else { 2.0 };
     let (points, stop) = sweep(&sizes, step, |n, with_cpu, points| {
         pb.set_message(format!("{kernel} scaling: {n} work-items"));
-        let size = size_for_items(&kernel, n);
+        let size = size_for_items(kernel, n);
         let mut w =
-            workloads::create(&kernel, engine, Some(size)).map_err(|e| format!("{size}: {e}"))?;
+            workloads::create(kernel, engine, Some(size)).map_err(|e| format!("{size}: {e}"))?;
         let (items, space) = (w.space().items(), w.space().to_string());
         let mut run = |sched: &Scheduler, devices, series: &str| {
             measure(&mut *w, engine, sched, devices, reps, &meter, 0.0)
@@ -1151,7 +1151,7 @@ fn scaling(
         pb.inc(1);
         Ok(ScalingPoint {
             items,
-            size: space.clone(),
+            size: space,
             t_cpu,
             t_cpu_estimate,
             t_gpu: gpu.time_s,

@@ -86,14 +86,7 @@ pub(crate) fn run_slow_first_half(
     units: u64,
     per_unit: std::time::Duration,
 ) -> coexec::Report {
-    let slow = Arc::new(move |p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
-        if p.items.start < units * 64 / 2 {
-            std::thread::sleep(per_unit * (p.len() / 64) as u32);
-        }
-        for v in args.output::<u32>(0) {
-            *v += 1;
-        }
-    });
+    let slow = slow_count_cpu(per_unit, units * 64 / 2);
     let k = e
         .kernel("slow-first-half", None, Some(slow), Some([64, 1, 1]))
         .unwrap();
@@ -110,4 +103,20 @@ pub(crate) fn run_slow_first_half(
         .unwrap();
     assert!(out.iter().all(|&v| v == 1));
     r
+}
+
+/// [`count_cpu`] made slow: packages starting below item `slow_below`
+/// sleep `per_group` for each work-group of 64 items they hold.
+pub(crate) fn slow_count_cpu(
+    per_group: std::time::Duration,
+    slow_below: u64,
+) -> Arc<coexec::CpuFn> {
+    Arc::new(move |p: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+        if p.items.start < slow_below {
+            std::thread::sleep(per_group * (p.len() / 64) as u32);
+        }
+        for v in args.output::<u32>(0) {
+            *v += 1;
+        }
+    })
 }

@@ -258,17 +258,12 @@ pub(crate) fn worker_loop(
             chunker.learn(n, end - start);
             lane.busy_s += (end - start).as_secs_f64();
             lane.items += pkg.len();
-            ran = Some(match ran {
-                Some(r) => Ran {
-                    units: r.units.start..chunk.end,
-                    start: r.start,
-                    end,
-                },
-                None => Ran {
-                    units: chunk,
-                    start,
-                    end,
-                },
+            // Chunks follow each other from the package's start.
+            let (from, first) = ran.map_or((chunk.start, start), |r| (r.units.start, r.start));
+            ran = Some(Ran {
+                units: from..chunk.end,
+                start: first,
+                end,
             });
         }
         lane.push(role, worker, ran, stolen, t0);

@@ -147,12 +147,15 @@ const PREFETCH_LEAD: Duration = Duration::from_micros(500);
 
 /// [`PREFETCH_LEAD`], or the environment variable `COEXEC_PREFETCH_LEAD_US`
 /// (microseconds) where set: a knob for measuring the rule, not for tuning
-/// runs.
+/// runs. Read once per process, not per run.
 fn prefetch_lead() -> Duration {
-    std::env::var("COEXEC_PREFETCH_LEAD_US")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(PREFETCH_LEAD, Duration::from_micros)
+    static LEAD: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *LEAD.get_or_init(|| {
+        std::env::var("COEXEC_PREFETCH_LEAD_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(PREFETCH_LEAD, Duration::from_micros)
+    })
 }
 
 /// A package counts as hung once it has run this many times its expected

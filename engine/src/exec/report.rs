@@ -31,8 +31,7 @@ pub struct PackageRecord {
 /// The lists are the claimants' own, moved into the report when the run
 /// ends: building the log costs nothing per package after the run, however
 /// many packages there were. [`iter`](PackageLog::iter) walks them claimant
-/// by claimant; [`by_start`](PackageLog::by_start) gives one list in start
-/// order.
+/// by claimant.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PackageLog {
     lanes: Vec<Vec<PackageRecord>>,
@@ -58,19 +57,7 @@ impl PackageLog {
 
     /// Every package, claimant by claimant.
     pub fn iter(&self) -> impl Iterator<Item = &PackageRecord> + '_ {
-        self.lanes.iter().flatten()
-    }
-
-    /// The packages of each claimant that ran any, each list in run order.
-    pub fn lanes(&self) -> &[Vec<PackageRecord>] {
-        &self.lanes
-    }
-
-    /// Every package in one list, sorted by start time.
-    pub fn by_start(&self) -> Vec<PackageRecord> {
-        let mut all: Vec<PackageRecord> = self.iter().cloned().collect();
-        all.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-        all
+        self.into_iter()
     }
 }
 

@@ -860,8 +860,9 @@ mod tests {
         let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
         let p = Plan::new(&hg(Some(vec![400.0, 1.0]), 2.0, 1), &slots, 5000, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(1, 0), 100, &est), 0);
-        assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 13); // ceil(100*100/802)
-                                                                          // Without hints the rule needs every device measured.
+        // ceil(100 * 100 / 802)
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 13);
+        // Without hints the rule needs every device measured.
         let p = Plan::new(&hg(None, 2.0, 1), &slots[..], 5000, &est).unwrap();
         let mut gpu = p.claimant(1, 0);
         gpu.record(&(0..1), Source::Fresh);

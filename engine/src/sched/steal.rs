@@ -1,5 +1,6 @@
 //! Work stealing between the claimants of one device; see [`StealBoard`].
 
+use super::estimator::usable_power;
 use super::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
@@ -81,11 +82,10 @@ pub fn worth_splitting(
     owner_rate: Option<f64>,
     thief_rate: Option<f64>,
 ) -> Option<u64> {
-    let usable = |r: Option<f64>| r.filter(|r| r.is_finite() && *r > 0.0);
-    let Some(owner) = usable(owner_rate) else {
+    let Some(owner) = usable_power(owner_rate) else {
         return Some(2);
     };
-    let thief_inv = usable(thief_rate).map_or(0.0, |t| 1.0 / (2.0 * t));
+    let thief_inv = usable_power(thief_rate).map_or(0.0, |t| 1.0 / (2.0 * t));
     let gain = 1.0 / owner - thief_inv;
     if gain <= 0.0 {
         return None;

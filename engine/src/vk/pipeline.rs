@@ -647,7 +647,8 @@ impl DispatchRing {
                     q + 1,
                 );
             }
-            if let (true, Some(st)) = (self.queries != vk::QueryPool::null(), &self.stamps) {
+            // Stamps exist only with a query pool (copy mode).
+            if let Some(st) = &self.stamps {
                 // Copy both stamps to the slot's place in host memory, and
                 // make the copy visible to the host with the completion.
                 raw.cmd_copy_query_pool_results(
