@@ -409,23 +409,13 @@ impl Engine {
         local_size: Option<[u32; 3]>,
     ) -> Result<Kernel> {
         let words = spirv.map(vk::spirv::words_from_bytes).transpose()?;
-        self.kernel_from_words(name, words, cpu, local_size)
+        self.validated(|| self.build_kernel(name, words, cpu, local_size))
     }
 
     /// Builds a kernel from GLSL source compiled at run time.
     pub fn kernel_glsl(&self, name: &str, glsl: &str, cpu: Option<Arc<CpuFn>>) -> Result<Kernel> {
         let words = crate::shader::compile_glsl(glsl, name)?;
-        self.kernel_from_words(name, Some(words), cpu, None)
-    }
-
-    fn kernel_from_words(
-        &self,
-        name: &str,
-        words: Option<Vec<u32>>,
-        cpu: Option<Arc<CpuFn>>,
-        local_size: Option<[u32; 3]>,
-    ) -> Result<Kernel> {
-        self.validated(|| self.build_kernel(name, words, cpu, local_size))
+        self.validated(|| self.build_kernel(name, Some(words), cpu, None))
     }
 
     /// [`kernel`](Self::kernel) and [`kernel_glsl`](Self::kernel_glsl)
