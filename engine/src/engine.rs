@@ -9,11 +9,13 @@ use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole};
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
 use crate::exec::pool::{Pool, ThreadSpec};
-use crate::exec::report::{PackageLog, Report};
+use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
+use crate::learn::Learning;
 use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
 use crate::sched::{
-    DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator, WorkQueue,
+    DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
+    WorkQueue,
 };
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
@@ -61,6 +63,15 @@ pub struct EngineOptions {
     /// Off by default; the tests turn it on, so that any validation error
     /// fails them.
     pub validation_errors_fail: bool,
+    /// Keep what the scheduler learns about each kernel (every device's
+    /// package cost) in profiles on disk, in `profiles/` under the pipeline
+    /// cache directory, and start a kernel's first run in a new process
+    /// from its profile. Profiles are keyed by the kernel's SPIR-V, the
+    /// devices and their driver, and the index space's shape class; a
+    /// missing, stale or corrupt one is ignored (a warning), never an
+    /// error. On by default; off also when the pipeline cache is off or
+    /// the environment sets `COEXEC_PROFILE=off`.
+    pub profiles: bool,
 }
 
 impl Default for EngineOptions {
@@ -74,6 +85,7 @@ impl Default for EngineOptions {
             gpu_in_flight: 2,
             gpu_timeout: Duration::from_secs(30),
             validation_errors_fail: false,
+            profiles: true,
         }
     }
 }
@@ -155,6 +167,7 @@ struct Inner {
     workers: usize,
     options: EngineOptions,
     run_lock: Mutex<()>,
+    learning: Learning,
     #[cfg(feature = "test-hooks")]
     fault: Mutex<Option<crate::hooks::FaultInjection>>,
 }
@@ -271,6 +284,13 @@ impl Engine {
         });
         let pool = Pool::new(specs).map_err(|e| Error::Cpu(e.to_string()))?;
         let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
+        let learning = Learning::new(
+            profile_dir(&options),
+            vec![
+                format!("cpu {} with {workers} workers", topology.model),
+                describe_gpu(device.info()),
+            ],
+        );
         let gpu = Some(GpuUnit {
             device,
             ring: Mutex::new(ring),
@@ -287,6 +307,7 @@ impl Engine {
                 workers,
                 options,
                 run_lock: Mutex::new(()),
+                learning,
                 #[cfg(feature = "test-hooks")]
                 fault: Mutex::new(None),
             }),
@@ -488,8 +509,12 @@ impl Engine {
             interface,
             pipeline,
             cpu,
-            estimator: Arc::new(ThroughputEstimator::new(2)),
-            last_space: Arc::new(Mutex::new(None)),
+            estimator: Arc::new(ThroughputEstimator::new(crate::learn::SLOTS)),
+            learned: Arc::default(),
+            identity: match &words {
+                Some(w) => crate::profile::fnv1a(bytemuck::cast_slice(w)),
+                None => crate::profile::fnv1a(format!("cpu-only {name} {local:?}").as_bytes()),
+            },
         })
     }
 
@@ -552,6 +577,35 @@ impl Engine {
         }
         self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
 
+        let from_profile = inner.learning.prepare(kernel, space, geometry.units);
+        // Hints are given for the devices asked for; drop those of devices
+        // that cannot take part, then of those that sit the run out.
+        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
+            .iter()
+            .filter(|(asked, _)| *asked)
+            .map(|&(_, present)| present)
+            .collect();
+        let mut scheduler = std::borrow::Cow::Borrowed(scheduler);
+        if requested.contains(&false) {
+            scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&requested));
+        }
+        let present: Vec<usize> = [(use_cpu, 0), (gpu_unit.is_some(), 1)]
+            .iter()
+            .filter(|(p, _)| *p)
+            .map(|&(_, slot)| slot)
+            .collect();
+        scheduler.validate(present.len())?;
+        let sit = inner
+            .learning
+            .sit_out(&scheduler, &present, &*kernel.estimator, geometry.units);
+        let sits = |slot: usize| present.iter().zip(&sit).any(|(&p, &s)| p == slot && s);
+        let (use_cpu, gpu_unit) = (use_cpu && !sits(0), gpu_unit.filter(|_| !sits(1)));
+        if sit.contains(&true) {
+            let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
+            scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&keep));
+        }
+        let scheduler = &*scheduler;
+
         // Devices of this run, in order: CPU, GPU.
         let mut slots = Vec::new();
         let mut engine_index = Vec::new();
@@ -570,28 +624,7 @@ impl Engine {
             slots.push(DeviceSlot::gpu().with_granule(granule));
             engine_index.push(1usize);
         }
-        // Hints are given for the devices asked for; drop those of devices
-        // that cannot take part.
-        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
-            .iter()
-            .filter(|(asked, _)| *asked)
-            .map(|&(_, present)| present)
-            .collect();
-        let trimmed;
-        let scheduler = if requested.contains(&false) {
-            trimmed = scheduler.for_devices(&requested);
-            &trimmed
-        } else {
-            scheduler
-        };
         scheduler.validate(slots.len())?;
-        {
-            let mut last = kernel.last_space.lock().unwrap_or_else(|p| p.into_inner());
-            if *last != Some(space) {
-                kernel.estimator.reset();
-                *last = Some(space);
-            }
-        }
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
@@ -653,17 +686,22 @@ impl Engine {
         let t0 = Instant::now();
         let results = inner
             .pool
-            .broadcast(&|thread| {
-                if Some(thread) == gpu_thread {
-                    if let Some(role) = &gpu_role {
-                        gpu::dispatch_loop(role, &plan, &queue, &estimates, t0, &gpu_lane);
+            .broadcast_to(
+                &|thread| Some(thread) == gpu_thread || (use_cpu && thread < inner.workers),
+                &|thread| {
+                    if Some(thread) == gpu_thread {
+                        if let Some(role) = &gpu_role {
+                            gpu::dispatch_loop(role, &plan, &queue, &estimates, t0, &gpu_lane);
+                        }
+                    } else if thread < inner.workers {
+                        if let Some(role) = &cpu_role {
+                            cpu::worker_loop(
+                                role, thread, &plan, &queue, &estimates, t0, &cpu_lanes,
+                            );
+                        }
                     }
-                } else if thread < inner.workers {
-                    if let Some(role) = &cpu_role {
-                        cpu::worker_loop(role, thread, &plan, &queue, &estimates, t0, &cpu_lanes);
-                    }
-                }
-            })
+                },
+            )
             .map_err(|e| Error::Cpu(e.to_string()))?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
@@ -699,12 +737,29 @@ impl Engine {
                 cause,
             });
         }
+        // Devices that sat the run out by design come last.
+        if present.contains(&0) && !use_cpu {
+            devices_out.push(DeviceReport::sat_out(
+                &inner.topology.model,
+                DeviceKind::Cpu,
+                inner.workers,
+            ));
+        }
+        if let (Some(unit), true) = (&inner.gpu, present.contains(&1) && gpu_unit.is_none()) {
+            devices_out.push(DeviceReport::sat_out(
+                &unit.device.info().name,
+                DeviceKind::Gpu,
+                1,
+            ));
+        }
+        inner.learning.after_run(kernel);
         Ok(Report {
             time_s,
             items: space.items(),
             units: geometry.units,
             devices: devices_out,
             packages,
+            from_profile,
         })
     }
 
@@ -809,6 +864,32 @@ impl PowerEstimator for Remap<'_> {
     fn power(&self, device: usize) -> Option<f64> {
         self.map.get(device).and_then(|&d| self.inner.power(d))
     }
+}
+
+/// Where profiles live: `profiles/` under the pipeline cache directory, or
+/// nowhere when profiles or the cache are off.
+fn profile_dir(options: &EngineOptions) -> Option<PathBuf> {
+    if !options.profiles {
+        return None;
+    }
+    match &options.pipeline_cache_dir {
+        Some(d) if d.as_os_str().is_empty() => None,
+        Some(d) => Some(d.join("profiles")),
+        None => vk::PipelineCache::default_dir().map(|d| d.join("profiles")),
+    }
+}
+
+/// What a GPU's measurements depend on: the device and its driver.
+fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
+    let uuid: String = info
+        .pipeline_cache_uuid
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!(
+        "gpu {} {:04x}:{:04x} driver {} cache {uuid}",
+        info.name, info.vendor_id, info.device_id, info.driver_version
+    )
 }
 
 /// Whether packages may be split by work stealing: yes, unless the

@@ -13,7 +13,9 @@
 pub mod error;
 #[cfg(feature = "test-hooks")]
 pub mod hooks;
+mod learn;
 pub mod mem;
+mod profile;
 pub mod sched;
 pub mod shader;
 pub mod vk;

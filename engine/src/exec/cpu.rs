@@ -26,6 +26,8 @@ struct Lane {
     busy_s: f64,
     items: u64,
     panic: Option<Error>,
+    /// See [`DeviceReport::declined_s`].
+    declined_s: Option<f64>,
 }
 
 /// Per-worker results, each written once by its own worker at the end of a
@@ -57,6 +59,7 @@ impl Lanes {
             finish_s: 0.0,
             gpu_gaps: None,
             failure: None,
+            declined_s: None,
         };
         let mut panic = None;
         for lane in self.0 {
@@ -70,6 +73,12 @@ impl Lanes {
                 report.finish_s = report.finish_s.max(last.end_s);
             }
             log.push_lane(lane.records);
+            // The device stopped early by design when a worker declined: by
+            // the shortest package one of them declined.
+            report.declined_s = match (report.declined_s, lane.declined_s) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             if panic.is_none() {
                 panic = lane.panic;
             }
@@ -268,6 +277,7 @@ pub(crate) fn worker_loop(
         }
         lane.push(role, worker, ran, stolen, t0);
     }
+    lane.declined_s = state.declined_s();
     if let Some(slot) = lanes.0.get(worker) {
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = lane;
     }

@@ -81,6 +81,7 @@ struct LaneData {
     items: u64,
     gaps_ns: Vec<u64>,
     failure: Option<String>,
+    declined_s: Option<f64>,
 }
 
 /// The loop's results, written once at its end.
@@ -108,6 +109,7 @@ impl Lane {
             finish_s: d.records.iter().map(|r| r.end_s).fold(0.0, f64::max),
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
             failure: d.failure,
+            declined_s: d.declined_s,
         };
         log.push_lane(d.records);
         report
@@ -422,6 +424,7 @@ pub(crate) fn dispatch_loop(
         // SAFETY: the queue drained above, so no submission waits on it now.
         unsafe { role.unit.device.destroy_semaphore(inj.blocker) };
     }
+    data.declined_s = state.declined_s();
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }
 

@@ -164,7 +164,24 @@ pub struct Kernel {
     pub(crate) pipeline: Option<Arc<ComputePipeline>>,
     pub(crate) cpu: Option<Arc<CpuFn>>,
     pub(crate) estimator: Arc<crate::sched::ThroughputEstimator>,
-    pub(crate) last_space: Arc<std::sync::Mutex<Option<IndexSpace>>>,
+    /// What the estimator's figures are about, and what was saved of them.
+    pub(crate) learned: Arc<std::sync::Mutex<Learned>>,
+    /// A stable identity for profiles: a hash of the SPIR-V, or of the
+    /// name and work-group size for a CPU-only kernel.
+    pub(crate) identity: u64,
+}
+
+/// The index space a kernel's estimator has learned about, and its profile.
+#[derive(Debug, Default)]
+pub(crate) struct Learned {
+    /// The space of the last run (a new one resets the estimator).
+    pub(crate) space: Option<IndexSpace>,
+    /// The profile of this space's shape class, when profiles are on.
+    pub(crate) key: Option<crate::profile::ProfileKey>,
+    /// Whether the figures started from a profile on disk.
+    pub(crate) from_profile: bool,
+    /// The costs last written to (or read from) the profile.
+    pub(crate) saved: Vec<Option<crate::sched::Cost>>,
 }
 
 impl std::fmt::Debug for Kernel {

@@ -297,6 +297,20 @@ impl Pool {
         &self,
         job: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        self.broadcast_to(&|_| true, job)
+    }
+
+    /// [`broadcast`](Self::broadcast) to the threads for which `wake` is
+    /// true only: the others stay parked (their entries are `Ok`).
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast).
+    pub fn broadcast_to(
+        &self,
+        wake: &dyn Fn(usize) -> bool,
+        job: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
         if CURRENT_POOL.with(Cell::get) == self.id {
             return Err(PoolError::Reentrant);
         }
@@ -318,7 +332,10 @@ impl Pool {
             // meanwhile. So `job` outlives every use of the erased reference.
             let erased: ErasedJob =
                 unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), ErasedJob>(job) };
-            for (slot, thread) in self.shared.slots.iter().zip(&self.threads) {
+            for (index, (slot, thread)) in self.shared.slots.iter().zip(&self.threads).enumerate() {
+                if !wake(index) {
+                    continue;
+                }
                 // Relaxed: the increment is sequenced before the mailbox unlock below, which
                 // synchronizes with the thread's lock, so the thread's decrement always sees
                 // it (coherence); the caller only reads the counter after posting.
@@ -394,6 +411,25 @@ mod tests {
             assert!(results.iter().all(Result::is_ok));
             assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == round));
         }
+    }
+
+    #[test]
+    fn broadcast_to_wakes_only_the_chosen_threads() {
+        let pool = unpinned(4);
+        let counts: Vec<AtomicUsize> = (0..4).map(|_| AtomicUsize::new(0)).collect();
+        for _ in 0..10 {
+            let results = pool
+                .broadcast_to(&|i| i % 2 == 1, &|i| {
+                    counts[i].fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap();
+            assert_eq!(results.len(), 4);
+            assert!(results.iter().all(Result::is_ok));
+        }
+        let got: Vec<usize> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        assert_eq!(got, vec![0, 10, 0, 10]);
+        // Nobody to wake: returns at once.
+        assert!(pool.broadcast_to(&|_| false, &|_| unreachable!()).is_ok());
     }
 
     #[test]

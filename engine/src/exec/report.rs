@@ -126,6 +126,31 @@ pub struct DeviceReport {
     /// Why the device failed in this run, if it did (its packages were
     /// completed by the others).
     pub failure: Option<String>,
+    /// Set when the device stopped taking fresh work by design: the seconds
+    /// the package it declined would have taken (HGuided's finish-time
+    /// guard), or infinity when it sat the run out (a power of 0, or the
+    /// single-device fallback when co-executing could not pay). `None`:
+    /// it took work until none was left.
+    pub declined_s: Option<f64>,
+}
+
+impl DeviceReport {
+    /// The report of a device that sat the run out by design.
+    pub(crate) fn sat_out(name: &str, kind: DeviceKind, claimants: usize) -> DeviceReport {
+        DeviceReport {
+            name: name.to_string(),
+            kind,
+            claimants,
+            packages: 0,
+            items: 0,
+            busy_s: 0.0,
+            first_start_s: 0.0,
+            finish_s: 0.0,
+            gpu_gaps: None,
+            failure: None,
+            declined_s: Some(f64::INFINITY),
+        }
+    }
 }
 
 /// The result of a run.
@@ -141,33 +166,45 @@ pub struct Report {
     pub devices: Vec<DeviceReport>,
     /// Every package executed.
     pub packages: PackageLog,
+    /// Whether the scheduler's figures for this kernel and space came, at
+    /// least in part, from a profile on disk (see
+    /// `EngineOptions::profiles`): a first run that knew the devices.
+    pub from_profile: bool,
 }
 
 impl Report {
     /// Balancing efficiency: earliest device finish / latest device finish,
-    /// over devices that executed work (1.0: all finished together).
+    /// over devices that executed work (1.0: all finished together), where
+    /// a device that declined work by design counts as finishing when the
+    /// package it declined would have ended (at most the latest finish): a
+    /// slow device that stopped because its next package would have ended
+    /// after the others is balanced, one that stopped too early is not.
+    /// Devices that sat the run out are left out. See
+    /// [`balance_raw`](Self::balance_raw) for the plain ratio.
     pub fn balance(&self) -> f64 {
-        let finishes: Vec<f64> = self
-            .devices
-            .iter()
-            .filter(|d| d.packages > 0)
-            .map(|d| d.finish_s)
-            .collect();
-        if finishes.len() < 2 {
-            return 1.0;
-        }
-        let lo = finishes.iter().cloned().fold(f64::INFINITY, f64::min);
-        let hi = finishes.iter().cloned().fold(0.0, f64::max);
-        if hi > 0.0 {
-            lo / hi
-        } else {
-            1.0
-        }
+        let latest = self.finishes().fold(0.0, f64::max);
+        ratio(self.devices.iter().filter(|d| d.packages > 0).map(|d| {
+            d.declined_s
+                .map_or(d.finish_s, |t| (d.finish_s + t).min(latest))
+        }))
+    }
+
+    /// Earliest device finish / latest device finish over the devices that
+    /// executed work, declined or not.
+    pub fn balance_raw(&self) -> f64 {
+        ratio(self.finishes())
     }
 
     /// Total packages.
     pub fn package_count(&self) -> usize {
         self.devices.iter().map(|d| d.packages).sum()
+    }
+
+    fn finishes(&self) -> impl Iterator<Item = f64> + '_ {
+        self.devices
+            .iter()
+            .filter(|d| d.packages > 0)
+            .map(|d| d.finish_s)
     }
 }
 
@@ -177,5 +214,74 @@ impl std::fmt::Display for DeviceKind {
             DeviceKind::Cpu => "cpu",
             DeviceKind::Gpu => "gpu",
         })
+    }
+}
+
+/// Smallest over largest of `finishes`; 1.0 for fewer than two or a zero
+/// largest.
+fn ratio(finishes: impl Iterator<Item = f64>) -> f64 {
+    let (mut n, mut lo, mut hi) = (0usize, f64::INFINITY, 0.0f64);
+    for f in finishes {
+        n += 1;
+        lo = lo.min(f);
+        hi = hi.max(f);
+    }
+    if n < 2 || hi <= 0.0 {
+        1.0
+    } else {
+        lo / hi
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(kind: DeviceKind, finish_s: f64, declined_s: Option<f64>) -> DeviceReport {
+        DeviceReport {
+            name: kind.to_string(),
+            kind,
+            claimants: 1,
+            packages: 1,
+            items: 1,
+            busy_s: finish_s,
+            first_start_s: 0.0,
+            finish_s,
+            gpu_gaps: None,
+            failure: None,
+            declined_s,
+        }
+    }
+
+    fn report(devices: Vec<DeviceReport>) -> Report {
+        Report {
+            time_s: 1.0,
+            items: 2,
+            units: 2,
+            devices,
+            packages: PackageLog::default(),
+            from_profile: false,
+        }
+    }
+
+    #[test]
+    fn a_device_that_declined_by_design_counts_as_balanced() {
+        use DeviceKind::{Cpu, Gpu};
+        // The CPU stopped at 0.25 s: its next package would have ended at
+        // 1.25 s, after the GPU's 1 s. Balanced; the raw ratio says 0.25.
+        let r = report(vec![device(Cpu, 0.25, Some(1.0)), device(Gpu, 1.0, None)]);
+        assert_eq!(r.balance(), 1.0);
+        assert_eq!(r.balance_raw(), 0.25);
+        // It declined a package of 0.25 s though 0.75 s were left: not.
+        let r = report(vec![device(Cpu, 0.25, Some(0.25)), device(Gpu, 1.0, None)]);
+        assert_eq!(r.balance(), 0.5);
+        // A device that sat the run out is left out.
+        let mut idle = DeviceReport::sat_out("gpu", Gpu, 1);
+        idle.declined_s = Some(f64::INFINITY);
+        let r = report(vec![device(Cpu, 1.0, None), idle]);
+        assert_eq!((r.balance(), r.balance_raw()), (1.0, 1.0));
+        // No decline: the plain ratio.
+        let r = report(vec![device(Cpu, 0.5, None), device(Gpu, 1.0, None)]);
+        assert_eq!((r.balance(), r.balance_raw()), (0.5, 0.5));
     }
 }

@@ -3,8 +3,11 @@
 
 use std::fmt;
 
+use std::sync::Mutex;
+
 use crossbeam_utils::CachePadded;
 
+use super::model::{Cost, CostFit};
 use super::sync::{AtomicU64, Ordering};
 
 /// Clean extension point for smarter estimators.
@@ -20,6 +23,11 @@ pub trait PowerEstimator: Send + Sync {
     /// The policies treat `None`, and any value that is not finite and
     /// positive, as "not measured yet".
     fn power(&self, device: usize) -> Option<f64>;
+    /// The device's package cost (fixed overhead and rate), if measured:
+    /// `power` is its rate. The default knows no overhead.
+    fn cost(&self, device: usize) -> Option<Cost> {
+        usable_power(self.power(device)).map(Cost::rate_only)
+    }
 }
 
 /// `power` if it is a measurement the policies accept (finite and positive),
@@ -29,29 +37,68 @@ pub fn usable_power(power: Option<f64>) -> Option<f64> {
     power.filter(|p| p.is_finite() && *p > 0.0)
 }
 
-/// Per-device pair of cumulative counters, each on its own cache line.
-struct Counters {
-    units: CachePadded<AtomicU64>,
-    nanos: CachePadded<AtomicU64>,
+/// One device's fit and the figures published from it.
+struct DeviceModel {
+    /// Guarded: a record is one short critical section per package.
+    fit: Mutex<CostFit>,
+    /// `f64` bits of the trusted fit's overhead and rate; rate 0: none.
+    overhead: CachePadded<AtomicU64>,
+    rate: CachePadded<AtomicU64>,
 }
 
-/// Default estimator: lock-free, per-device cumulative units and nanoseconds
-/// in `AtomicU64`s; power = units / time (a throughput averaged over
-/// everything recorded since creation or the last [`reset`](Self::reset)).
+impl DeviceModel {
+    fn new() -> Self {
+        DeviceModel {
+            fit: Mutex::new(CostFit::default()),
+            overhead: CachePadded::new(AtomicU64::new(0)),
+            rate: CachePadded::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CostFit> {
+        self.fit.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Publishes the fit (under the lock, so publications are in fit order).
+    fn publish(&self, fit: &CostFit) {
+        let (overhead, rate) = match fit.fit() {
+            Some((c, true)) => (c.overhead_s, c.rate),
+            _ => (0.0, 0.0),
+        };
+        // Relaxed: the two words carry no other data. A reader racing a
+        // publication may pair one fit's overhead with the next fit's rate:
+        // two consecutive fits of one device, so a blend of two estimates,
+        // never garbage; the rate is stored last and read first, so a reader
+        // never sees a rate before the first overhead published with it.
+        self.overhead.store(overhead.to_bits(), Ordering::Relaxed);
+        self.rate.store(rate.to_bits(), Ordering::Relaxed);
+    }
+
+    fn cost(&self) -> Option<Cost> {
+        // Relaxed: see `publish`.
+        let rate = f64::from_bits(self.rate.load(Ordering::Relaxed));
+        let overhead = f64::from_bits(self.overhead.load(Ordering::Relaxed));
+        let c = Cost {
+            overhead_s: overhead,
+            rate,
+        };
+        c.is_usable().then_some(c)
+    }
+}
+
+/// Default estimator: per device a [`Cost`] model (`overhead + n / rate`)
+/// fitted online from the packages recorded (see [`CostFit`]); power is the
+/// fitted rate. Readers (every claim) read two published words without
+/// locking; a record takes the device's lock for one fit.
 pub struct ThroughputEstimator {
-    devices: Vec<Counters>,
+    devices: Vec<DeviceModel>,
 }
 
 impl ThroughputEstimator {
     /// An estimator for devices `0..devices`, with nothing measured.
     pub fn new(devices: usize) -> Self {
         Self {
-            devices: (0..devices)
-                .map(|_| Counters {
-                    units: CachePadded::new(AtomicU64::new(0)),
-                    nanos: CachePadded::new(AtomicU64::new(0)),
-                })
-                .collect(),
+            devices: (0..devices).map(|_| DeviceModel::new()).collect(),
         }
     }
 
@@ -60,47 +107,47 @@ impl ThroughputEstimator {
         self.devices.len()
     }
 
-    /// Forget every measurement. Records racing with the reset may be
-    /// partially kept; that only skews one sample.
+    /// Forget every measurement.
     pub fn reset(&self) {
-        for c in &self.devices {
-            // Relaxed: plain counters, no data published through them.
-            c.units.store(0, Ordering::Relaxed);
-            c.nanos.store(0, Ordering::Relaxed);
+        for d in &self.devices {
+            let mut fit = d.lock();
+            *fit = CostFit::default();
+            d.publish(&fit);
+        }
+    }
+
+    /// Starts `device` from `cost` as if it had measured it over `weight`
+    /// packages (a prior, from a profile); live records soon outweigh it.
+    pub fn seed(&self, device: usize, cost: Cost, weight: f64) {
+        if let Some(d) = self.devices.get(device) {
+            let mut fit = d.lock();
+            fit.seed(cost, weight);
+            d.publish(&fit);
         }
     }
 }
 
 impl PowerEstimator for ThroughputEstimator {
-    /// Ignores out-of-range devices and non-finite or negative `seconds`.
+    /// Ignores out-of-range devices and times that are not finite and
+    /// positive.
     fn record(&self, device: usize, units: u64, seconds: f64) {
-        let Some(c) = self.devices.get(device) else {
+        let Some(d) = self.devices.get(device) else {
             return;
         };
-        if !(seconds.is_finite() && seconds >= 0.0) {
+        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
             return;
         }
-        // Float-to-int `as` saturates, so absurd durations cannot wrap.
-        let nanos = (seconds * 1e9).round() as u64;
-        // Relaxed: the time is added first...
-        c.nanos.fetch_add(nanos, Ordering::Relaxed);
-        // ...and Release on the units makes it visible to any reader whose
-        // Acquire load of `units` sees these units, so a reader never pairs
-        // units with less than their time (power is never over-estimated by a
-        // torn read; at worst it briefly counts time of an in-flight record).
-        c.units.fetch_add(units, Ordering::Release);
+        let mut fit = d.lock();
+        fit.record(units, seconds);
+        d.publish(&fit);
     }
 
     fn power(&self, device: usize) -> Option<f64> {
-        let c = self.devices.get(device)?;
-        // Acquire: pairs with the Release in `record` (see there).
-        let units = c.units.load(Ordering::Acquire);
-        // Relaxed: ordered after the Acquire above.
-        let nanos = c.nanos.load(Ordering::Relaxed);
-        if units == 0 || nanos == 0 {
-            return None;
-        }
-        Some(units as f64 / (nanos as f64 * 1e-9))
+        self.cost(device).map(|c| c.rate)
+    }
+
+    fn cost(&self, device: usize) -> Option<Cost> {
+        self.devices.get(device)?.cost()
     }
 }
 
@@ -123,15 +170,25 @@ mod tests {
         assert_eq!(e.power(0), None);
         e.record(0, 100, 0.5);
         e.record(0, 300, 1.5);
-        assert_eq!(e.power(0), Some(200.0));
+        assert!((e.power(0).unwrap() - 200.0).abs() < 1e-9);
         assert_eq!(e.power(1), None);
         assert_eq!(e.power(7), None);
         e.record(7, 1, 1.0);
         e.record(1, 5, f64::NAN);
         e.record(1, 5, -1.0);
         assert_eq!(e.power(1), None);
-        e.record(1, 5, 0.0); // no time yet: still unmeasured
+        e.record(1, 5, 0.0); // no time: ignored
         assert_eq!(e.power(1), None);
+        // One short probe is no measurement yet; a second size is.
+        e.record(1, 8, 60e-6);
+        assert_eq!(e.power(1), None);
+        e.record(1, 800, 52e-6 + 800.0 / 1e6);
+        let c = e.cost(1).unwrap();
+        assert!(
+            (c.rate - 1e6).abs() < 1.0 && (c.overhead_s - 52e-6).abs() < 1e-9,
+            "{c:?}"
+        );
+        e.seed(0, Cost::rate_only(5.0), 4.0);
         e.reset();
         assert_eq!(e.power(0), None);
         assert_eq!(format!("{e:?}"), "[None, None]");

@@ -75,6 +75,7 @@
 #![forbid(unsafe_code)]
 
 mod estimator;
+mod model;
 mod plan;
 mod queue;
 mod scheduler;
@@ -84,7 +85,8 @@ mod sync;
 mod tests;
 
 pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
-pub use plan::{ClaimantState, Plan, GUARD_MARGIN, PROBE_PACKAGES};
+pub use model::{single_device, Cost, CostFit};
+pub use plan::{ClaimantState, Plan, GUARD_MARGIN, MAX_OVERHEAD, PROBE_PACKAGES};
 pub use queue::{Source, WorkQueue};
 pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};
 pub use steal::{worth_splitting, StealBoard};

@@ -1,8 +1,10 @@
 //! Per-run plan: package sizes for each claimant.
 
+use std::cell::Cell;
 use std::ops::Range;
 
 use super::estimator::{usable_power, PowerEstimator};
+use super::model::Cost;
 use super::queue::{Source, WorkQueue};
 use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
 
@@ -18,6 +20,12 @@ pub const PROBE_PACKAGES: u64 = 1;
 /// slower claimant declines fresh work whose package would take more than
 /// this fraction of the time the other devices need for all that is left.
 pub const GUARD_MARGIN: f64 = 0.5;
+
+/// The largest fraction of a fresh HGuided package's time its fixed
+/// overhead may take, where the device's overhead is measured (see
+/// `Plan::efficiency_floor`): packages are at least four times the work
+/// the overhead is worth.
+pub const MAX_OVERHEAD: f64 = 0.2;
 
 /// Relative tolerance for snapping a computed size onto an integer before
 /// `ceil`/`floor`, so that float noise (e.g. `29.000000000000004`) does not
@@ -107,6 +115,9 @@ pub struct ClaimantState {
     packages: u64,
     requeued_packages: u64,
     units: u64,
+    /// Seconds of the last fresh package the finish-time guard declined
+    /// (sizing functions take `&self`: a claimant's own cell, never shared).
+    declined_s: Cell<Option<f64>>,
 }
 
 impl ClaimantState {
@@ -145,6 +156,14 @@ impl ClaimantState {
     /// Units claimed so far (fresh and requeued).
     pub fn units(&self) -> u64 {
         self.units
+    }
+
+    /// Seconds the last fresh package this claimant declined would have
+    /// taken (HGuided's finish-time guard; infinite for a device of power
+    /// 0), or `None` if it never declined. A device that declined stopped
+    /// early by design: it would have ended that much later.
+    pub fn declined_s(&self) -> Option<f64> {
+        self.declined_s.get()
     }
 
     /// Records a successful claim. [`Plan::claim`] does this; call it
@@ -268,6 +287,7 @@ impl Plan {
             packages: 0,
             requeued_packages: 0,
             units: 0,
+            declined_s: Cell::new(None),
         }
     }
 
@@ -439,19 +459,29 @@ impl Plan {
             // bounds how long the rest may take before it counts as hung.)
             return left;
         }
-        let size = whole(ceil_u64(x).max(*min_package));
-        // Read in place, not collected: this runs on every claim.
-        let power = |j: usize| match hints {
-            Some((p, _)) => p[j],
-            None => measured(est, j).unwrap_or(0.0),
+        // Read in place, not collected: this runs on every claim. Hints
+        // are rates without overhead (relative numbers, not units/s).
+        let cost = |j: usize| match hints {
+            Some((p, _)) => Some(Cost::rate_only(p[j])).filter(Cost::is_usable),
+            None => est.cost(j),
         };
-        if fresh && all_known && self.declines(d, p_i, size, left, &power) {
-            return 0;
+        let mut size = ceil_u64(x).max(*min_package);
+        if fresh {
+            if let Some(mine) = cost(d) {
+                size = size.max(self.efficiency_floor(d, mine, left, &cost));
+            }
+        }
+        let size = whole(size);
+        if fresh && all_known {
+            if let Some(t) = self.declines(d, size, left, &cost) {
+                c.declined_s.set(Some(t));
+                return 0;
+            }
         }
         if fresh
             && all_known
             && self.claimants[d] == 1
-            && self.others_decline(d, *min_package, left, &power)
+            && self.others_decline(d, *min_package, left, &cost)
         {
             // Nobody else would take any of it: cutting the range would only
             // add per-package costs (and a partial last wave per package).
@@ -460,11 +490,42 @@ impl Plan {
         size
     }
 
+    /// The smallest fresh package a claimant of `d` (cost `mine`) takes
+    /// with `left` units left: large enough that its fixed overhead is at
+    /// most [`MAX_OVERHEAD`] of its time (a GPU dispatch over an irregular
+    /// kernel waits for its slowest work-group, so tiny packages run at a
+    /// fraction of its throughput), but never more than the claimant's
+    /// share of an even finish: with every device's cost known, all finish
+    /// together at `T = (left + sum_j overhead_j rate_j) / sum_j rate_j`,
+    /// device `d` having done `(T - overhead_d) * rate_d` of it.
+    fn efficiency_floor(
+        &self,
+        d: usize,
+        mine: Cost,
+        left: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> u64 {
+        let efficient = mine.efficient_size(MAX_OVERHEAD);
+        if efficient <= 0.0 {
+            return 0;
+        }
+        let (mut rates, mut overhead_units) = (0.0, 0.0);
+        for j in 0..self.claimants.len() {
+            if let Some(c) = cost(j) {
+                rates += c.rate;
+                overhead_units += c.overhead_units();
+            }
+        }
+        let finish = (left as f64 + overhead_units) / rates;
+        let fair = ((finish - mine.overhead_s) * mine.rate).max(0.0) / self.claimants[d] as f64;
+        ceil_u64(efficient.min(fair))
+    }
+
     /// Whether every claimant of every device other than `d` would decline
     /// even its smallest fresh package (`min_package`, in whole granules) with
     /// `left` units left. The guard's condition only tightens as `left`
     /// shrinks and a package never gets smaller than that, so with the
-    /// powers unchanged they would decline all the rest: the claimant of `d`
+    /// costs unchanged they would decline all the rest: the claimant of `d`
     /// may as well take it in one package. `false` when `d` has no other
     /// device to compare with (see the lone-claimant rule).
     fn others_decline(
@@ -472,7 +533,7 @@ impl Plan {
         d: usize,
         min_package: u64,
         left: u64,
-        power: &dyn Fn(usize) -> f64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> bool {
         let mut any = false;
         for (j, &claimants) in self.claimants.iter().enumerate() {
@@ -481,47 +542,59 @@ impl Plan {
             }
             any = true;
             let smallest = whole_granules(min_package, self.granule[j], left);
-            let p_j = power(j) / claimants as f64;
-            if !self.declines(j, p_j, smallest, left, power) {
+            if self.declines(j, smallest, left, cost).is_none() {
                 return false;
             }
         }
         any
     }
 
-    /// The finish-time guard of HGuided: a claimant declines fresh work when
-    /// taking `size` units would take longer than [`GUARD_MARGIN`] times what
-    /// the other devices need for all `left` units without it:
-    /// `size / p_i > GUARD_MARGIN * left / P_others`. At a margin of 1,
-    /// declining can only make the run end sooner; below 1 it also leaves room
-    /// for estimation error (early estimates include start-up overheads, and
-    /// the last package of a device far slower than the others would land at
-    /// the very end), so a slow device never holds up the end of a run.
+    /// The finish-time guard of HGuided: a claimant of `d` declines fresh
+    /// work when its package of `size` units (overhead included) would take
+    /// longer than [`GUARD_MARGIN`] times what the other devices need for
+    /// all `left` units without it, `(left + sum_j overhead_j rate_j) /
+    /// sum_j rate_j` over the others. At a margin of 1, declining can only
+    /// make the run end sooner; below 1 it also leaves room for estimation
+    /// error (early estimates include start-up overheads, and the last
+    /// package of a device far slower than the others would land at the
+    /// very end), so a slow device never holds up the end of a run. Without
+    /// overheads this is `size / p_i > GUARD_MARGIN * left / P_others`.
     ///
-    /// Progress: only a claimant whose per-claimant power is below that of
+    /// Progress: only a claimant whose per-claimant rate is below that of
     /// some claimant of another device may decline, so the fastest claimant
     /// always takes work. A device that fails moves the fresh work into the
     /// requeue store, which is never declined.
+    ///
+    /// Returns the seconds the declined package would have taken (infinite
+    /// for a device of power 0), or `None` to take it.
     fn declines(
         &self,
         d: usize,
-        p_i: f64,
         size: u64,
         left: u64,
-        power: &dyn Fn(usize) -> f64,
-    ) -> bool {
-        let mut others = 0.0;
-        let mut fastest_other = 0.0f64;
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> Option<f64> {
+        let (mut rates, mut overhead_units, mut fastest_other) = (0.0, 0.0, 0.0f64);
         for (j, &claimants) in self.claimants.iter().enumerate() {
             if j != d && claimants > 0 {
-                let p = power(j);
-                others += p;
-                fastest_other = fastest_other.max(p / claimants as f64);
+                if let Some(c) = cost(j) {
+                    rates += c.rate;
+                    overhead_units += c.overhead_units();
+                    fastest_other = fastest_other.max(c.rate / claimants as f64);
+                }
             }
         }
-        others > 0.0
-            && p_i < fastest_other
-            && size as f64 * others > GUARD_MARGIN * left as f64 * p_i
+        if rates <= 0.0 {
+            return None;
+        }
+        let claimants = self.claimants[d] as f64;
+        let Some(mine) = cost(d).filter(|c| c.rate / claimants < fastest_other) else {
+            // The fastest never declines; a device of power 0 always does.
+            return cost(d).is_none().then_some(f64::INFINITY);
+        };
+        let mine_s = claimants * mine.time(size as f64);
+        let others_s = (left as f64 + overhead_units) / rates;
+        (mine_s > GUARD_MARGIN * others_s).then_some(mine_s)
     }
 }
 
@@ -871,5 +944,77 @@ mod tests {
         assert_eq!(p.package_size(&mut gpu, 100, &est), 25);
         est.record(0, 1, 1.0);
         assert_eq!(p.package_size(&mut gpu, 100, &est), 100);
+    }
+
+    #[test]
+    fn hguided_packages_pay_for_their_overhead_until_the_even_finish() {
+        use crate::sched::Cost;
+        let est = crate::sched::ThroughputEstimator::new(2);
+        // A CPU of two workers and a GPU of equal rate whose packages pay
+        // 1 ms each (worth 1000 units): a fresh GPU package is at least
+        // 4000 units (overhead at most 20% of it)...
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(
+            1,
+            Cost {
+                overhead_s: 1e-3,
+                rate: 1e6,
+            },
+            4.0,
+        );
+        let slots = [DeviceSlot::cpu(2), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 100_000, &est).unwrap();
+        let (mut cpu, mut gpu) = (p.claimant(0, 0), p.claimant(1, 0));
+        cpu.record(&(0..1), Source::Fresh);
+        gpu.record(&(1..2), Source::Fresh);
+        // Plenty left: the formula, ceil(100000 / 4) = 25000.
+        assert_eq!(p.package_size(&mut gpu, 100_000, &est), 25_000);
+        // 10000 left: the formula says 2500, the overhead 4000.
+        assert_eq!(p.package_size(&mut gpu, 10_000, &est), 4_000);
+        // ...but never more than its share of an even finish: with 3000
+        // left, T = (3000 + 1000) / 2e6 = 2 ms, the GPU's share 1000 units.
+        assert_eq!(p.package_size(&mut gpu, 3_000, &est), 1_000);
+        // A CPU worker (no overhead) keeps the formula: 10000 * 0.5 / 4.
+        assert_eq!(p.package_size(&mut cpu, 10_000, &est), 1_250);
+        assert_eq!(cpu.declined_s(), None);
+    }
+
+    #[test]
+    fn hguided_guard_counts_overheads_and_reports_what_it_declined() {
+        use crate::sched::Cost;
+        let est = crate::sched::ThroughputEstimator::new(2);
+        // A slow device (rate 1e5, 2 ms per package) and a fast one (1e6).
+        est.seed(
+            0,
+            Cost {
+                overhead_s: 2e-3,
+                rate: 1e5,
+            },
+            4.0,
+        );
+        est.seed(1, Cost::rate_only(1e6), 4.0);
+        let slots = [DeviceSlot::gpu(), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1_000_000, &est).unwrap();
+        let mut slow = p.claimant(0, 0);
+        slow.record(&(0..1), Source::Fresh);
+        // 10000 left: the fast one alone needs 10 ms. The slow one's
+        // package is its share of an even finish, 728 units (under the 800
+        // that would pay its overhead): 9.28 ms > 5 ms, declined.
+        assert_eq!(p.package_size(&mut slow, 10_000, &est), 0);
+        let t = slow.declined_s().unwrap();
+        assert!((t - 9.28e-3).abs() < 1e-9, "{t}");
+        // Without the overhead the formula's 455 units (4.6 ms) would pass.
+        let est2 = crate::sched::ThroughputEstimator::new(2);
+        est2.seed(0, Cost::rate_only(1e5), 4.0);
+        est2.seed(1, Cost::rate_only(1e6), 4.0);
+        let mut slow2 = p.claimant(0, 0);
+        slow2.record(&(0..1), Source::Fresh);
+        assert_eq!(p.package_size(&mut slow2, 10_000, &est2), 455);
+        assert_eq!(slow2.declined_s(), None);
+        // A device of hinted power 0 declines, with an infinite package.
+        let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 1), &slots, 100, &est).unwrap();
+        let mut zero = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut zero, 100, &est), 0);
+        assert_eq!(zero.declined_s(), Some(f64::INFINITY));
     }
 }

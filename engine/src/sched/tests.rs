@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 
+use super::model::Cost;
 use super::*;
 
 fn totals() -> impl Strategy<Value = u64> {
@@ -158,6 +159,26 @@ proptest! {
     #[test]
     fn prop_concurrent_claims_cover_exactly_once((devs, sched, total, speeds) in setup()) {
         let est = ThroughputEstimator::new(devs.len());
+        let plan = Plan::new(&sched, &devs, total, &est).unwrap();
+        let queue = WorkQueue::new(total);
+        let seen = run(&plan, &queue, &est, &speeds, None);
+        check(seen, &queue, total)?;
+    }
+
+    /// Whatever a profile says (any overheads and rates, also far from the
+    /// simulated devices') and whatever the hints (zeros included), every
+    /// unit is claimed exactly once.
+    #[test]
+    fn prop_any_profile_covers_exactly_once(
+        (devs, sched, total, speeds) in setup(),
+        prior in prop::collection::vec(prop::option::of((0.0f64..1e-2, 1.0f64..1e7)), 3),
+    ) {
+        let est = ThroughputEstimator::new(devs.len());
+        for (d, p) in prior.iter().take(devs.len()).enumerate() {
+            if let Some((overhead_s, rate)) = *p {
+                est.seed(d, Cost { overhead_s, rate }, 4.0);
+            }
+        }
         let plan = Plan::new(&sched, &devs, total, &est).unwrap();
         let queue = WorkQueue::new(total);
         let seen = run(&plan, &queue, &est, &speeds, None);

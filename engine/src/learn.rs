@@ -1,0 +1,273 @@
+//! What an engine learns about its kernels across runs and processes, and
+//! the decisions it takes from it before a run: which devices sit the run
+//! out (a power of 0, or co-execution that cannot pay).
+//!
+//! A kernel's estimator holds one [`Cost`] per engine device slot (0: the
+//! CPU workers, 1: the GPU). It is reset when the kernel runs over another
+//! index space, seeded from the profile of that space's shape class when
+//! one exists on disk, and written back when it has moved.
+
+use crate::exec::kernel::{IndexSpace, Kernel, Learned};
+use crate::profile::{ProfileKey, ProfileStore};
+use crate::sched::{single_device, Cost, PowerEstimator, Scheduler};
+use std::path::PathBuf;
+use std::sync::MutexGuard;
+
+/// Engine device slots of a kernel's estimator: the CPU workers, the GPU.
+pub(crate) const SLOTS: usize = 2;
+
+/// Co-execution is declined when its best case gains less than this over
+/// the fastest device alone (an estimated `S_max` under 1.05).
+pub(crate) const MIN_GAIN: f64 = 0.05;
+
+/// Runs the fastest device would finish within this many seconds alone are
+/// not worth waking another device for.
+pub(crate) const WAKE_S: f64 = 50e-6;
+
+/// Weight of a profile's figures, in packages: the first few live
+/// packages of a run count as much as the profile.
+const PROFILE_WEIGHT: f64 = 4.0;
+
+/// A saved cost is written again once a figure has moved by this much.
+const RESAVE: f64 = 0.1;
+
+/// The engine's profile store and the descriptions of its devices.
+#[derive(Debug)]
+pub(crate) struct Learning {
+    store: ProfileStore,
+    devices: Vec<String>,
+    fallback: bool,
+}
+
+impl Learning {
+    /// `dir`: the profile directory (`None`: profiles off); `devices`: one
+    /// line per slot describing what a measurement depends on.
+    pub(crate) fn new(dir: Option<PathBuf>, devices: Vec<String>) -> Self {
+        Learning {
+            store: ProfileStore::new(dir.filter(|_| profiles_on_in_env())),
+            devices,
+            fallback: fallback_on_in_env(),
+        }
+    }
+
+    /// Before a run of `kernel` over `space` (`units` scheduler units):
+    /// resets its estimator if the space changed and seeds it from the
+    /// profile. Returns whether its figures came from a profile.
+    pub(crate) fn prepare(&self, kernel: &Kernel, space: IndexSpace, units: u64) -> bool {
+        let mut learned = lock(kernel);
+        if learned.space != Some(space) {
+            kernel.estimator.reset();
+            *learned = Learned {
+                space: Some(space),
+                ..Learned::default()
+            };
+            if self.store.enabled() {
+                let key = ProfileKey::new(
+                    &kernel.name,
+                    kernel.identity,
+                    &self.devices,
+                    &shape_class(space, units),
+                );
+                if let Some(costs) = self.store.load(&key, SLOTS) {
+                    for (slot, c) in costs.iter().enumerate() {
+                        if let Some(c) = c {
+                            kernel.estimator.seed(slot, *c, PROFILE_WEIGHT);
+                        }
+                    }
+                    learned.from_profile = costs.iter().any(Option::is_some);
+                    learned.saved = costs;
+                }
+                learned.key = Some(key);
+            }
+        }
+        learned.from_profile
+    }
+
+    /// After a successful run: writes the kernel's figures to its profile
+    /// when they moved since they were last saved or loaded.
+    pub(crate) fn after_run(&self, kernel: &Kernel) {
+        let mut learned = lock(kernel);
+        let Some(key) = learned.key.clone() else {
+            return;
+        };
+        let now: Vec<Option<Cost>> = (0..SLOTS).map(|s| kernel.estimator.cost(s)).collect();
+        let moved = now.iter().enumerate().any(|(slot, c)| {
+            let before = learned.saved.get(slot).copied().flatten();
+            match (before, c) {
+                (Some(b), Some(c)) => differs(b.rate, c.rate) || differs_overhead(&b, c),
+                (None, Some(_)) => true,
+                _ => false,
+            }
+        });
+        if moved {
+            self.store.save(&key, &now);
+            learned.saved = now;
+        }
+    }
+
+    /// Which of the run's devices sit it out, in the order of `present`
+    /// (the devices that can take part, each with its engine slot):
+    /// devices given a power of 0 while another has a positive one, and
+    /// under HGuided without hints, every device but the fastest when the
+    /// kernel's learned costs say co-executing cannot pay (see
+    /// [`single_device`]). Never all of them.
+    pub(crate) fn sit_out(
+        &self,
+        scheduler: &Scheduler,
+        present: &[usize],
+        estimator: &dyn PowerEstimator,
+        units: u64,
+    ) -> Vec<bool> {
+        let n = present.len();
+        let mut out = vec![false; n];
+        if n < 2 {
+            return out;
+        }
+        match scheduler {
+            Scheduler::Static {
+                powers: Some(p), ..
+            }
+            | Scheduler::HGuided {
+                powers: Some(p), ..
+            } if p.len() == n && p.iter().any(|&x| x > 0.0) => {
+                for (o, &x) in out.iter_mut().zip(p) {
+                    *o = x == 0.0;
+                }
+            }
+            Scheduler::HGuided { powers: None, .. } if self.fallback => {
+                let costs: Vec<Option<Cost>> = present.iter().map(|&s| estimator.cost(s)).collect();
+                if let Some(alone) = single_device(&costs, units, MIN_GAIN, WAKE_S) {
+                    for (i, o) in out.iter_mut().enumerate() {
+                        *o = i != alone;
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+fn lock(kernel: &Kernel) -> MutexGuard<'_, Learned> {
+    kernel.learned.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn differs(a: f64, b: f64) -> bool {
+    (a - b).abs() > RESAVE * a.abs().max(b.abs())
+}
+
+/// Overheads are compared in the work they are worth (tiny overheads that
+/// double matter no more than before).
+fn differs_overhead(before: &Cost, now: &Cost) -> bool {
+    let scale = before.overhead_units().max(now.overhead_units()).max(1.0);
+    (before.overhead_units() - now.overhead_units()).abs() > RESAVE * scale
+}
+
+/// The shape class of a space: its dimensions and the power of two of its
+/// unit count (throughput depends on size through caches and waves, so a
+/// profile serves sizes within a factor of two).
+pub(crate) fn shape_class(space: IndexSpace, units: u64) -> String {
+    let dims = match space {
+        IndexSpace::D1(_) => "d1",
+        IndexSpace::D2 { .. } => "d2",
+    };
+    format!("{dims} units 2^{}", units.max(1).ilog2())
+}
+
+/// `COEXEC_PROFILE=off` (or `0`) turns profiles off for the process. Read
+/// once per process.
+fn profiles_on_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::env::var("COEXEC_PROFILE").map_or(true, |v| !matches!(v.trim(), "off" | "0"))
+    })
+}
+
+/// `COEXEC_FALLBACK=0` makes HGuided co-execute even where the learned
+/// costs say one device alone is as fast (to measure what the fallback
+/// changes). Read once per process.
+fn fallback_on_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_FALLBACK").map_or(true, |v| v.trim() != "0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::ThroughputEstimator;
+
+    fn learning() -> Learning {
+        Learning {
+            store: ProfileStore::new(None),
+            devices: vec!["cpu".into(), "gpu".into()],
+            fallback: true,
+        }
+    }
+
+    #[test]
+    fn zero_powers_sit_out_but_never_all() {
+        let l = learning();
+        let est = ThroughputEstimator::new(2);
+        let st = |p: Vec<f64>| Scheduler::Static { powers: Some(p) };
+        assert_eq!(
+            l.sit_out(&st(vec![1.0, 0.0]), &[0, 1], &est, 100),
+            [false, true]
+        );
+        assert_eq!(
+            l.sit_out(&st(vec![0.0, 2.0]), &[0, 1], &est, 100),
+            [true, false]
+        );
+        assert_eq!(
+            l.sit_out(&st(vec![1.0, 2.0]), &[0, 1], &est, 100),
+            [false, false]
+        );
+        let hg = Scheduler::HGuided {
+            powers: Some(vec![0.0, 1.0]),
+            k: 2.0,
+            min_package: 1,
+        };
+        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 100), [true, false]);
+        // One device: nothing to decide.
+        assert_eq!(l.sit_out(&st(vec![0.0]), &[1], &est, 100), [false]);
+    }
+
+    #[test]
+    fn hguided_without_hints_falls_back_only_when_it_knows() {
+        let l = learning();
+        let est = ThroughputEstimator::new(2);
+        let hg = Scheduler::hguided();
+        // Nothing known: co-execute (and measure).
+        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 1 << 20), [false, false]);
+        // A GPU 100x faster: the GPU alone.
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(1, Cost::rate_only(1e8), 4.0);
+        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 1 << 20), [true, false]);
+        // Comparable: co-execute.
+        est.reset();
+        est.seed(0, Cost::rate_only(5e7), 4.0);
+        est.seed(1, Cost::rate_only(1e8), 4.0);
+        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 1 << 20), [false, false]);
+        // Hints or another scheduler: no fallback.
+        let dynamic = Scheduler::Dynamic { packages: 8 };
+        est.seed(0, Cost::rate_only(1.0), 100.0);
+        assert_eq!(l.sit_out(&dynamic, &[0, 1], &est, 1 << 20), [false, false]);
+        // Off for measurement.
+        let off = Learning {
+            fallback: false,
+            ..learning()
+        };
+        assert_eq!(off.sit_out(&hg, &[0, 1], &est, 1 << 20), [false, false]);
+    }
+
+    #[test]
+    fn shape_classes() {
+        assert_eq!(shape_class(IndexSpace::D1(1000), 16), "d1 units 2^4");
+        assert_eq!(shape_class(IndexSpace::D1(1000), 31), "d1 units 2^4");
+        assert_eq!(shape_class(IndexSpace::D1(1000), 0), "d1 units 2^0");
+        let d2 = IndexSpace::D2 {
+            width: 64,
+            height: 64,
+        };
+        assert_eq!(shape_class(d2, 64), "d2 units 2^6");
+    }
+}

@@ -1,0 +1,281 @@
+//! Persistent profiles: what the scheduler learned about a kernel (each
+//! device's [`Cost`]), kept on disk beside the pipeline cache so that the
+//! next process's first run starts informed.
+//!
+//! A profile is keyed by everything its figures depend on: the kernel (a
+//! hash of its SPIR-V, or its name and work-group size for a CPU-only
+//! kernel), each device of the run (the CPU's model and worker count; the
+//! GPU's name, vendor and device ids, driver version and pipeline-cache
+//! UUID) and the index space's shape class (dimensions and the power of two
+//! of its unit count). The whole key is stored in the file and compared on
+//! load, so a changed device, driver or kernel never reads another's
+//! figures.
+//!
+//! A profile can make a run faster, never wrong: it only seeds the cost
+//! model, which live packages soon outweigh, and a missing, unreadable,
+//! corrupt or stale file is ignored (with a warning, except when missing).
+//! Writes go to a temporary file renamed over the profile, so concurrent
+//! writers leave one whole file (the last one's).
+
+use crate::sched::Cost;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// First line of a profile file.
+const MAGIC: &str = "coexec-profile 1";
+
+/// Where profiles live and the key of one kernel on one set of devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProfileKey {
+    /// Human-readable, stored in the file and compared on load.
+    text: String,
+    /// File name: the kernel's name (sanitized) and a hash of `text`.
+    file: String,
+}
+
+impl ProfileKey {
+    /// The key of `kernel` (its name and an identity such as its SPIR-V
+    /// hash) on `devices` (one descriptive line each, in run slot order)
+    /// over a space of `shape`.
+    pub(crate) fn new(kernel: &str, identity: u64, devices: &[String], shape: &str) -> Self {
+        let mut text = format!("kernel {kernel} {identity:016x}; shape {shape}");
+        for (i, d) in devices.iter().enumerate() {
+            let _ = write!(text, "; device {i} {d}");
+        }
+        let text = text.replace(['\n', '\r'], " ");
+        let name: String = kernel
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .take(40)
+            .collect();
+        let file = format!("{name}-{:016x}.profile", fnv1a(text.as_bytes()));
+        ProfileKey { text, file }
+    }
+}
+
+/// FNV-1a, 64 bits: a hash that is the same in every build and process
+/// (std's `DefaultHasher` is not promised to be).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The directory of profiles, or none (profiles off).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProfileStore {
+    dir: Option<PathBuf>,
+}
+
+impl ProfileStore {
+    /// Profiles under `dir` (created on the first save); `None`: off.
+    pub(crate) fn new(dir: Option<PathBuf>) -> Self {
+        ProfileStore { dir }
+    }
+
+    /// Whether profiles are read and written.
+    pub(crate) fn enabled(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    fn path(&self, key: &ProfileKey) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(&key.file))
+    }
+
+    /// The costs stored for `key`, one per device slot (`None`: that device
+    /// was not measured). `None` when off, missing, or unusable (warned).
+    pub(crate) fn load(&self, key: &ProfileKey, devices: usize) -> Option<Vec<Option<Cost>>> {
+        let path = self.path(key)?;
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+            Err(e) => {
+                tracing::warn!("ignoring profile {}: {e}", path.display());
+                return None;
+            }
+        };
+        match parse(&text, key, devices) {
+            Ok(costs) => Some(costs),
+            Err(why) => {
+                tracing::warn!("ignoring profile {}: {why}", path.display());
+                None
+            }
+        }
+    }
+
+    /// Stores `costs` for `key`. Failures are warned about, never returned:
+    /// a profile is an optimization.
+    pub(crate) fn save(&self, key: &ProfileKey, costs: &[Option<Cost>]) {
+        let Some(path) = self.path(key) else { return };
+        if let Err(e) = write_atomically(&path, &render(key, costs)) {
+            tracing::warn!("could not write profile {}: {e}", path.display());
+        }
+    }
+}
+
+fn render(key: &ProfileKey, costs: &[Option<Cost>]) -> String {
+    let mut s = format!("{MAGIC}\nkey {}\n", key.text);
+    for (i, c) in costs.iter().enumerate() {
+        if let Some(c) = c.filter(Cost::is_usable) {
+            // `{:e}` of an f64 parses back to the same value.
+            let _ = writeln!(s, "cost {i} {:e} {:e}", c.overhead_s, c.rate);
+        }
+    }
+    s
+}
+
+fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Vec<Option<Cost>>, String> {
+    let mut lines = text.lines();
+    if lines.next() != Some(MAGIC) {
+        return Err("not a coexec profile of this version".into());
+    }
+    match lines.next().and_then(|l| l.strip_prefix("key ")) {
+        Some(k) if k == key.text => {}
+        Some(_) => return Err("stale: made for another kernel, device or driver".into()),
+        None => return Err("no key line".into()),
+    }
+    let mut costs = vec![None; devices];
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let bad = || format!("bad line {line:?}");
+        let mut f = line.split_ascii_whitespace();
+        if f.next() != Some("cost") {
+            return Err(bad());
+        }
+        let slot: usize = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+        let overhead_s: f64 = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+        let rate: f64 = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+        let cost = Cost { overhead_s, rate };
+        if f.next().is_some() || !cost.is_usable() || slot >= devices {
+            return Err(bad());
+        }
+        costs[slot] = Some(cost);
+    }
+    Ok(costs)
+}
+
+/// Writes `text` to a fresh temporary file beside `path`, then renames it
+/// over `path`.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    // Relaxed: only uniqueness within the process matters.
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(
+        ".{}.{}-{seq}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("profile"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (ProfileStore, PathBuf) {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("coexec-profile-test-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        (ProfileStore::new(Some(dir.clone())), dir)
+    }
+
+    fn key(driver: &str) -> ProfileKey {
+        ProfileKey::new(
+            "blur 2d",
+            0xabcdef,
+            &["cpu X 4 workers".into(), format!("gpu Y driver {driver}")],
+            "d2 2^12",
+        )
+    }
+
+    const GPU: Cost = Cost {
+        overhead_s: 4.5e-5,
+        rate: 123456789.0,
+    };
+
+    #[test]
+    fn round_trip_and_missing() {
+        let (s, dir) = store();
+        let k = key("1");
+        assert_eq!(s.load(&k, 2), None); // missing: silently nothing
+        s.save(&k, &[None, Some(GPU)]);
+        assert_eq!(s.load(&k, 2), Some(vec![None, Some(GPU)]));
+        assert!(k.file.starts_with("blur_2d-"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn stale_corrupt_and_unreadable_are_ignored() {
+        let (s, dir) = store();
+        s.save(&key("1"), &[Some(GPU), Some(GPU)]);
+        // Another driver: another file name, and a key mismatch if forced.
+        assert_eq!(s.load(&key("2"), 2), None);
+        let path = s.path(&key("2")).unwrap();
+        std::fs::copy(s.path(&key("1")).unwrap(), &path).unwrap();
+        assert_eq!(s.load(&key("2"), 2), None);
+        for junk in [
+            "",
+            "garbage",
+            "coexec-profile 1\n",
+            "coexec-profile 1\nkey x\n",
+            &format!("coexec-profile 1\nkey {}\ncost 0 nan 1\n", key("2").text),
+            &format!("coexec-profile 1\nkey {}\ncost 9 1e-6 1\n", key("2").text),
+            &format!("coexec-profile 1\nkey {}\ncost 0 1e-6\n", key("2").text),
+            &format!("coexec-profile 1\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
+        ] {
+            std::fs::write(&path, junk).unwrap();
+            assert_eq!(s.load(&key("2"), 2), None, "{junk:?}");
+        }
+        std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
+        assert_eq!(s.load(&key("2"), 2), None);
+        // A directory where the file should be: unreadable, ignored; saving
+        // over it fails with a warning only.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert_eq!(s.load(&key("2"), 2), None);
+        s.save(&key("2"), &[Some(GPU), None]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn off_reads_and_writes_nothing() {
+        let s = ProfileStore::new(None);
+        assert!(!s.enabled());
+        s.save(&key("1"), &[Some(GPU)]);
+        assert_eq!(s.load(&key("1"), 1), None);
+    }
+
+    #[test]
+    fn concurrent_writers_leave_one_whole_file() {
+        let (s, dir) = store();
+        let k = key("1");
+        std::thread::scope(|scope| {
+            for t in 0..8u32 {
+                let (s, k) = (&s, &k);
+                scope.spawn(move || {
+                    for i in 0..50u32 {
+                        let c = Cost {
+                            overhead_s: 1e-6 * f64::from(t + 1),
+                            rate: f64::from(1000 * (t + 1) + i),
+                        };
+                        s.save(k, &[Some(c), Some(c)]);
+                        // Every read sees some writer's whole file.
+                        let got = s.load(k, 2).expect("a whole profile");
+                        assert!(got[0].is_some() && got[0] == got[1], "{got:?}");
+                    }
+                });
+            }
+        });
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "temporary files left behind: {left:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

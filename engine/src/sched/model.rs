@@ -1,0 +1,357 @@
+//! The per-device cost model: what a package of `n` units costs on a device,
+//! learned online from the packages it ran.
+//!
+//! A package's time is modelled as `t(n) = overhead + n / rate`:
+//! * `overhead` is what every package pays whatever its size: the host round
+//!   trip and launch of a GPU dispatch, the wait for a package's slowest
+//!   items on an irregular kernel (a GPU package is as long as its heaviest
+//!   work-group), a CPU worker's claim;
+//! * `rate` is the throughput once running, the inverse of the slope. It is
+//!   measured while the devices run together, so it already includes the
+//!   slowdown of devices sharing DRAM bandwidth.
+//!
+//! The two are fitted by least squares over the packages recorded, with
+//! exponential forgetting ([`FORGET`]) so that the model follows a device
+//! whose behaviour changes (another kernel size, another co-runner). The
+//! fit needs packages of at least two sizes ([`DISTINCT`] apart); until
+//! then the overhead is taken as 0 and the rate as units over time, and the
+//! model is trusted only once that time amounts to [`TRUST_S`] or comes from
+//! several packages (a probe of one GPU wave is mostly round trip: its rate
+//! says nothing about the GPU).
+
+/// Weight kept by the earlier samples at each new one: about the last
+/// `1 / (1 - FORGET)` = 16 packages shape the fit.
+pub(crate) const FORGET: f64 = 0.9375;
+
+/// Two sample sizes this far apart (ratio) make the overhead separable from
+/// the rate.
+pub(crate) const DISTINCT: f64 = 2.0;
+
+/// Seconds of recorded work after which a single-size measurement is trusted
+/// (its overhead is then small against it on every device measured: GPU
+/// round trips of 10-60 us, CPU claims of about 1 us).
+pub(crate) const TRUST_S: f64 = 200e-6;
+
+/// Packages of one size after which a measurement is trusted whatever
+/// their time (forgetting-weighted: three packages weigh 2.82): a CPU's
+/// workers each publish their probe, a GPU has one probe, a wave of mostly
+/// round trip.
+pub(crate) const TRUST_PACKAGES: f64 = 2.5;
+
+/// What a package of `n` units costs on one device: `overhead + n / rate`
+/// seconds, as seen by the whole device (for a CPU of `w` workers, one
+/// worker's package takes `w` times as long).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
+    /// Seconds every package pays whatever its size.
+    pub overhead_s: f64,
+    /// Units per second once running (finite and positive).
+    pub rate: f64,
+}
+
+impl Cost {
+    /// A cost with no overhead.
+    pub fn rate_only(rate: f64) -> Cost {
+        Cost {
+            overhead_s: 0.0,
+            rate,
+        }
+    }
+
+    /// Seconds for a package of `units`.
+    pub fn time(&self, units: f64) -> f64 {
+        self.overhead_s + units / self.rate
+    }
+
+    /// Units of work the overhead is worth (`overhead * rate`): a package of
+    /// this size spends half its time on the overhead.
+    pub fn overhead_units(&self) -> f64 {
+        self.overhead_s * self.rate
+    }
+
+    /// The smallest package whose overhead is at most `fraction` of its time
+    /// (`overhead_units * (1 - fraction) / fraction`); 0 without overhead.
+    pub fn efficient_size(&self, fraction: f64) -> f64 {
+        let f = fraction.clamp(1e-3, 1.0);
+        self.overhead_units() * (1.0 - f) / f
+    }
+
+    /// Whether both figures are usable (finite, overhead >= 0, rate > 0).
+    pub fn is_usable(&self) -> bool {
+        self.overhead_s.is_finite()
+            && self.overhead_s >= 0.0
+            && self.rate.is_finite()
+            && self.rate > 0.0
+    }
+}
+
+/// Running least-squares fit of package time against package size, with
+/// exponential forgetting. Plain data: the estimator guards it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostFit {
+    /// Sum of weights.
+    w: f64,
+    /// Weighted sums of n, t, n^2 and n*t.
+    n: f64,
+    t: f64,
+    nn: f64,
+    nt: f64,
+    /// Smallest and largest size recorded since the last reset.
+    min_n: f64,
+    max_n: f64,
+}
+
+impl CostFit {
+    /// Records one package of `units` that took `seconds`. Ignores empty
+    /// packages and times that are not finite and positive.
+    pub fn record(&mut self, units: u64, seconds: f64) {
+        self.add(units as f64, seconds, 1.0, FORGET);
+    }
+
+    /// Seeds the fit with `cost` as if `weight` packages spread over sizes
+    /// around its efficient size had measured it exactly (a prior from a
+    /// profile: later packages outweigh it after a few records).
+    pub fn seed(&mut self, cost: Cost, weight: f64) {
+        if !(cost.is_usable() && weight.is_finite() && weight > 0.0) {
+            return;
+        }
+        // Two points on the line, a factor 8 apart in size.
+        let n1 = cost.efficient_size(0.2).max(1.0);
+        for n in [n1, 8.0 * n1] {
+            self.add(n, cost.time(n), weight / 2.0, 1.0);
+        }
+    }
+
+    fn add(&mut self, n: f64, t: f64, weight: f64, forget: f64) {
+        if !(n > 0.0 && n.is_finite() && t.is_finite() && t > 0.0) {
+            return;
+        }
+        self.w = self.w * forget + weight;
+        self.n = self.n * forget + weight * n;
+        self.t = self.t * forget + weight * t;
+        self.nn = self.nn * forget + weight * n * n;
+        self.nt = self.nt * forget + weight * n * t;
+        if self.min_n == 0.0 || n < self.min_n {
+            self.min_n = n;
+        }
+        self.max_n = self.max_n.max(n);
+    }
+
+    /// The fitted cost, and whether it is trusted (see the module docs).
+    /// `None` before any record.
+    pub fn fit(&self) -> Option<(Cost, bool)> {
+        if self.w <= 0.0 || self.n <= 0.0 || self.t <= 0.0 {
+            return None;
+        }
+        let mean_rate = self.n / self.t;
+        if self.max_n >= DISTINCT * self.min_n {
+            let det = self.w * self.nn - self.n * self.n;
+            if det > 1e-9 * self.w * self.nn {
+                let slope = (self.w * self.nt - self.n * self.t) / det;
+                let overhead = (self.t - slope * self.n) / self.w;
+                let cost = Cost {
+                    overhead_s: overhead,
+                    rate: 1.0 / slope,
+                };
+                if cost.is_usable() {
+                    return Some((cost, true));
+                }
+                if slope > 0.0 && overhead < 0.0 {
+                    // Through the origin: t = n / rate, least squares.
+                    let cost = Cost::rate_only(self.nn / self.nt);
+                    if cost.is_usable() {
+                        return Some((cost, true));
+                    }
+                }
+            }
+        }
+        let cost = Cost::rate_only(mean_rate);
+        // Forgetting-weighted: recent work, not a lifetime total.
+        let trusted = self.t >= TRUST_S || self.w >= TRUST_PACKAGES;
+        cost.is_usable().then_some((cost, trusted))
+    }
+}
+
+/// Whether running everything on one device beats co-executing, from each
+/// device's cost (`None`: unknown, then co-execute) for a run of `units`:
+/// the device to run alone, or `None` to co-execute.
+///
+/// The fastest device alone takes `T_f = overhead_f + units / rate_f`; the
+/// devices together at best `T_co = (units + sum overhead_j rate_j) / sum
+/// rate_j` (every device busy until a common finish, each paying its
+/// overhead once). Co-execution is declined when `T_f <= (1 + min_gain) *
+/// T_co`, or when `T_f` is below `wake_s` (too short to be worth waking
+/// another device).
+pub fn single_device(
+    costs: &[Option<Cost>],
+    units: u64,
+    min_gain: f64,
+    wake_s: f64,
+) -> Option<usize> {
+    if costs.len() < 2 || units == 0 {
+        return None;
+    }
+    let known: Option<Vec<Cost>> = costs.iter().map(|c| c.filter(Cost::is_usable)).collect();
+    let known = known?;
+    let g = units as f64;
+    let (fastest, t_f) = known
+        .iter()
+        .map(|c| c.time(g))
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    if t_f < wake_s {
+        return Some(fastest);
+    }
+    let rates: f64 = known.iter().map(|c| c.rate).sum();
+    let t_co = (g + known.iter().map(Cost::overhead_units).sum::<f64>()) / rates;
+    (t_f <= (1.0 + min_gain) * t_co).then_some(fastest)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs().max(1e-12)
+    }
+
+    #[test]
+    fn fits_overhead_and_rate_from_two_sizes() {
+        let truth = Cost {
+            overhead_s: 50e-6,
+            rate: 1e6,
+        };
+        let mut f = CostFit::default();
+        assert_eq!(f.fit(), None);
+        for n in [8u64, 1000, 250_000, 60_000, 15_000, 4_000] {
+            f.record(n, truth.time(n as f64));
+        }
+        let (c, trusted) = f.fit().unwrap();
+        assert!(trusted);
+        assert!(close(c.overhead_s, 50e-6, 1e-6), "{c:?}");
+        assert!(close(c.rate, 1e6, 1e-6), "{c:?}");
+        assert!(close(c.efficient_size(0.2), 200.0, 1e-6));
+    }
+
+    #[test]
+    fn one_size_is_rate_only_and_trusted_only_with_enough_time() {
+        let mut f = CostFit::default();
+        // A GPU probe: one wave, 60 us of mostly round trip.
+        f.record(8, 60e-6);
+        let (c, trusted) = f.fit().unwrap();
+        assert_eq!(c.overhead_s, 0.0);
+        assert!(close(c.rate, 8.0 / 60e-6, 1e-9));
+        assert!(!trusted);
+        // A second short probe of the same size: still not.
+        f.record(8, 60e-6);
+        assert!(!f.fit().unwrap().1);
+        // One package of 1 ms: trusted.
+        let mut f = CostFit::default();
+        f.record(64, 1e-3);
+        assert!(f.fit().unwrap().1);
+        // Three short ones (a CPU's workers' probes): trusted.
+        let mut f = CostFit::default();
+        for _ in 0..3 {
+            f.record(1, 5e-6);
+        }
+        assert!(f.fit().unwrap().1);
+    }
+
+    #[test]
+    fn forgets_old_behaviour() {
+        let mut f = CostFit::default();
+        for n in [100u64, 1000, 10_000] {
+            f.record(n, n as f64 / 1e6);
+        }
+        // The device becomes twice as slow (a co-runner takes bandwidth).
+        for i in 0..200u64 {
+            let n = 100 + (i % 3) * 4_950;
+            f.record(n, n as f64 / 5e5);
+        }
+        let (c, _) = f.fit().unwrap();
+        assert!(close(c.rate, 5e5, 1e-3), "{c:?}");
+    }
+
+    #[test]
+    fn noise_that_fits_a_negative_overhead_goes_through_the_origin() {
+        let mut f = CostFit::default();
+        // Larger packages slightly faster per unit: negative intercept.
+        f.record(100, 80e-6);
+        f.record(1000, 1000e-6);
+        let (c, trusted) = f.fit().unwrap();
+        assert!(trusted);
+        assert_eq!(c.overhead_s, 0.0);
+        assert!(c.rate > 0.0 && c.rate.is_finite());
+        // Garbage is ignored.
+        f.record(0, 1.0);
+        f.record(10, f64::NAN);
+        f.record(10, -1.0);
+        assert_eq!(f.fit().unwrap().0, c);
+    }
+
+    #[test]
+    fn seed_reproduces_the_cost_and_fades() {
+        let prior = Cost {
+            overhead_s: 1e-3,
+            rate: 2e6,
+        };
+        let mut f = CostFit::default();
+        f.seed(prior, 4.0);
+        let (c, trusted) = f.fit().unwrap();
+        assert!(trusted);
+        assert!(close(c.overhead_s, 1e-3, 1e-6) && close(c.rate, 2e6, 1e-6));
+        // Unusable priors are ignored.
+        let mut g = CostFit::default();
+        g.seed(Cost::rate_only(f64::NAN), 4.0);
+        g.seed(prior, 0.0);
+        assert_eq!(g.fit(), None);
+        // Live packages take over.
+        for i in 0..100u64 {
+            let n = 1000 + (i % 4) * 30_000;
+            f.record(n, 10e-6 + n as f64 / 1e6);
+        }
+        let (c, _) = f.fit().unwrap();
+        assert!(close(c.rate, 1e6, 0.02), "{c:?}");
+    }
+
+    #[test]
+    fn single_device_when_co_execution_cannot_pay() {
+        let gpu = Cost {
+            overhead_s: 20e-6,
+            rate: 1e8,
+        };
+        let cpu = Cost {
+            overhead_s: 1e-6,
+            rate: 1e6,
+        };
+        // S_max ~1.01: the GPU alone.
+        assert_eq!(
+            single_device(&[Some(cpu), Some(gpu)], 1 << 24, 0.05, 0.0),
+            Some(1)
+        );
+        // Comparable devices: co-execute.
+        let cpu2 = Cost::rate_only(8e7);
+        assert_eq!(
+            single_device(&[Some(cpu2), Some(gpu)], 1 << 24, 0.05, 0.0),
+            None
+        );
+        // ...unless the run is too short to wake the other device.
+        assert_eq!(
+            single_device(&[Some(cpu2), Some(gpu)], 100, 0.05, 50e-6),
+            Some(0)
+        );
+        // Overheads count: a slow-to-start GPU on a small run.
+        let laggard = Cost {
+            overhead_s: 5e-3,
+            rate: 1e8,
+        };
+        assert_eq!(
+            single_device(&[Some(cpu2), Some(laggard)], 100_000, 0.05, 0.0),
+            Some(0)
+        );
+        // Anything unknown: co-execute (and measure).
+        assert_eq!(single_device(&[None, Some(gpu)], 1 << 24, 0.05, 0.0), None);
+        assert_eq!(single_device(&[Some(gpu)], 1 << 24, 0.05, 0.0), None);
+        assert_eq!(single_device(&[Some(cpu), Some(gpu)], 0, 0.05, 0.0), None);
+    }
+}

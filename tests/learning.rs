@@ -1,0 +1,184 @@
+//! What the engine learns and decides before a run: a power of 0 honoured
+//! from the first run, the single-device fallback when co-executing cannot
+//! pay, and profiles that carry what was learned to the next process.
+
+mod common;
+
+use coexec::{
+    Args, DeviceKind, Devices, Engine, EngineOptions, IndexSpace, Kernel, Report, Scheduler,
+    Validation,
+};
+use std::path::Path;
+use std::time::Duration;
+
+const N: u64 = 64 * 512;
+
+fn engine_in(cache: Option<&Path>) -> Option<Engine> {
+    common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: Validation::IfAvailable,
+        pipeline_cache_dir: cache.map(Path::to_path_buf),
+        ..Default::default()
+    })
+}
+
+fn count_kernel(e: &Engine, cpu: std::sync::Arc<coexec::CpuFn>) -> Kernel {
+    e.kernel_glsl("count", &common::count_glsl(64, 1, false), Some(cpu))
+        .unwrap()
+}
+
+/// Runs the count kernel once over `N` items and checks every item ran once.
+fn run(e: &Engine, k: &Kernel, sched: &Scheduler) -> Report {
+    let mut out = e.buffer::<u32>(N as usize).unwrap();
+    let r = e
+        .run(
+            k,
+            Args::new().output(&mut out).push(&[N as u32, 0, 0]),
+            IndexSpace::D1(N),
+            sched,
+            Devices::ALL,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1), "every item exactly once");
+    r
+}
+
+fn sat_out(r: &Report, kind: DeviceKind) -> bool {
+    r.devices
+        .iter()
+        .any(|d| d.kind == kind && d.packages == 0 && d.declined_s == Some(f64::INFINITY))
+}
+
+#[test]
+fn a_power_of_zero_is_honoured_from_the_first_run() {
+    let Some(e) = engine_in(None) else { return };
+    for (sched, idle) in [
+        (
+            Scheduler::Static {
+                powers: Some(vec![1.0, 0.0]),
+            },
+            DeviceKind::Gpu,
+        ),
+        (
+            Scheduler::Static {
+                powers: Some(vec![0.0, 1.0]),
+            },
+            DeviceKind::Cpu,
+        ),
+        (
+            Scheduler::HGuided {
+                powers: Some(vec![1.0, 0.0]),
+                k: 2.0,
+                min_package: 1,
+            },
+            DeviceKind::Gpu,
+        ),
+    ] {
+        // A fresh kernel: nothing measured, yet the idle device takes
+        // nothing (it used to steal from the other until measured).
+        let k = count_kernel(&e, common::count_cpu());
+        let r = run(&e, &k, &sched);
+        assert!(sat_out(&r, idle), "{sched}: {:#?}", r.devices);
+        let worked: u64 = r.devices.iter().map(|d| d.items).sum();
+        assert_eq!(worked, N);
+        assert_eq!(r.balance(), 1.0);
+        // The device that sat out comes last in the report.
+        assert_eq!(r.devices.last().unwrap().kind, idle);
+    }
+    common::assert_validation_clean(&e);
+}
+
+#[test]
+fn hguided_falls_back_to_one_device_once_co_execution_cannot_pay() {
+    let Some(e) = engine_in(None) else { return };
+    // A CPU implementation a thousand times slower than any GPU: 0.5 ms a
+    // work-group.
+    let k = count_kernel(&e, common::slow_count_cpu(Duration::from_micros(500), N));
+    let sched = Scheduler::hguided();
+    // The first run knows nothing: both devices take part (and measure).
+    let first = run(&e, &k, &sched);
+    assert!(first
+        .devices
+        .iter()
+        .all(|d| d.declined_s != Some(f64::INFINITY)));
+    // Once measured, the CPU sits the run out and its workers stay parked.
+    let mut later = run(&e, &k, &sched);
+    for _ in 0..3 {
+        later = run(&e, &k, &sched);
+    }
+    assert!(sat_out(&later, DeviceKind::Cpu), "{:#?}", later.devices);
+    assert_eq!(later.devices[0].kind, DeviceKind::Gpu);
+    assert_eq!(later.devices[0].items, N);
+    // Hints, or another scheduler: no fallback.
+    let r = run(&e, &k, &Scheduler::Dynamic { packages: 8 });
+    assert!(!sat_out(&r, DeviceKind::Cpu));
+}
+
+/// The child of [`a_profile_written_by_one_process_is_used_by_the_next`]:
+/// does nothing unless that test started it.
+#[test]
+fn profile_child_process() {
+    let Some(dir) = std::env::var_os("COEXEC_TEST_PROFILE_CHILD") else {
+        return;
+    };
+    let Some(e) = engine_in(Some(Path::new(&dir))) else {
+        return;
+    };
+    let k = count_kernel(&e, common::count_cpu());
+    let r = run(&e, &k, &Scheduler::hguided());
+    println!("from_profile={}", r.from_profile);
+    for _ in 0..3 {
+        run(&e, &k, &Scheduler::hguided());
+    }
+}
+
+fn child(dir: &Path, profile_env: Option<&str>) -> Option<bool> {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "profile_child_process",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("COEXEC_TEST_PROFILE_CHILD", dir);
+    match profile_env {
+        Some(v) => cmd.env("COEXEC_PROFILE", v),
+        None => cmd.env_remove("COEXEC_PROFILE"),
+    };
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("from_profile="))
+        .map(|v| v.trim() == "true")
+}
+
+#[test]
+fn a_profile_written_by_one_process_is_used_by_the_next() {
+    let dir = std::env::temp_dir().join(format!("coexec-profile-it-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // No Vulkan device: the child prints nothing and there is nothing to test.
+    let Some(first) = child(&dir, None) else {
+        return;
+    };
+    assert!(!first, "nothing on disk yet");
+    let profiles = dir.join("profiles");
+    let files: Vec<_> = std::fs::read_dir(&profiles)
+        .expect("the first process wrote a profile")
+        .map(|f| f.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(
+        child(&dir, None),
+        Some(true),
+        "the next process starts from it"
+    );
+    // Off by the environment: neither read nor written.
+    assert_eq!(child(&dir, Some("off")), Some(false));
+    // A corrupt profile is ignored (a warning), and the run is still right;
+    // it is then rewritten whole.
+    std::fs::write(&files[0], "coexec-profile 1\nkey garbage\ncost x\n").unwrap();
+    assert_eq!(child(&dir, None), Some(false));
+    assert_eq!(child(&dir, None), Some(true));
+    let _ = std::fs::remove_dir_all(&dir);
+}
