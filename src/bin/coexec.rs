@@ -100,9 +100,14 @@ struct BenchArgs {
     /// CPU workers (default: one per physical core left by the GPU).
     #[arg(long)]
     workers: Option<usize>,
-    /// Timed repetitions after one warm-up; the median is reported.
+    /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// Untimed runs before the timed ones (at least 1). The first run of
+    /// the process is reported apart (`first_s`): with a fresh process it
+    /// is the cold run.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -239,16 +244,22 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let mut times = Vec::new();
     let mut last: Option<Report> = None;
-    for rep in 0..=a.reps.max(1) {
+    let mut first: Option<Report> = None;
+    let warmup = a.warmup.max(1);
+    for rep in 0..warmup + a.reps.max(1) {
         let r = w
             .run(&engine, &scheduler, devices)
             .map_err(|e| e.to_string())?;
-        if rep > 0 {
+        if rep >= warmup {
             times.push(r.time_s);
+        }
+        if rep == 0 {
+            first = Some(r.clone());
         }
         last = Some(r);
     }
     let report = last.expect("at least one run");
+    let first = first.expect("at least one run");
     let v = w.verify();
     let time_s = median(times);
     if let Some(path) = &a.trace {
@@ -286,6 +297,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
                     "finish_s": d.finish_s,
                     "gpu_gap_median_us": d.gpu_gaps.map(|g| g.median_us),
                     "failure": d.failure,
+                    "declined_s": d.declined_s.map(|t| if t.is_finite() { json!(t) } else { json!("sat out") }),
                 })
             })
             .collect();
@@ -298,7 +310,13 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
             "verified": v.ok,
             "mismatches": v.mismatches,
             "balance": report.balance(),
+            "balance_raw": report.balance_raw(),
             "packages": report.package_count(),
+            "first_s": first.time_s,
+            "first_from_profile": first.from_profile,
+            "first_balance": first.balance(),
+            "first_cpu_items": first.devices.iter().filter(|d| d.kind == coexec::DeviceKind::Cpu).map(|d| d.items).sum::<u64>(),
+            "cpu_items": report.devices.iter().filter(|d| d.kind == coexec::DeviceKind::Cpu).map(|d| d.items).sum::<u64>(),
             "per_device": per_device,
         });
         println!("{out}");

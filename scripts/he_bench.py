@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Heterogeneous efficiency, cold and warm, each configuration in its own process.
+
+For each `KERNEL:SIZE[:WORKERS]` given, runs `coexec bench` (every output
+verified against the kernel's CPU reference) and reports:
+
+* T_gpu, T_cpu: each device's best solo configuration, the best median time
+  over hguided (one package), dynamic:8, dynamic:64 and static (a fresh
+  process each);
+* S_max = T_fastest * (1/T_cpu + 1/T_gpu);
+* HGuided without hints, co-executed:
+  - cold: the first run of a fresh process with no profile on disk
+    (COEXEC_PROFILE=off), median over --cold processes;
+  - cold+profile: the first run of a fresh process whose profile a previous
+    process wrote (median over --cold processes);
+  - warm: the median of --reps runs after 3 warm-up runs, without profile;
+* Static with powers from the solo times (P_i = 1/T_i), warm;
+* HE = (T_fastest / T) / S_max and S = T_fastest / T for each, balance.
+
+Usage: he_bench.py COEXEC_BINARY OUT_JSON KERNEL:SIZE[:WORKERS] ...
+Environment: HE_REPS (default 5), HE_COLD (default 3).
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
+
+
+def bench(binary, kernel, size, workers, devices, scheduler, warmup, reps, env=None, cpu_power=None):
+    cmd = [binary, "bench", "--kernel", kernel, "--size", size, "--devices", devices,
+           "--scheduler", scheduler, "--warmup", str(warmup), "--reps", str(reps), "--json"]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    if cpu_power is not None:
+        cmd += ["--cpu-power", f"{cpu_power:.6f}"]
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: rc {p.returncode}: {p.stderr[-2000:]}")
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    if not r["verified"]:
+        raise RuntimeError(f"{' '.join(cmd)}: output not verified: {r}")
+    return r
+
+
+def main():
+    binary, out_path, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    reps = int(os.environ.get("HE_REPS", "5"))
+    cold_n = int(os.environ.get("HE_COLD", "3"))
+    off = {"COEXEC_PROFILE": "off"}
+    results = []
+    for spec in specs:
+        parts = spec.split(":")
+        kernel, size = parts[0], parts[1]
+        workers = parts[2] if len(parts) > 2 else None
+        row = {"kernel": kernel, "size": size, "workers": workers}
+        try:
+            solo = {}
+            for dev in ["gpu", "cpu"]:
+                times = {}
+                for s in SOLO:
+                    r = bench(binary, kernel, size, workers, dev, s, 1, reps, off)
+                    times[s] = r["time_s"]
+                best = min(times, key=times.get)
+                solo[dev] = {"best": best, "time_s": times[best], "all": times}
+            t_gpu, t_cpu = solo["gpu"]["time_s"], solo["cpu"]["time_s"]
+            t_f = min(t_gpu, t_cpu)
+            s_max = t_f * (1 / t_gpu + 1 / t_cpu)
+            row.update(solo=solo, t_fastest=t_f, s_max=s_max)
+
+            def fig(t, extra):
+                d = {"time_s": t, "S": t_f / t, "HE": t_f / t / s_max}
+                d.update(extra)
+                return d
+
+            cold = [bench(binary, kernel, size, workers, "all", "hguided", 1, 1, off) for _ in range(cold_n)]
+            t = statistics.median(c["first_s"] for c in cold)
+            row["cold"] = fig(t, {"runs": [c["first_s"] for c in cold],
+                                  "balance": statistics.median(c["first_balance"] for c in cold),
+                                  "cpu_items": [c["first_cpu_items"] for c in cold]})
+            with tempfile.TemporaryDirectory() as cache:
+                prof = {"COEXEC_CACHE_DIR": cache}
+                prime = bench(binary, kernel, size, workers, "all", "hguided", 3, reps, prof)
+                cp = [bench(binary, kernel, size, workers, "all", "hguided", 1, 1, prof) for _ in range(cold_n)]
+            t = statistics.median(c["first_s"] for c in cp)
+            row["cold_profile"] = fig(t, {"runs": [c["first_s"] for c in cp],
+                                          "from_profile": [c["first_from_profile"] for c in cp],
+                                          "balance": statistics.median(c["first_balance"] for c in cp),
+                                          "cpu_items": [c["first_cpu_items"] for c in cp]})
+            row["warm_profile_process"] = fig(prime["time_s"], {"balance": prime["balance"]})
+            warm = bench(binary, kernel, size, workers, "all", "hguided", 3, reps, off)
+            row["warm"] = fig(warm["time_s"], {"balance": warm["balance"], "balance_raw": warm["balance_raw"],
+                                               "cpu_items": warm["cpu_items"], "packages": warm["packages"],
+                                               "per_device": warm["per_device"]})
+            p_cpu = (1 / t_cpu) / (1 / t_cpu + 1 / t_gpu)
+            st = bench(binary, kernel, size, workers, "all", "static", 1, reps, off, cpu_power=p_cpu)
+            row["static_solo_powers"] = fig(st["time_s"], {"cpu_power": p_cpu, "balance": st["balance"]})
+        except Exception as e:  # keep the other kernels' figures
+            row["error"] = str(e)
+        results.append(row)
+        print(line(row), flush=True)
+        with open(out_path, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+def line(row):
+    if "error" in row:
+        return f"{row['kernel']:<12} {row['size']:<12} ERROR {row['error'][:300]}"
+    g = lambda k: row[k]["HE"]
+    return (f"{row['kernel']:<12} {row['size']:<12} w={row['workers'] or '-':<3} "
+            f"Tgpu {row['solo']['gpu']['time_s']*1e3:8.2f} ms ({row['solo']['gpu']['best']}) "
+            f"Tcpu {row['solo']['cpu']['time_s']*1e3:8.2f} ms ({row['solo']['cpu']['best']}) "
+            f"Smax {row['s_max']:.2f} | HE cold {g('cold'):.3f} cold+prof {g('cold_profile'):.3f} "
+            f"warm {g('warm'):.3f} static(solo P) {g('static_solo_powers'):.3f} | "
+            f"S warm {row['warm']['S']:.3f} bal {row['warm']['balance']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
