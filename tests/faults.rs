@@ -1,7 +1,14 @@
 //! Device failure: a GPU package that fails to submit, hits device-lost, or
-//! hangs past the timeout goes back to the queue and the remaining devices
-//! complete it; the result is still correct and complete, the report says
-//! what failed, and the GPU is left out of later runs.
+//! hangs past the timeout is settled first (the GPU must no longer be able
+//! to write it), then counted once if it ran, or given back to the queue for
+//! the remaining devices if it never ran or running it again is harmless; the
+//! result is still correct and complete, the report says what failed, and the
+//! GPU is left out of later runs. A package lost mid-run whose kernel reads
+//! what it writes is a typed error naming its items.
+//!
+//! The kernels here are checked item by item against one application: the
+//! accumulating one (`out[i] += hash(i)`) shows any package counted twice or
+//! run while the GPU could still write it.
 //!
 //! Needs the test-only hooks: `cargo test --features test-hooks`.
 #![cfg(feature = "test-hooks")]
@@ -13,22 +20,36 @@ use coexec::{
     Args, CpuArgs, Devices, Engine, EngineOptions, Error, IndexSpace, Package, Scheduler,
     Validation,
 };
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// out[i] = hash(i), 256 rounds: idempotent (a package that ran on a device
-/// that then failed may safely run again elsewhere), exact, and costly enough
-/// that both devices take part.
+/// The kernels: each leaves `out[i] = hash(i)` when every item runs once on
+/// a zeroed output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `out[i] = hash(i)`, output declared read-write: idempotent, but not
+    /// declared so.
+    Hash,
+    /// `out[i] += hash(i)`: not idempotent (a package applied twice leaves
+    /// `2 * hash(i)`).
+    Accumulate,
+    /// `out[i] = hash(i)`, output declared `writeonly`: safe to run again.
+    WriteOnly,
+}
+
+/// 256 rounds of an LCG and a shift: exact, and costly enough that both
+/// devices take part.
 const GLSL: &str = "#version 450
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) buffer O { uint o[]; };
+layout(std430, binding = 0) QUALIFIER buffer O { uint o[]; };
 layout(push_constant) uniform P { uint n; } p;
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.n) return;
     uint h = i;
     for (int r = 0; r < 256; r++) { h = h * 1664525u + 1013904223u; h ^= h >> 13; }
-    o[i] = h;
+    STORE;
 }";
 
 fn hash(i: u32) -> u32 {
@@ -49,15 +70,43 @@ fn engine() -> Option<Engine> {
     })
 }
 
-fn kernel(e: &Engine) -> coexec::Kernel {
-    let cpu = Arc::new(|pkg: &Package, args: &mut CpuArgs<'_>| {
+fn kernel(e: &Engine, kind: Kind) -> coexec::Kernel {
+    let (qualifier, store) = match kind {
+        Kind::Hash => ("", "o[i] = h"),
+        Kind::Accumulate => ("", "o[i] += h"),
+        Kind::WriteOnly => ("writeonly", "o[i] = h"),
+    };
+    let glsl = GLSL.replace("QUALIFIER", qualifier).replace("STORE", store);
+    let accumulate = kind == Kind::Accumulate;
+    let cpu = Arc::new(move |pkg: &Package, args: &mut CpuArgs<'_>| {
         for (k, v) in args.output::<u32>(0).iter_mut().enumerate() {
-            *v = hash(pkg.items.start as u32 + k as u32);
+            let h = hash(pkg.items.start as u32 + k as u32);
+            *v = if accumulate { v.wrapping_add(h) } else { h };
         }
     });
-    e.kernel_glsl("affine", GLSL, Some(cpu)).unwrap()
+    e.kernel_glsl("faulty", &glsl, Some(cpu)).unwrap()
 }
 
+/// Runs `k` over `n` items on a zeroed output; the result and the output.
+fn run_raw(
+    e: &Engine,
+    k: &coexec::Kernel,
+    n: u32,
+    sched: &Scheduler,
+    devices: Devices,
+) -> (Result<coexec::Report, Error>, Vec<u32>) {
+    let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
+    let r = e.run(
+        k,
+        Args::new().output(&mut out).push(&n),
+        IndexSpace::D1(u64::from(n)),
+        sched,
+        devices,
+    );
+    (r, out.to_vec())
+}
+
+/// Runs `k`; on success, checks that every item was applied exactly once.
 fn run(
     e: &Engine,
     k: &coexec::Kernel,
@@ -65,14 +114,8 @@ fn run(
     sched: &Scheduler,
     devices: Devices,
 ) -> Result<coexec::Report, Error> {
-    let mut out = e.buffer::<u32>(n as usize).unwrap();
-    let r = e.run(
-        k,
-        Args::new().output(&mut out).push(&n),
-        IndexSpace::D1(u64::from(n)),
-        sched,
-        devices,
-    )?;
+    let (r, out) = run_raw(e, k, n, sched, devices);
+    let r = r?;
     for (i, v) in out.iter().enumerate() {
         assert_eq!(*v, hash(i as u32), "item {i}");
     }
@@ -81,9 +124,9 @@ fn run(
 
 /// Runs healthy once, then injects `fault` on the GPU's package number
 /// `after_packages` of the next run and checks that the run survives it.
-fn fault_is_survived(fault: GpuFault, sched: Scheduler, after_packages: usize) {
+fn fault_is_survived(fault: GpuFault, sched: Scheduler, after_packages: usize, kind: Kind) {
     let Some(e) = engine() else { return };
-    let k = kernel(&e);
+    let k = kernel(&e, kind);
     // A healthy run first: the GPU takes part.
     let r = run(&e, &k, 200_000, &sched, Devices::ALL).unwrap();
     assert!(r.devices[1].packages > 0);
@@ -100,7 +143,9 @@ fn fault_is_survived(fault: GpuFault, sched: Scheduler, after_packages: usize) {
     match fault {
         GpuFault::SubmitError => assert!(failure.contains("vkQueueSubmit"), "{failure}"),
         GpuFault::DeviceLost => assert!(failure.contains("DEVICE_LOST"), "{failure}"),
-        GpuFault::Hang => assert!(failure.contains("timeout"), "{failure}"),
+        GpuFault::Hang | GpuFault::HangThenLost => {
+            assert!(failure.contains("timeout"), "{failure}")
+        }
     }
     // Every item was done exactly once by someone (checked in `run`), and
     // the packages of the report cover the range.
@@ -114,9 +159,7 @@ fn fault_is_survived(fault: GpuFault, sched: Scheduler, after_packages: usize) {
         run(&e, &k, 1000, &Scheduler::hguided(), Devices::GPU),
         Err(Error::NoDeviceSelected(_))
     ));
-    if fault != GpuFault::Hang {
-        common::assert_validation_clean(&e);
-    }
+    common::assert_validation_clean(&e);
 }
 
 #[test]
@@ -133,17 +176,77 @@ fn submit_error_requeues_hguided() {
         k: 2.0,
         min_package: 1,
     };
-    fault_is_survived(GpuFault::SubmitError, sched, 0);
+    fault_is_survived(GpuFault::SubmitError, sched, 0, Kind::Accumulate);
 }
 
 #[test]
-fn device_lost_requeues_dynamic() {
-    fault_is_survived(GpuFault::DeviceLost, Scheduler::Dynamic { packages: 40 }, 1);
+fn submit_error_with_a_package_in_flight_counts_each_once() {
+    // The failed submission comes while the package before it may still
+    // run: that one must be settled, not run again beside the GPU.
+    let dynamic = Scheduler::Dynamic { packages: 40 };
+    fault_is_survived(GpuFault::SubmitError, dynamic, 1, Kind::Accumulate);
 }
 
 #[test]
-fn hang_past_timeout_requeues_dynamic() {
-    fault_is_survived(GpuFault::Hang, Scheduler::Dynamic { packages: 40 }, 1);
+fn device_lost_after_the_package_ran_counts_it_once() {
+    let dynamic = Scheduler::Dynamic { packages: 40 };
+    fault_is_survived(GpuFault::DeviceLost, dynamic, 1, Kind::Accumulate);
+}
+
+#[test]
+fn hang_past_timeout_ends_late_and_counts_once() {
+    // The hung package really runs (and adds) once released, after the
+    // timeout was declared: given back before that, the CPU would add too.
+    let dynamic = Scheduler::Dynamic { packages: 40 };
+    fault_is_survived(GpuFault::Hang, dynamic, 1, Kind::Accumulate);
+}
+
+#[test]
+fn lost_mid_package_with_write_only_outputs_is_redone_elsewhere() {
+    let dynamic = Scheduler::Dynamic { packages: 40 };
+    fault_is_survived(GpuFault::HangThenLost, dynamic, 1, Kind::WriteOnly);
+}
+
+/// The item ranges of a `GpuLostMidPackage`, after checking that every
+/// other item was applied exactly once.
+fn lost_items(r: Result<coexec::Report, Error>, out: &[u32]) -> Vec<Range<u64>> {
+    let items = match r {
+        Err(Error::GpuLostMidPackage { items, cause, .. }) => {
+            assert!(cause.contains("timeout"), "{cause}");
+            items
+        }
+        other => panic!("expected GpuLostMidPackage, got {other:?}"),
+    };
+    assert!(!items.is_empty());
+    for (i, v) in out.iter().enumerate() {
+        if !items.iter().any(|r| r.contains(&(i as u64))) {
+            assert_eq!(*v, hash(i as u32), "item {i} (not lost)");
+        }
+    }
+    items
+}
+
+#[test]
+fn lost_mid_package_of_a_read_write_kernel_is_a_typed_error() {
+    // Neither the accumulating kernel nor the idempotent one declared
+    // read-write may run again: the outcome of the lost packages is unknown.
+    for kind in [Kind::Accumulate, Kind::Hash] {
+        let Some(e) = engine() else { return };
+        let k = kernel(&e, kind);
+        e.inject_gpu_fault(FaultInjection {
+            fault: GpuFault::HangThenLost,
+            after_packages: 1,
+        });
+        let sched = Scheduler::Dynamic { packages: 40 };
+        let (r, out) = run_raw(&e, &k, 200_000, &sched, Devices::ALL);
+        let items = lost_items(r, &out);
+        // At most the packages in flight (two by default), 5000 items each.
+        let lost: u64 = items.iter().map(|r| r.end - r.start).sum();
+        assert!(lost <= 2 * 5_056, "{kind:?}: {items:?}");
+        assert!(!e.gpu_available());
+        // The engine goes on without the GPU.
+        run(&e, &k, 10_000, &sched, Devices::ALL).unwrap();
+    }
 }
 
 #[test]
@@ -151,7 +254,7 @@ fn failure_under_static_gives_back_the_unclaimed_share() {
     // Static: one package per device; the GPU fails on its only package, and
     // the CPU, which already had its share, completes the GPU's.
     let Some(e) = engine() else { return };
-    let k = kernel(&e);
+    let k = kernel(&e, Kind::Accumulate);
     e.inject_gpu_fault(FaultInjection {
         fault: GpuFault::SubmitError,
         after_packages: 0,
@@ -172,21 +275,28 @@ fn failure_under_static_gives_back_the_unclaimed_share() {
 
 #[test]
 fn gpu_alone_failing_is_an_error_not_a_hang() {
-    let Some(e) = engine() else { return };
-    let k = kernel(&e);
-    e.inject_gpu_fault(FaultInjection {
-        fault: GpuFault::DeviceLost,
-        after_packages: 2,
-    });
-    let err = run(
-        &e,
-        &k,
-        100_000,
-        &Scheduler::Dynamic { packages: 20 },
-        Devices::GPU,
-    )
-    .unwrap_err();
-    assert!(matches!(err, Error::AllDevicesFailed { .. }), "{err}");
+    // Lost after its package ran, or lost mid-package (of a kernel that
+    // may not run again): either way nothing is left to finish the run.
+    for fault in [GpuFault::DeviceLost, GpuFault::HangThenLost] {
+        let Some(e) = engine() else { return };
+        let k = kernel(&e, Kind::Accumulate);
+        e.inject_gpu_fault(FaultInjection {
+            fault,
+            after_packages: 2,
+        });
+        let err = run(
+            &e,
+            &k,
+            100_000,
+            &Scheduler::Dynamic { packages: 20 },
+            Devices::GPU,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, Error::AllDevicesFailed { remaining, .. } if remaining > 0),
+            "{fault:?}: {err}"
+        );
+    }
 }
 
 mod prop {
@@ -194,11 +304,21 @@ mod prop {
     use proptest::prelude::*;
     use std::sync::OnceLock;
 
-    fn faults() -> impl Strategy<Value = GpuFault> {
+    /// A fault and a kernel whose outcome under it is determinate: the
+    /// packages lost mid-run are run again only for write-only outputs.
+    fn cases() -> impl Strategy<Value = (GpuFault, Kind)> {
+        let kinds = || {
+            prop_oneof![
+                Just(Kind::Accumulate),
+                Just(Kind::Hash),
+                Just(Kind::WriteOnly)
+            ]
+        };
         prop_oneof![
-            Just(GpuFault::SubmitError),
-            Just(GpuFault::DeviceLost),
-            Just(GpuFault::Hang)
+            kinds().prop_map(|k| (GpuFault::SubmitError, k)),
+            kinds().prop_map(|k| (GpuFault::DeviceLost, k)),
+            kinds().prop_map(|k| (GpuFault::Hang, k)),
+            Just((GpuFault::HangThenLost, Kind::WriteOnly)),
         ]
     }
 
@@ -222,14 +342,15 @@ mod prop {
         #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
 
         /// Whatever the size, scheduler, fault and when it strikes, every
-        /// item is done exactly once (checked item by item in `run`) and
-        /// the report accounts for all of them.
+        /// item is done exactly once (checked item by item in `run`, the
+        /// accumulating kernel included) and the report accounts for all
+        /// of them.
         #[test]
-        fn exactly_once_under_injected_faults(n in 1u32..150_000, sched in schedulers(), fault in faults(), after in 0usize..4) {
+        fn exactly_once_under_injected_faults(n in 1u32..150_000, sched in schedulers(), (fault, kind) in cases(), after in 0usize..4) {
             static SKIP: OnceLock<bool> = OnceLock::new();
             if *SKIP.get_or_init(|| engine().is_none()) { return Ok(()); }
             let e = engine().unwrap();
-            let k = kernel(&e);
+            let k = kernel(&e, kind);
             e.inject_gpu_fault(FaultInjection { fault, after_packages: after });
             let r = run(&e, &k, n, &sched, Devices::ALL).unwrap();
             let items: u64 = r.devices.iter().map(|d| d.items).sum();

@@ -52,9 +52,19 @@ pub struct EngineOptions {
     pub pipeline_cache_dir: Option<PathBuf>,
     /// Packages kept in flight per GPU (at least 1; default 2).
     pub gpu_in_flight: usize,
-    /// A GPU package running longer than this is treated as hung (or longer
-    /// than 4x its expected time at the GPU's measured throughput, where that
-    /// is longer: a GPU running alone takes its whole range in one package).
+    /// A GPU package running longer than this (or longer than 4x its
+    /// expected time at the GPU's measured throughput, where that is longer:
+    /// a GPU running alone takes its whole range in one package) is declared
+    /// hung: the GPU gets no more work in this run and the other devices go
+    /// on. The call returns only once the GPU can no longer write into the
+    /// run's buffers (the package ended, or the driver declared the device
+    /// lost), because on this memory the GPU writes the buffers in place and
+    /// Vulkan cannot cancel submitted work. So a timeout bounds how long the
+    /// other devices wait for the GPU's work, not how long the call takes.
+    ///
+    /// A hung package that ends late counts once; one whose device is lost
+    /// while it runs is run again elsewhere only if the kernel's outputs are
+    /// all `writeonly`, else the run returns [`Error::GpuLostMidPackage`].
     pub gpu_timeout: Duration,
     /// With validation on: a call during which the layer reports an error
     /// (creating a buffer or a kernel, a run) returns [`Error::Validation`]
@@ -719,9 +729,11 @@ impl Engine {
             devices_out.push(report);
             failure = failure.or(panic);
         }
+        let mut lost = None;
         if let Some(unit) = gpu_unit {
-            let report = gpu_lane.finish(&unit.device.info().name, &mut packages);
+            let (report, l) = gpu_lane.finish(&unit.device.info().name, &mut packages);
             devices_out.push(report);
+            lost = l;
         }
         if let Some(err) = failure {
             return Err(err);
@@ -732,10 +744,15 @@ impl Engine {
                 .filter_map(|d| d.failure.clone())
                 .collect::<Vec<_>>()
                 .join("; ");
+            // Lost units were counted done only to let the others finish.
+            let lost_units = lost.as_ref().map_or(0, |l| l.units);
             return Err(Error::AllDevicesFailed {
-                remaining: queue.total() - queue.completed(),
+                remaining: queue.total() - queue.completed() + lost_units,
                 cause,
             });
+        }
+        if let Some(l) = lost {
+            return Err(l.error);
         }
         // Devices that sat the run out by design come last.
         if present.contains(&0) && !use_cpu {

@@ -224,6 +224,27 @@ pub enum Error {
         /// The last failure.
         cause: String,
     },
+    /// The GPU was lost while it ran packages of a kernel that reads a
+    /// binding it also writes (declared neither `readonly` nor `writeonly`,
+    /// like `y += 2x`). Such a package may have written any part of its
+    /// outputs before the loss, and running it again could apply it twice,
+    /// so it is not run again: the outputs of `items` are undefined. Every
+    /// other item was done, once, by the remaining devices. (When no device
+    /// remained, the run returns [`Error::AllDevicesFailed`] instead.)
+    ///
+    /// Declaring every output `writeonly` (GLSL; `NonReadable` in SPIR-V)
+    /// makes packages safe to run again: the engine then gives such packages
+    /// to the other devices and the run succeeds.
+    #[error("{device} was lost while it ran items {items:?} of a kernel that reads what it writes: their outputs are undefined (they may be written in part, and were not run again; declare outputs `writeonly` to make this recoverable): {cause}")]
+    GpuLostMidPackage {
+        /// The GPU's name.
+        device: String,
+        /// The items whose outputs are undefined (work-item ranges, in
+        /// linear row-major order for 2-D index spaces).
+        items: Vec<Range<u64>>,
+        /// What failed.
+        cause: String,
+    },
     /// The Khronos validation layer reported errors while the call ran (only
     /// with [`EngineOptions::validation_errors_fail`](crate::EngineOptions)).
     #[error(

@@ -1,18 +1,29 @@
 //! Test-only fault injection (cargo feature `test-hooks`): makes the GPU
 //! executor fail in a chosen way on a chosen package of the next run, so the
-//! requeue path can be exercised on any device, lavapipe included.
+//! failure paths can be exercised on any device, lavapipe included.
 
 /// The fault to inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuFault {
-    /// The package's submission fails (as `vkQueueSubmit` would).
+    /// The package's submission fails (as `vkQueueSubmit` would, with an
+    /// error that leaves the package unsent). It never ran: it is run again
+    /// elsewhere.
     SubmitError,
-    /// The wait for the package reports `VK_ERROR_DEVICE_LOST` (the package
-    /// really ran; its results count as lost).
+    /// The wait for the package reports `VK_ERROR_DEVICE_LOST` although the
+    /// package really ran: the engine reads the timeline, sees it completed,
+    /// and counts it once.
     DeviceLost,
-    /// The package hangs: it waits on an event the host sets only after the
-    /// engine's GPU timeout has expired.
+    /// The package hangs: its submission waits on a semaphore the host
+    /// signals only after the engine declared the timeout, then runs its
+    /// real dispatch and writes its outputs. It ends late and counts once.
     Hang,
+    /// The package hangs and the device is then lost: its submission waits
+    /// on a semaphore and does nothing, and after the timeout the engine
+    /// observes `VK_ERROR_DEVICE_LOST` for it and every later package in
+    /// flight. Their outcome is unknown: they run again elsewhere only if the
+    /// kernel's outputs are all write-only, else the run returns
+    /// [`Error::GpuLostMidPackage`](crate::Error::GpuLostMidPackage).
+    HangThenLost,
 }
 
 /// When and how the GPU fails in the next run.

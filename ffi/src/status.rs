@@ -53,7 +53,9 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::Scheduler(_) => COEXEC_ERROR_SCHEDULER,
         Error::KernelPanic { .. } => COEXEC_ERROR_KERNEL_FAILED,
         Error::ForeignBuffer { .. } => COEXEC_ERROR_FOREIGN_HANDLE,
-        Error::AllDevicesFailed { .. } => COEXEC_ERROR_DEVICE_LOST,
+        Error::AllDevicesFailed { .. } | Error::GpuLostMidPackage { .. } => {
+            COEXEC_ERROR_DEVICE_LOST
+        }
         _ => COEXEC_ERROR_INTERNAL,
     }
 }

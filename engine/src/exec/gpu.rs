@@ -3,16 +3,21 @@
 //! wait for the host round trip between packages.
 
 use super::cpu::Idle;
+#[cfg(feature = "test-hooks")]
+use super::inject::Injected;
 use super::kernel::Geometry;
 use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord};
+use super::settle::{settle, Outcome, RingObserver};
 use crate::engine::GpuUnit;
+use crate::error::{Error, VkError};
 use crate::sched::{
-    usable_power, worth_splitting, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
+    usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
+    WorkQueue,
 };
-use crate::vk::{BindingSet, ComputePipeline};
+use crate::vk::{BindingSet, ComputePipeline, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub(crate) struct GpuRole<'a> {
@@ -64,16 +69,6 @@ impl GpuRole<'_> {
     }
 }
 
-/// The injected fault of this run, armed once its package is reached.
-#[cfg(feature = "test-hooks")]
-struct Injected {
-    spec: crate::hooks::FaultInjection,
-    /// Timeline semaphore the injected hang waits on.
-    blocker: ash::vk::Semaphore,
-    /// Ticket of the sabotaged package.
-    ticket: Option<u64>,
-}
-
 #[derive(Default)]
 struct LaneData {
     records: Vec<PackageRecord>,
@@ -82,17 +77,44 @@ struct LaneData {
     gaps_ns: Vec<u64>,
     failure: Option<String>,
     declined_s: Option<f64>,
+    /// Items of packages whose outcome is unknown and that could not run
+    /// again (see [`Error::GpuLostMidPackage`]).
+    lost: Vec<Range<u64>>,
+    /// Units of those packages.
+    lost_units: u64,
 }
 
 /// The loop's results, written once at its end.
 #[derive(Default)]
 pub(crate) struct Lane(Mutex<LaneData>);
 
+/// Items a failed GPU may have written in part and that could not run
+/// again: the run fails with `error`.
+pub(crate) struct LostItems {
+    /// Units they make up (counted done in the queue, so that the other
+    /// devices could finish the rest).
+    pub(crate) units: u64,
+    /// [`Error::GpuLostMidPackage`] naming them.
+    pub(crate) error: Error,
+}
+
 impl Lane {
-    /// The GPU's report; its package records (which carry their device
-    /// index already) are moved to `log`.
-    pub(crate) fn finish(self, name: &str, log: &mut PackageLog) -> DeviceReport {
+    /// The GPU's report, and its lost items if any; its package records
+    /// (which carry their device index already) are moved to `log`.
+    pub(crate) fn finish(
+        self,
+        name: &str,
+        log: &mut PackageLog,
+    ) -> (DeviceReport, Option<LostItems>) {
         let d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        let lost = (!d.lost.is_empty()).then(|| LostItems {
+            units: d.lost_units,
+            error: Error::GpuLostMidPackage {
+                device: name.to_string(),
+                items: d.lost.clone(),
+                cause: d.failure.clone().unwrap_or_default(),
+            },
+        });
         let first = d
             .records
             .iter()
@@ -112,7 +134,7 @@ impl Lane {
             declined_s: d.declined_s,
         };
         log.push_lane(d.records);
-        report
+        (report, lost)
     }
 }
 
@@ -191,7 +213,50 @@ fn expected_end(
     Some(front_start + Duration::from_secs_f64((units as f64 / p).min(3600.0)))
 }
 
+/// Why the loop stopped early: the GPU failed.
+struct Failure {
+    /// What failed.
+    why: String,
+    /// A package whose submission failed with the device lost: Vulkan then
+    /// no longer promises that the submission left the buffers untouched.
+    unsent: Option<Range<u64>>,
+}
+
+impl Failure {
+    fn new(why: impl ToString) -> Self {
+        Failure {
+            why: why.to_string(),
+            unsent: None,
+        }
+    }
+}
+
+/// The dispatch loop of one run: its role, the run's shared state, and the
+/// packages in flight.
+struct Loop<'r, 'a> {
+    role: &'r GpuRole<'a>,
+    plan: &'r Plan,
+    queue: &'r WorkQueue,
+    estimates: &'r dyn PowerEstimator,
+    t0: Instant,
+    ring: MutexGuard<'r, DispatchRing>,
+    state: ClaimantState,
+    inflight: VecDeque<InFlight>,
+    data: LaneData,
+    /// When the last package was seen complete.
+    last_done: Option<Instant>,
+    /// Device-clock end of the last package with a GPU span.
+    last_span_end: Option<u64>,
+    #[cfg(feature = "test-hooks")]
+    injected: Option<Injected>,
+}
+
 /// The dispatch loop of the GPU.
+///
+/// On a failure (a submission or a wait fails, or a package runs past its
+/// timeout) the GPU claims nothing more and gives its unclaimed share back at
+/// once; the packages it had in flight are given back only once it can no
+/// longer write them (see [`super::settle`]).
 pub(crate) fn dispatch_loop(
     role: &GpuRole<'_>,
     plan: &Plan,
@@ -200,232 +265,296 @@ pub(crate) fn dispatch_loop(
     t0: Instant,
     lane: &Lane,
 ) {
-    let mut ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
-    let depth = ring.depth();
-    let mut state = plan.claimant(role.device, 0);
-    let mut inflight: VecDeque<InFlight> = VecDeque::with_capacity(depth);
-    let mut data = LaneData::default();
-    let mut last_done: Option<Instant> = None;
-    let mut last_span_end: Option<u64> = None;
-    let mut idle = Idle::new();
-    let timeout_ns = u64::try_from(role.timeout.as_nanos()).unwrap_or(u64::MAX);
-    let mut failed: Option<String> = None;
-    let lead = prefetch_lead();
-    #[cfg(feature = "test-hooks")]
-    let mut injected = role.fault.map(|spec| Injected {
-        spec,
-        blocker: role.unit.device.create_timeline(0).unwrap_or_default(),
-        ticket: None,
-    });
-    #[cfg(feature = "test-hooks")]
-    let mut completed_packages = 0usize;
-    'run: loop {
-        // Keep up to `depth` packages in flight, claiming each extra one
-        // only when those in flight are about to end (see PREFETCH_LEAD).
-        let mut prefetch_at: Option<Instant> = None;
-        while inflight.len() < depth && !queue.is_aborted() {
-            if let Some(front) = inflight.front() {
-                let front_start = front.could_start(last_done);
-                match expected_end(&inflight, front_start, estimates.power(role.device)) {
+    let ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
+    let mut l = Loop {
+        role,
+        plan,
+        queue,
+        estimates,
+        t0,
+        state: plan.claimant(role.device, 0),
+        inflight: VecDeque::with_capacity(ring.depth()),
+        ring,
+        data: LaneData::default(),
+        last_done: None,
+        last_span_end: None,
+        #[cfg(feature = "test-hooks")]
+        injected: role
+            .fault
+            .map(|spec| Injected::new(spec, &role.unit.device)),
+    };
+    if let Err(f) = l.run() {
+        l.fail(f);
+    }
+    let data = l.finish();
+    *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
+}
+
+impl Loop<'_, '_> {
+    /// The engine's GPU timeout in nanoseconds.
+    fn timeout_ns(&self) -> u64 {
+        u64::try_from(self.role.timeout.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Runs packages until the queue is done or aborted. `Err` when the GPU
+    /// failed; the packages in flight are left in flight.
+    fn run(&mut self) -> Result<(), Failure> {
+        let mut idle = Idle::new();
+        loop {
+            let prefetch_at = self.fill()?;
+            let Some(f) = self.inflight.front() else {
+                if self.queue.is_done() || self.queue.is_aborted() {
+                    return Ok(());
+                }
+                idle.wait();
+                continue;
+            };
+            idle = Idle::new();
+            // Wait for the oldest package; wake up early when the next one
+            // is due to be claimed. A package may run `timeout` from when it
+            // could start (its submission, or the end of the one before it).
+            let now = Instant::now();
+            let started = f.could_start(self.last_done);
+            let power = self.estimates.power(self.role.device);
+            let timeout = package_timeout(self.role.timeout, f.len(), power);
+            let deadline = started + timeout;
+            let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
+            let ticket = f.ticket;
+            let wait_ns = (wake - now).as_nanos().min(u128::from(self.timeout_ns())) as u64;
+            let waited = self.ring.wait(ticket, wait_ns);
+            #[cfg(feature = "test-hooks")]
+            let waited = match &self.injected {
+                Some(i) => i.filter_wait(ticket, waited),
+                None => waited,
+            };
+            match waited {
+                Ok(true) => {}
+                Ok(false) if Instant::now() < deadline => continue,
+                Ok(false) => {
+                    let why = format!("a package ran past the {timeout:?} timeout");
+                    return Err(Failure::new(why));
+                }
+                Err(e) => return Err(Failure::new(e)),
+            }
+            let f = self.inflight.pop_front().expect("front exists");
+            self.retire(f, Instant::now(), true);
+        }
+    }
+
+    /// Keeps up to `depth` packages in flight, claiming each extra one only
+    /// when those in flight are about to end (see [`PREFETCH_LEAD`]).
+    /// Returns when the next claim is due, if it is deferred.
+    fn fill(&mut self) -> Result<Option<Instant>, Failure> {
+        let lead = prefetch_lead();
+        while self.inflight.len() < self.ring.depth() && !self.queue.is_aborted() {
+            if let Some(front) = self.inflight.front() {
+                let front_start = front.could_start(self.last_done);
+                let power = self.estimates.power(self.role.device);
+                match expected_end(&self.inflight, front_start, power) {
                     // No measurement yet: no prefetch; the first completion
                     // gives one.
-                    None => break,
-                    Some(end) if end > Instant::now() + lead => {
-                        prefetch_at = Some(end - lead);
-                        break;
-                    }
+                    None => return Ok(None),
+                    Some(end) if end > Instant::now() + lead => return Ok(Some(end - lead)),
                     Some(_) => {}
                 }
             }
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package.
-            let claimed = plan
-                .claim(queue, &mut state, estimates)
+            let claimed = self
+                .plan
+                .claim(self.queue, &mut self.state, self.estimates)
                 .map(|(units, _source)| (units, false))
                 .or_else(|| {
-                    inflight
+                    self.inflight
                         .is_empty()
-                        .then(|| role.steal(estimates))
+                        .then(|| self.role.steal(self.estimates))
                         .flatten()
                         .map(|units| (units, true))
                 });
             let Some((units, stolen)) = claimed else {
                 break;
             };
-            let (base, count) = role.geometry.dispatch(&units);
-            #[cfg(feature = "test-hooks")]
-            if let Some(inj) = injected
-                .as_mut()
-                .filter(|i| i.ticket.is_none() && completed_packages >= i.spec.after_packages)
-            {
-                use crate::hooks::GpuFault;
-                let r = match inj.spec.fault {
-                    GpuFault::SubmitError => Err(crate::error::VkError::Other {
-                        call: "vkQueueSubmit (injected)",
-                        result: ash::vk::Result::ERROR_UNKNOWN,
-                    }),
-                    // SAFETY: as for `submit` below; the blocker lives until
-                    // the end of this loop and is signalled before it is
-                    // destroyed.
-                    GpuFault::Hang => unsafe { ring.submit_blocked(inj.blocker) },
-                    // SAFETY: as for `submit` below.
-                    GpuFault::DeviceLost => unsafe {
-                        ring.submit(role.pipeline, role.set, role.push, base, count)
-                    },
-                };
-                match r {
-                    Ok(ticket) => {
-                        inj.ticket = Some(ticket);
-                        inflight.push_back(InFlight {
-                            ticket,
-                            units,
-                            stolen,
-                            submitted: Instant::now(),
-                        });
-                        continue;
-                    }
-                    Err(e) => {
-                        inj.ticket = Some(0);
-                        queue.requeue(units);
-                        failed = Some(e.to_string());
-                        break 'run;
-                    }
-                }
-            }
-            // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
-            // tickets are in flight, all newer than the one `depth` back. The
-            // set was made by this pipeline for this run, its buffers are
-            // borrowed by the run until every ticket completed (this loop
-            // drains before returning), and the push size was checked
-            // against the shader at run start.
-            let submitted = unsafe { ring.submit(role.pipeline, role.set, role.push, base, count) };
-            match submitted {
-                Ok(ticket) => inflight.push_back(InFlight {
+            self.submit(units, stolen)?;
+        }
+        Ok(None)
+    }
+
+    /// Submits the package `units`.
+    fn submit(&mut self, units: Range<u64>, stolen: bool) -> Result<(), Failure> {
+        let (base, count) = self.role.geometry.dispatch(&units);
+        let d = Dispatch {
+            pipeline: self.role.pipeline,
+            set: self.role.set,
+            push: self.role.push,
+            base,
+            count,
+        };
+        // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
+        // tickets are in flight, all newer than the one `depth` back. The
+        // set was made by this pipeline for this run, its buffers are
+        // borrowed by the run until every ticket completed (`finish` drains
+        // before the loop returns), and the push size was checked against
+        // the shader at run start.
+        match unsafe { self.submit_dispatch(d) } {
+            Ok(ticket) => {
+                self.inflight.push_back(InFlight {
                     ticket,
                     units,
                     stolen,
                     submitted: Instant::now(),
-                }),
-                Err(e) => {
-                    queue.requeue(units);
-                    failed = Some(e.to_string());
-                    break 'run;
-                }
+                });
+                Ok(())
             }
+            // A submission that fails with anything but DEVICE_LOST leaves
+            // every resource it names untouched (Vulkan spec,
+            // vkQueueSubmit): the package never ran and can go back now.
+            Err(e) if !e.is_device_lost() => {
+                self.queue.requeue(units);
+                Err(Failure::new(e))
+            }
+            Err(e) => Err(Failure {
+                why: e.to_string(),
+                unsent: Some(units),
+            }),
         }
-        let Some(f) = inflight.front() else {
-            if queue.is_done() || queue.is_aborted() {
-                break;
-            }
-            idle.wait();
-            continue;
-        };
-        idle = Idle::new();
-        // Wait for the oldest package; wake up early when the next one is due
-        // to be claimed.
-        let now = Instant::now();
-        // A package may run `timeout` from when it could start (its
-        // submission, or the completion of the one before it).
-        let started = f.could_start(last_done);
-        let timeout = package_timeout(role.timeout, f.len(), estimates.power(role.device));
-        let deadline = started + timeout;
-        let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
-        let waited = ring.wait(
-            f.ticket,
-            (wake - now).as_nanos().min(u128::from(timeout_ns)) as u64,
-        );
+    }
+
+    /// Submits `d` (the injected way where the test hooks say so).
+    ///
+    /// # Safety
+    /// As for [`DispatchRing::submit`].
+    unsafe fn submit_dispatch(&mut self, d: Dispatch<'_>) -> Result<u64, VkError> {
         #[cfg(feature = "test-hooks")]
-        let waited = match (&injected, waited) {
-            (Some(i), Ok(true))
-                if i.spec.fault == crate::hooks::GpuFault::DeviceLost
-                    && i.ticket == Some(f.ticket) =>
-            {
-                Err(crate::error::VkError::DeviceLost {
-                    call: "vkWaitSemaphores (injected)",
-                })
-            }
-            (_, w) => w,
-        };
-        match waited {
-            Ok(true) => {}
-            Ok(false) if Instant::now() < deadline => continue,
-            Ok(false) => {
-                failed = Some(format!("a package ran past the {timeout:?} timeout"));
-                break;
-            }
-            Err(e) => {
-                failed = Some(e.to_string());
-                break;
-            }
-        }
-        let done = Instant::now();
-        let f = inflight.pop_front().expect("front exists");
-        let start = f.could_start(last_done);
-        last_done = Some(done);
-        if let Ok(Some(span)) = ring.span(f.ticket) {
-            if let Some(prev_end) = last_span_end {
-                data.gaps_ns.push(span.start_ns.saturating_sub(prev_end));
-            }
-            last_span_end = Some(span.end_ns);
-        }
-        #[cfg(feature = "test-hooks")]
+        if let Some(inj) = self
+            .injected
+            .as_mut()
+            .filter(|i| i.due(self.data.records.len()))
         {
-            completed_packages += 1;
+            // SAFETY: as for `submit` (function contract).
+            return unsafe { inj.submit(&mut self.ring, d) };
+        }
+        // SAFETY: function contract.
+        unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
+    }
+
+    /// Records the package `f`, seen complete at `done`, and completes its
+    /// units in the queue. `measured`: its time measures the device (not so
+    /// for packages settled after a failure).
+    fn retire(&mut self, f: InFlight, done: Instant, measured: bool) {
+        let start = f.could_start(self.last_done);
+        self.last_done = Some(done);
+        if let Ok(Some(span)) = self.ring.span(f.ticket) {
+            if let Some(prev_end) = self.last_span_end {
+                self.data
+                    .gaps_ns
+                    .push(span.start_ns.saturating_sub(prev_end));
+            }
+            self.last_span_end = Some(span.end_ns);
         }
         let n = f.len();
-        let pkg = role.geometry.package(f.units.clone());
-        estimates.record(role.device, n, (done - start).as_secs_f64());
-        data.busy_s += (done - start).as_secs_f64();
-        data.items += pkg.len();
-        data.records.push(PackageRecord {
-            device: role.device,
+        let pkg = self.role.geometry.package(f.units.clone());
+        let busy = (done - start).as_secs_f64();
+        if measured {
+            self.estimates.record(self.role.device, n, busy);
+        }
+        self.data.busy_s += busy;
+        self.data.items += pkg.len();
+        self.data.records.push(PackageRecord {
+            device: self.role.device,
             lane: 0,
             units: f.units,
             items: pkg.items,
-            start_s: (start - t0).as_secs_f64(),
-            end_s: (done - t0).as_secs_f64(),
+            start_s: (start - self.t0).as_secs_f64(),
+            end_s: (done - self.t0).as_secs_f64(),
             stolen: f.stolen,
         });
-        queue.complete(n);
+        self.queue.complete(n);
     }
-    if let Some(why) = failed {
-        // Give every package still in flight back to the queue, and under
-        // Static the share this loop had not claimed yet: the other devices
-        // complete them. The device is left out of later runs.
-        for f in inflight.drain(..) {
-            queue.requeue(f.units);
-        }
-        plan.forfeit(queue, &mut state, estimates);
-        role.unit.device.mark_lost();
+
+    /// After a failure: gives the unclaimed share back at once (the GPU
+    /// never had it), waits until the GPU can no longer write any package
+    /// it had in flight, and then counts each as done (it ran to its end),
+    /// or, where its outcome is unknown, gives it back or declares its items
+    /// lost ([`Loop::unknown`]). The device is left out of later runs.
+    fn fail(&mut self, f: Failure) {
+        self.plan
+            .forfeit(self.queue, &mut self.state, self.estimates);
+        let device = &self.role.unit.device;
+        device.mark_lost();
         tracing::error!(
-            "GPU {} failed and leaves the run: {why}",
-            role.unit.device.info().name
+            "GPU {} failed and leaves the run: {}",
+            device.info().name,
+            f.why
         );
-        data.failure = Some(why);
+        let inflight = std::mem::take(&mut self.inflight);
+        let tickets: Vec<u64> = inflight.iter().map(|p| p.ticket).collect();
+        let outcomes = self.settle(&tickets);
+        if f.unsent.is_some() {
+            // The device is lost: this returns at once, and afterwards
+            // nothing of the unsent package can run.
+            let _ = device.wait_idle();
+        }
+        let settled = Instant::now();
+        for (p, outcome) in inflight.into_iter().zip(outcomes) {
+            match outcome {
+                Outcome::Ran => self.retire(p, settled, false),
+                Outcome::Unknown => self.unknown(p.units),
+            }
+        }
+        if let Some(units) = f.unsent {
+            self.unknown(units);
+        }
+        self.data.failure = Some(f.why);
     }
-    #[cfg(feature = "test-hooks")]
-    if let Some(inj) = &injected {
-        // End the injected hang so the queue drains.
-        let info = ash::vk::SemaphoreSignalInfo::default()
-            .semaphore(inj.blocker)
-            .value(1);
-        // SAFETY: the blocker is ours, a timeline at 0, signalled once to 1.
-        let _ = unsafe { role.unit.device.raw().signal_semaphore(&info) };
+
+    /// Waits until no ticket of `tickets` can still run; the outcome of each.
+    fn settle(&self, tickets: &[u64]) -> Vec<Outcome> {
+        let obs = RingObserver {
+            ring: &self.ring,
+            device: &self.role.unit.device,
+        };
+        #[cfg(feature = "test-hooks")]
+        if let Some(inj) = &self.injected {
+            return inj.settle(&obs, tickets, self.role.timeout);
+        }
+        settle(&obs, tickets, self.role.timeout)
     }
-    // Never leave GPU work running past the run: its buffers are released
-    // when the run returns.
-    if (!inflight.is_empty() || ring.last_ticket() > 0)
-        && !matches!(ring.drain(timeout_ns), Ok(true))
-    {
-        let _ = role.unit.device.wait_idle();
+
+    /// A package whose outcome is unknown (the device was lost while it was
+    /// in flight): it runs again elsewhere where that cannot change the
+    /// result (every output is write-only); otherwise its items are lost,
+    /// and counted done so that the other devices can finish the rest.
+    fn unknown(&mut self, units: Range<u64>) {
+        if self.role.pipeline.interface().rerun_safe() {
+            self.queue.requeue(units);
+            return;
+        }
+        let n = units.end - units.start;
+        self.data.lost.push(self.role.geometry.package(units).items);
+        self.data.lost_units += n;
+        self.queue.complete(n);
     }
-    #[cfg(feature = "test-hooks")]
-    if let Some(inj) = injected {
-        // SAFETY: the queue drained above, so no submission waits on it now.
-        unsafe { role.unit.device.destroy_semaphore(inj.blocker) };
+
+    /// Leaves nothing running (the run's buffers are released when it
+    /// returns) and hands the results over.
+    fn finish(self) -> LaneData {
+        let device = &self.role.unit.device;
+        #[cfg(feature = "test-hooks")]
+        if let Some(inj) = &self.injected {
+            inj.release(device);
+        }
+        if self.ring.last_ticket() > 0 && !matches!(self.ring.drain(self.timeout_ns()), Ok(true)) {
+            let _ = device.wait_idle();
+        }
+        #[cfg(feature = "test-hooks")]
+        if let Some(inj) = self.injected {
+            // SAFETY: released above, and the queue drained.
+            unsafe { inj.destroy(device) };
+        }
+        let mut data = self.data;
+        data.declined_s = self.state.declined_s();
+        data
     }
-    data.declined_s = state.declined_s();
-    *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }
 
 #[cfg(test)]

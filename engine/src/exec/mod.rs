@@ -3,7 +3,10 @@
 
 pub(crate) mod cpu;
 pub(crate) mod gpu;
+#[cfg(feature = "test-hooks")]
+pub(crate) mod inject;
 pub mod kernel;
 pub mod pool;
 pub mod report;
+pub(crate) mod settle;
 pub mod topology;

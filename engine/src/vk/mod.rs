@@ -12,6 +12,7 @@ pub mod spirv;
 
 pub use device::{Device, DeviceOptions};
 pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
+pub(crate) use pipeline::Dispatch;
 pub use pipeline::{BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead};
 pub use spirv::{ShaderInterface, SpirvBinding};
 

@@ -319,6 +319,17 @@ pub struct GpuSpan {
     pub end_ns: u64,
 }
 
+/// One package's dispatch, as a [`DispatchRing`] records it: `count`
+/// work-groups from work-group `base`, with `pipeline`, `set` and `push`.
+#[derive(Clone, Copy)]
+pub(crate) struct Dispatch<'a> {
+    pub(crate) pipeline: &'a ComputePipeline,
+    pub(crate) set: &'a BindingSet,
+    pub(crate) push: &'a [u8],
+    pub(crate) base: [u32; 3],
+    pub(crate) count: [u32; 3],
+}
+
 /// A ring of command buffers, one per in-flight package, signalling one
 /// timeline semaphore. Nothing is allocated per package: a slot's command
 /// buffer is reset and re-recorded (a handful of commands).
@@ -584,20 +595,43 @@ impl DispatchRing {
         base: [u32; 3],
         count: [u32; 3],
     ) -> Result<u64, VkError> {
-        let raw = self.device.raw();
         let ticket = self.last + 1;
+        let d = Dispatch {
+            pipeline,
+            set,
+            push,
+            base,
+            count,
+        };
+        // SAFETY: the slot is idle and `d` is valid (function contract).
+        let cb = unsafe { self.record(ticket, Some(d))? };
+        // SAFETY: `cb` is fully recorded and not pending (slot idle); the
+        // ticket is one more than the last signalled value.
+        unsafe { self.device.submit(cb, self.sem, ticket)? };
+        self.last = ticket;
+        Ok(ticket)
+    }
+
+    /// Re-records the command buffer of `ticket`'s slot with `dispatch` (or
+    /// with nothing, where `None`) and returns it, ready to submit.
+    ///
+    /// # Safety
+    /// The slot is idle, and `dispatch` obeys the contract of
+    /// [`DispatchRing::submit`].
+    unsafe fn record(
+        &self,
+        ticket: u64,
+        dispatch: Option<Dispatch<'_>>,
+    ) -> Result<vk::CommandBuffer, VkError> {
+        let raw = self.device.raw();
         let slot = (ticket as usize) % self.cbs.len();
         let cb = self.cbs[slot];
-        let q = 2 * slot as u32;
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        let barrier = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ);
         let r = {
             // SAFETY: the caller guarantees the slot is idle, so resetting and
             // re-recording its command buffer is allowed (the pool was created
-            // with RESET_COMMAND_BUFFER); every handle recorded is live.
+            // with RESET_COMMAND_BUFFER).
             unsafe {
                 raw.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
                     .and_then(|_| raw.begin_command_buffer(cb, &begin))
@@ -606,27 +640,57 @@ impl DispatchRing {
         self.device.check(r.call("vkBeginCommandBuffer"))?;
         // The queries are reset here on the host, not by a command: a reset
         // command would sit on the device between this package and the one
-        // before it.
+        // before it. A slot recorded empty writes no stamps, so they read as
+        // "no span".
         // SAFETY: the slot is idle (function contract).
         unsafe { self.clear_slot(slot) };
+        if let Some(d) = dispatch {
+            // SAFETY: `cb` is recording; `d` is valid (function contract).
+            unsafe { self.record_dispatch(cb, slot, d) };
+        }
+        // SAFETY: `cb` is recording.
+        let r = unsafe { raw.end_command_buffer(cb) }.call("vkEndCommandBuffer");
+        self.device.check(r)?;
+        Ok(cb)
+    }
+
+    /// Records one package's commands into `cb`: its stamps, the dispatch,
+    /// and the barriers that make its writes visible to the host.
+    ///
+    /// # Safety
+    /// `cb` is the recording command buffer of the idle `slot`; `d` obeys
+    /// the contract of [`DispatchRing::submit`].
+    unsafe fn record_dispatch(&self, cb: vk::CommandBuffer, slot: usize, d: Dispatch<'_>) {
+        let raw = self.device.raw();
+        let q = 2 * slot as u32;
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ);
         // SAFETY: `cb` is in the recording state; see the function contract
         // for the pipeline, set and push-constant size.
         unsafe {
             if self.queries != vk::QueryPool::null() {
                 raw.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, self.queries, q);
             }
-            raw.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
+            raw.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, d.pipeline.pipeline);
             raw.cmd_bind_descriptor_sets(
                 cb,
                 vk::PipelineBindPoint::COMPUTE,
-                pipeline.layout,
+                d.pipeline.layout,
                 0,
-                &[set.set],
+                &[d.set.set],
                 &[],
             );
-            if !push.is_empty() {
-                raw.cmd_push_constants(cb, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
+            if !d.push.is_empty() {
+                raw.cmd_push_constants(
+                    cb,
+                    d.pipeline.layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    d.push,
+                );
             }
+            let (base, count) = (d.base, d.count);
             raw.cmd_dispatch_base(cb, base[0], base[1], base[2], count[0], count[1], count[2]);
             // Make the shader's writes visible to the host once the timeline
             // signal is observed.
@@ -675,14 +739,6 @@ impl DispatchRing {
                 );
             }
         }
-        // SAFETY: `cb` is recording.
-        let r = unsafe { raw.end_command_buffer(cb) }.call("vkEndCommandBuffer");
-        self.device.check(r)?;
-        // SAFETY: `cb` is fully recorded and not pending (slot idle); the
-        // ticket is one more than the last signalled value.
-        unsafe { self.device.submit(cb, self.sem, ticket)? };
-        self.last = ticket;
-        Ok(ticket)
     }
 
     /// Waits until `ticket` completed; `Ok(false)` on timeout.
@@ -747,27 +803,27 @@ impl DispatchRing {
         }))
     }
 
-    /// Submits a package that does nothing but wait until the host signals
-    /// timeline `blocker` to 1: a GPU hang that can be ended. Test hook.
+    /// Submits a package that waits until the host signals timeline
+    /// `blocker` to 1 and then runs `dispatch` (or nothing, where `None`): a
+    /// GPU hang that can be ended, after which the package really writes its
+    /// outputs. Test hook.
     ///
     /// (A timeline wait is a real blocking wait in every driver; lavapipe's
     /// `vkCmdWaitEvents` spins on a plain field and may never see the set.)
     ///
     /// # Safety
-    /// As for [`DispatchRing::submit`] (idle slot); `blocker` is a live
-    /// timeline semaphore of this device at a value below 1 that the caller
-    /// signals before destroying it.
+    /// As for [`DispatchRing::submit`] (idle slot, valid dispatch);
+    /// `blocker` is a live timeline semaphore of this device at a value below
+    /// 1 that the caller signals before destroying it.
     #[cfg(feature = "test-hooks")]
-    pub unsafe fn submit_blocked(&mut self, blocker: vk::Semaphore) -> Result<u64, VkError> {
-        let raw = self.device.raw();
+    pub(crate) unsafe fn submit_blocked(
+        &mut self,
+        blocker: vk::Semaphore,
+        dispatch: Option<Dispatch<'_>>,
+    ) -> Result<u64, VkError> {
         let ticket = self.last + 1;
-        let slot = (ticket as usize) % self.cbs.len();
-        let cb = self.cbs[slot];
-        // SAFETY: the slot is idle (contract); it writes no stamps, so they
-        // read as "no span".
-        unsafe { self.clear_slot(slot) };
-        let begin = vk::CommandBufferBeginInfo::default()
-            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the slot is idle and `dispatch` is valid (contract).
+        let cb = unsafe { self.record(ticket, dispatch)? };
         let cbs = [cb];
         let waits = [blocker];
         let wait_values = [1u64];
@@ -783,17 +839,11 @@ impl DispatchRing {
             .command_buffers(&cbs)
             .signal_semaphores(&signals)
             .push_next(&mut timeline);
-        // SAFETY: the slot is idle (caller), so its command buffer may be
-        // re-recorded (empty); `blocker` is live (caller). The queue is only
-        // used by this ring's owner during a run (the engine holds the ring's
-        // mutex), as for `Device::submit`.
-        unsafe {
-            raw.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .and_then(|_| raw.begin_command_buffer(cb, &begin))
-                .and_then(|_| raw.end_command_buffer(cb))
-                .call("vkBeginCommandBuffer")?;
-            self.device.submit_raw(&[submit])?;
-        }
+        // SAFETY: `cb` is fully recorded and not pending (slot idle);
+        // `blocker` is live (caller); the ticket is one more than the last
+        // signalled value. The queue is only used by this ring's owner during
+        // a run (the engine holds the ring's mutex), as for `Device::submit`.
+        unsafe { self.device.submit_raw(&[submit])? };
         self.last = ticket;
         Ok(ticket)
     }

@@ -35,6 +35,7 @@ const DEC_BLOCK: u32 = 2;
 const DEC_BUFFER_BLOCK: u32 = 3;
 const DEC_ARRAY_STRIDE: u32 = 6;
 const DEC_NON_WRITABLE: u32 = 24;
+const DEC_NON_READABLE: u32 = 25;
 const DEC_BINDING: u32 = 33;
 const DEC_DESCRIPTOR_SET: u32 = 34;
 const DEC_OFFSET: u32 = 35;
@@ -51,6 +52,10 @@ pub struct SpirvBinding {
     pub binding: u32,
     /// `true` when the shader only reads it (`readonly`).
     pub read_only: bool,
+    /// `true` when the shader only writes it (`writeonly`, SPIR-V
+    /// `NonReadable`): what it writes does not depend on what the buffer
+    /// held, so running an item again writes the same values.
+    pub write_only: bool,
 }
 
 /// The compute interface of a SPIR-V module.
@@ -64,6 +69,16 @@ pub struct ShaderInterface {
     pub push_constant_bytes: u32,
     /// The module uses `LocalSizeId` (needs maintenance4 on Vulkan 1.3).
     pub uses_local_size_id: bool,
+}
+
+impl ShaderInterface {
+    /// `true` when running an item again cannot change the result: every
+    /// binding the shader writes is write-only (and every other one
+    /// read-only), so a package may run again after a device was lost while
+    /// it ran, whatever part of its outputs that device had written.
+    pub fn rerun_safe(&self) -> bool {
+        self.bindings.iter().all(|b| b.read_only || b.write_only)
+    }
 }
 
 /// Turns SPIR-V bytes into words, checking length and alignment.
@@ -128,6 +143,7 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
     let mut decorations: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
     let mut member_offsets: HashMap<(u32, u32), u32> = HashMap::new();
     let mut member_non_writable: HashMap<u32, u32> = HashMap::new();
+    let mut member_non_readable: HashMap<u32, u32> = HashMap::new();
     let mut variables: Vec<(u32, u32, u32)> = Vec::new(); // (ptr type, id, storage class)
 
     let mut i = 5;
@@ -210,6 +226,8 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
                     member_offsets.insert((s, m), arg(3)?);
                 } else if dec == DEC_NON_WRITABLE {
                     *member_non_writable.entry(s).or_default() += 1;
+                } else if dec == DEC_NON_READABLE {
+                    *member_non_readable.entry(s).or_default() += 1;
                 }
             }
             _ => {}
@@ -288,10 +306,18 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
                     )));
                 }
                 let members = types.structs.get(&pointee).map_or(0, |m| m.len()) as u32;
-                let read_only = has(var, DEC_NON_WRITABLE)
-                    || (members > 0
-                        && member_non_writable.get(&pointee).copied().unwrap_or(0) >= members);
-                bindings.push(SpirvBinding { binding, read_only });
+                // On the variable, or on every member of its block (what
+                // glslang emits for `readonly` / `writeonly` blocks).
+                let marked = |dec: u32, per_member: &HashMap<u32, u32>| {
+                    has(var, dec)
+                        || (members > 0
+                            && per_member.get(&pointee).copied().unwrap_or(0) >= members)
+                };
+                bindings.push(SpirvBinding {
+                    binding,
+                    read_only: marked(DEC_NON_WRITABLE, &member_non_writable),
+                    write_only: marked(DEC_NON_READABLE, &member_non_readable),
+                });
             }
             _ => {}
         }
@@ -412,16 +438,49 @@ mod tests {
             vec![
                 SpirvBinding {
                     binding: 0,
-                    read_only: true
+                    read_only: true,
+                    write_only: false
                 },
                 SpirvBinding {
                     binding: 1,
-                    read_only: false
+                    read_only: false,
+                    write_only: false
                 }
             ]
         );
         assert_eq!(r.push_constant_bytes, 8);
         assert!(reflect(&w, "other").is_err());
+        // `y += a * x` reads what it writes: not safe to run twice.
+        assert!(!r.rerun_safe());
+    }
+
+    #[test]
+    fn reflects_write_only_outputs() {
+        let w = compile(
+            r#"#version 450
+            layout(local_size_x = 64) in;
+            layout(std430, binding = 0) readonly buffer X { float x[]; };
+            layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+            layout(std430, binding = 2) buffer Z { float z[]; };
+            void main() { uint i = gl_GlobalInvocationID.x; y[i] = x[i]; z[i] = 1.0; }"#,
+        );
+        let r = reflect(&w, "main").unwrap();
+        let flags: Vec<_> = r
+            .bindings
+            .iter()
+            .map(|b| (b.binding, b.read_only, b.write_only))
+            .collect();
+        assert_eq!(
+            flags,
+            vec![(0, true, false), (1, false, true), (2, false, false)]
+        );
+        // Binding 2 is read-write (as declared, though only written).
+        assert!(!r.rerun_safe());
+        let only = ShaderInterface {
+            bindings: r.bindings[..2].to_vec(),
+            ..r.clone()
+        };
+        assert!(only.rerun_safe());
     }
 
     #[test]

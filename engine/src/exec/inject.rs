@@ -1,0 +1,170 @@
+//! The GPU side of the test hooks (cargo feature `test-hooks`): the fault
+//! injected into one run, armed once its package is reached (see
+//! [`crate::hooks`]).
+
+use super::settle::{settle, Observe, Outcome, RingObserver};
+use crate::error::VkError;
+use crate::hooks::{FaultInjection, GpuFault};
+use crate::vk::{Device, Dispatch, DispatchRing};
+use ash::vk;
+use std::time::Duration;
+
+/// What the injected loss reports.
+const INJECTED_LOSS: VkError = VkError::DeviceLost {
+    call: "vkWaitSemaphores (injected)",
+};
+
+/// The injected fault of a run.
+pub(crate) struct Injected {
+    spec: FaultInjection,
+    /// Timeline semaphore the injected hangs wait on (null where it could
+    /// not be created: the hang then fails to submit).
+    blocker: vk::Semaphore,
+    /// Ticket of the sabotaged package once it is submitted (0: its
+    /// submission failed).
+    ticket: Option<u64>,
+}
+
+impl Injected {
+    /// The fault `spec`, not armed yet.
+    pub(crate) fn new(spec: FaultInjection, device: &Device) -> Self {
+        Injected {
+            spec,
+            blocker: device.create_timeline(0).unwrap_or_default(),
+            ticket: None,
+        }
+    }
+
+    /// Whether the next package, after `completed` ones, is the sabotaged one.
+    pub(crate) fn due(&self, completed: usize) -> bool {
+        self.ticket.is_none() && completed >= self.spec.after_packages
+    }
+
+    /// Submits the sabotaged package `d` the injected way.
+    ///
+    /// # Safety
+    /// As for [`DispatchRing::submit`] (idle slot, valid dispatch).
+    pub(crate) unsafe fn submit(
+        &mut self,
+        ring: &mut DispatchRing,
+        d: Dispatch<'_>,
+    ) -> Result<u64, VkError> {
+        let hang = |ring: &mut DispatchRing, d: Option<Dispatch<'_>>| {
+            if self.blocker == vk::Semaphore::null() {
+                return Err(VkError::Other {
+                    call: "vkCreateSemaphore (injected hang)",
+                    result: vk::Result::ERROR_UNKNOWN,
+                });
+            }
+            // SAFETY: as for `submit` (caller); the blocker is a live
+            // timeline at 0 that `release` signals before `destroy`.
+            unsafe { ring.submit_blocked(self.blocker, d) }
+        };
+        let r = match self.spec.fault {
+            GpuFault::SubmitError => Err(VkError::Other {
+                call: "vkQueueSubmit (injected)",
+                result: vk::Result::ERROR_UNKNOWN,
+            }),
+            GpuFault::Hang => hang(ring, Some(d)),
+            GpuFault::HangThenLost => hang(ring, None),
+            // SAFETY: as for `submit` (caller).
+            GpuFault::DeviceLost => unsafe {
+                ring.submit(d.pipeline, d.set, d.push, d.base, d.count)
+            },
+        };
+        self.ticket = Some(*r.as_ref().unwrap_or(&0));
+        r
+    }
+
+    /// The dispatch loop's wait for `ticket`, as the fault shows it: under
+    /// [`GpuFault::DeviceLost`] the sabotaged package's completion reads as
+    /// the device lost.
+    pub(crate) fn filter_wait(
+        &self,
+        ticket: u64,
+        waited: Result<bool, VkError>,
+    ) -> Result<bool, VkError> {
+        match waited {
+            Ok(true) if self.spec.fault == GpuFault::DeviceLost && self.ticket == Some(ticket) => {
+                Err(INJECTED_LOSS)
+            }
+            w => w,
+        }
+    }
+
+    /// Settles the packages in flight ([`settle`]) under the fault: a hang
+    /// ends once the timeout was declared (its package then runs, late); a
+    /// hang that ends in a lost device reads as lost from then on.
+    pub(crate) fn settle(
+        &self,
+        obs: &RingObserver<'_>,
+        tickets: &[u64],
+        timeout: Duration,
+    ) -> Vec<Outcome> {
+        match self.spec.fault {
+            GpuFault::Hang => {
+                self.release(obs.device);
+                settle(obs, tickets, timeout)
+            }
+            GpuFault::HangThenLost if self.ticket.is_some_and(|t| tickets.contains(&t)) => {
+                let lost = Lost {
+                    inner: obs,
+                    hook: self,
+                };
+                settle(&lost, tickets, timeout)
+            }
+            _ => settle(obs, tickets, timeout),
+        }
+    }
+
+    /// Ends the injected hang (once: later calls do nothing).
+    pub(crate) fn release(&self, device: &Device) {
+        if self.blocker == vk::Semaphore::null()
+            || device.timeline_value(self.blocker).is_ok_and(|v| v >= 1)
+        {
+            return;
+        }
+        let info = vk::SemaphoreSignalInfo::default()
+            .semaphore(self.blocker)
+            .value(1);
+        // SAFETY: the blocker is ours and live, a timeline below 1 (read
+        // above; only the dispatch loop's thread signals it).
+        let _ = unsafe { device.raw().signal_semaphore(&info) };
+    }
+
+    /// Destroys the blocker.
+    ///
+    /// # Safety
+    /// No submission waits on it any more: it was released and the queue
+    /// drained.
+    pub(crate) unsafe fn destroy(self, device: &Device) {
+        if self.blocker != vk::Semaphore::null() {
+            // SAFETY: ours, and idle (function contract).
+            unsafe { device.destroy_semaphore(self.blocker) };
+        }
+    }
+}
+
+/// The device once the injected loss struck: every wait and counter read
+/// reports it lost. Waiting for the queue to idle first ends the hang, so
+/// that the real queue can idle (the blocked submission then runs, empty).
+struct Lost<'a> {
+    inner: &'a RingObserver<'a>,
+    hook: &'a Injected,
+}
+
+impl Observe for Lost<'_> {
+    fn wait(&self, _ticket: u64, _timeout_ns: u64) -> Result<bool, VkError> {
+        Err(INJECTED_LOSS)
+    }
+
+    fn is_complete(&self, _ticket: u64) -> Result<bool, VkError> {
+        Err(INJECTED_LOSS)
+    }
+
+    fn wait_idle(&self) -> Result<(), VkError> {
+        self.hook.release(self.inner.device);
+        let _ = self.inner.wait_idle();
+        Err(INJECTED_LOSS)
+    }
+}
