@@ -231,20 +231,18 @@ pub(crate) fn worker_loop(
             let mut cargs = CpuArgs {
                 buffers: &role.args.buffers,
                 push: &role.args.push,
+                context: role.args.context,
                 items: pkg.items.clone(),
                 taken: 0,
+                failure: None,
             };
             let start = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| (role.kernel)(&pkg, &mut cargs)));
             let end = Instant::now();
-            if let Err(payload) = outcome {
+            if let Some(err) = call_failure(outcome, cargs.failure, &chunk, worker) {
                 // The run fails: nobody claims or steals more.
                 role.board.withdraw(worker);
-                lane.panic = Some(Error::KernelPanic {
-                    units: chunk,
-                    worker,
-                    message: crate::error::panic_message(&*payload),
-                });
+                lane.panic = Some(err);
                 queue.abort();
                 pending.flush(role.device, share, queue, estimates);
                 lane.push(role, worker, ran, stolen, t0);
@@ -270,6 +268,29 @@ pub(crate) fn worker_loop(
     }
     if let Some(slot) = lanes.0.get(worker) {
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = lane;
+    }
+}
+
+/// The error of a kernel call that panicked or reported a failure
+/// ([`CpuArgs::fail`]); `None` when it succeeded.
+fn call_failure(
+    outcome: std::thread::Result<()>,
+    failure: Option<String>,
+    units: &Range<u64>,
+    worker: usize,
+) -> Option<Error> {
+    match (outcome, failure) {
+        (Err(payload), _) => Some(Error::KernelPanic {
+            units: units.clone(),
+            worker,
+            message: crate::error::panic_message(&*payload),
+        }),
+        (Ok(()), Some(message)) => Some(Error::KernelFailed {
+            units: units.clone(),
+            worker,
+            message,
+        }),
+        (Ok(()), None) => None,
     }
 }
 

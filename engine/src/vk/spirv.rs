@@ -51,6 +51,10 @@ pub struct SpirvBinding {
     pub binding: u32,
     /// `true` when the shader only reads it (`readonly`).
     pub read_only: bool,
+    /// The element size, where the block is one runtime array (`buffer B {
+    /// float x[]; }`): its `ArrayStride` in bytes. `None` for blocks with
+    /// other members, whose elements have no single size.
+    pub elem_stride: Option<u32>,
 }
 
 /// The compute interface of a SPIR-V module.
@@ -291,7 +295,19 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
                 let read_only = has(var, DEC_NON_WRITABLE)
                     || (members > 0
                         && member_non_writable.get(&pointee).copied().unwrap_or(0) >= members);
-                bindings.push(SpirvBinding { binding, read_only });
+                let elem_stride = match types.structs.get(&pointee).map(Vec::as_slice) {
+                    Some(&[only]) => types
+                        .arrays
+                        .get(&only)
+                        .filter(|(_, len)| len.is_none())
+                        .and_then(|_| value(only, DEC_ARRAY_STRIDE)),
+                    _ => None,
+                };
+                bindings.push(SpirvBinding {
+                    binding,
+                    read_only,
+                    elem_stride,
+                });
             }
             _ => {}
         }
@@ -412,16 +428,35 @@ mod tests {
             vec![
                 SpirvBinding {
                     binding: 0,
-                    read_only: true
+                    read_only: true,
+                    elem_stride: Some(4),
                 },
                 SpirvBinding {
                     binding: 1,
-                    read_only: false
+                    read_only: false,
+                    elem_stride: Some(4),
                 }
             ]
         );
         assert_eq!(r.push_constant_bytes, 8);
         assert!(reflect(&w, "other").is_err());
+    }
+
+    #[test]
+    fn reflects_element_strides_of_single_array_blocks() {
+        let w = compile(
+            r#"#version 450
+            layout(local_size_x = 64) in;
+            layout(std430, binding = 0) readonly buffer A { vec4 a[]; };
+            layout(std430, binding = 1) readonly buffer B { uint n; float b[]; };
+            struct S { vec2 p; float w; };
+            layout(std430, binding = 2) buffer C { S c[]; };
+            void main() { uint i = gl_GlobalInvocationID.x; c[i].w = a[i].x + b[i] + float(n); }"#,
+        );
+        let r = reflect(&w, "main").unwrap();
+        let strides: Vec<_> = r.bindings.iter().map(|b| b.elem_stride).collect();
+        // vec4: 16 bytes; a block with a header: none; struct {vec2, float}: 16 (std430).
+        assert_eq!(strides, vec![Some(16), None, Some(16)]);
     }
 
     #[test]
