@@ -97,7 +97,7 @@ pub(super) fn engine() -> Option<coexec_engine> {
     Some(e)
 }
 
-fn info(e: coexec_engine) -> coexec_engine_info {
+pub(super) fn info(e: coexec_engine) -> coexec_engine_info {
     let mut i = std::mem::MaybeUninit::<coexec_engine_info>::uninit();
     // SAFETY: a writable out pointer.
     ok(unsafe { coexec_engine_get_info(e, i.as_mut_ptr()) });
@@ -106,7 +106,11 @@ fn info(e: coexec_engine) -> coexec_engine_info {
 }
 
 /// A buffer of `n` f32, filled by `f`.
-fn buffer(e: coexec_engine, n: usize, f: impl Fn(usize) -> f32) -> (coexec_buffer, *mut f32) {
+pub(super) fn buffer(
+    e: coexec_engine,
+    n: usize,
+    f: impl Fn(usize) -> f32,
+) -> (coexec_buffer, *mut f32) {
     let mut b = coexec_buffer::default();
     let mut p = null_mut();
     // SAFETY: writable out pointers.
@@ -135,7 +139,7 @@ fn saxpy_kernel(e: coexec_engine, s: &Saxpy) -> coexec_kernel {
     k
 }
 
-fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3] {
+pub(super) fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3] {
     let input = coexec_access::COEXEC_ACCESS_INPUT as u32;
     [
         coexec_arg {
@@ -156,7 +160,7 @@ fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3
     ]
 }
 
-fn d1(n: u64) -> coexec_index_space {
+pub(super) fn d1(n: u64) -> coexec_index_space {
     coexec_index_space {
         dims: 1,
         width: n,
