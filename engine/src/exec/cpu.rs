@@ -317,3 +317,26 @@ impl Lane {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_call_is_a_kernel_failure_and_a_panic_wins() {
+        let units = 3..5;
+        assert!(call_failure(Ok(()), None, &units, 1).is_none());
+        let failed = call_failure(Ok(()), Some("code 7".into()), &units, 1);
+        assert!(
+            matches!(&failed, Some(Error::KernelFailed { units: u, worker: 1, message })
+                if *u == (3..5) && message == "code 7"),
+            "{failed:?}"
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new("boom");
+        let panicked = call_failure(Err(payload), Some("code 7".into()), &units, 0);
+        assert!(
+            matches!(&panicked, Some(Error::KernelPanic { message, .. }) if message == "boom"),
+            "{panicked:?}"
+        );
+    }
+}
