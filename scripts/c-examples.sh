@@ -5,15 +5,19 @@
 # examples/cpp/mandelbrot.cpp against the *installed* library (pkg-config,
 # then CMake for the C examples), runs them (each verifies its result), and
 # runs all three under valgrind in the default environment (COEXEC_VALIDATION
-# unset, as a user's program runs).
+# unset, as a user's program runs). ffi/tests/misuse.c (every misuse of the C
+# ABI found so far, each expecting its status) runs plainly (its stdout must
+# stay empty: nothing of the library's may print there), under
+# AddressSanitizer (gcc -fsanitize=address; the Rust library built normally)
+# and under valgrind.
 #
 #   bash scripts/c-examples.sh              # prefix: $CARGO_TARGET_DIR/c-prefix
 #   PREFIX=/opt/coexec bash scripts/c-examples.sh
 #
-# Needs: cc, c++, pkg-config, cmake, valgrind (apt: build-essential
-# pkg-config cmake valgrind). Honours CARGO_TARGET_DIR (default target/;
-# the prefix and build folder go under it), PREFIX, CC, CXX, and
-# SKIP_VALGRIND=1.
+# Needs: cc, c++, pkg-config, cmake, valgrind, gcc with libasan (apt:
+# build-essential pkg-config cmake valgrind). Honours CARGO_TARGET_DIR
+# (default target/; the prefix and build folder go under it), PREFIX, CC,
+# CXX, SKIP_VALGRIND=1 and SKIP_ASAN=1.
 set -euo pipefail
 case "${PREFIX:-}" in
   "" | /*) ;;
@@ -71,6 +75,38 @@ shared_c_example() {
 shared_c_example saxpy c99
 shared_c_example axpy2d c11 "written from the header and READMEs alone"
 
+step "C: ffi/tests/misuse.c (misuse of the C ABI; stdout must stay empty)"
+# shellcheck disable=SC2046
+"$CC" -std=c11 -O2 -Wall -Wextra -pedantic -Werror ffi/tests/misuse.c -o "$BUILD/misuse" \
+  $(pkg-config --cflags --libs coexec) -lm -Wl,-rpath,"$PREFIX/lib"
+(cd "$BUILD" && ./misuse >"$BUILD/misuse.stdout" 2>"$BUILD/misuse.stderr") || {
+  cat "$BUILD/misuse.stderr" >&2
+  echo "c-examples: misuse failed" >&2
+  exit 1
+}
+tail -n 1 "$BUILD/misuse.stderr"
+if [ -s "$BUILD/misuse.stdout" ]; then
+  echo "c-examples: something printed to stdout ($(wc -l <"$BUILD/misuse.stdout") lines):" >&2
+  head -n 20 "$BUILD/misuse.stdout" >&2
+  exit 1
+fi
+
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  step "ASan: ffi/tests/misuse.c built with gcc -fsanitize=address"
+  # Leaks are valgrind's job below (LeakSanitizer would report the Vulkan
+  # driver's and LLVM's one-off allocations, which valgrind.supp covers).
+  # shellcheck disable=SC2046
+  gcc -std=c11 -O1 -g -fsanitize=address -fno-omit-frame-pointer ffi/tests/misuse.c \
+    -o "$BUILD/misuse-asan" $(pkg-config --cflags --libs coexec) -lm -Wl,-rpath,"$PREFIX/lib"
+  (cd "$BUILD" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 ./misuse-asan \
+    >/dev/null 2>"$BUILD/misuse-asan.stderr") || {
+    cat "$BUILD/misuse-asan.stderr" >&2
+    echo "c-examples: misuse under ASan failed" >&2
+    exit 1
+  }
+  tail -n 1 "$BUILD/misuse-asan.stderr"
+fi
+
 step "C++: examples/cpp/mandelbrot.cpp against the static library (pkg-config coexec-static)"
 # shellcheck disable=SC2046
 "$CXX" -std=c++17 -O2 -Wall -Wextra -pedantic -Werror examples/cpp/mandelbrot.cpp \
@@ -92,9 +128,11 @@ for name in saxpy axpy2d; do
 done
 
 if [ "${SKIP_VALGRIND:-0}" != 1 ]; then
-  # memcheck with leak check; ffi/valgrind.supp suppresses the driver, loader
-  # and LLVM by object name and a few known one-offs outside coexec by
-  # function name (nothing of coexec's own). The default environment: no
+  # memcheck with leak check; ffi/valgrind.supp (installed with the library)
+  # suppresses the driver, loader and LLVM by object name and a few known
+  # one-offs outside coexec by function name (nothing of coexec's own);
+  # ffi/tests/known-leaks.supp names shaderc-rs's leak per GLSL compile error,
+  # a known item kept out of the installed file. The default environment: no
   # COEXEC_VALIDATION (validation off, as a user's program runs; the layer
   # under valgrind would take minutes and is not ours).
   vg() {
@@ -104,9 +142,10 @@ if [ "${SKIP_VALGRIND:-0}" != 1 ]; then
     step "valgrind: $name (COEXEC_VALIDATION unset)"
     (cd "$BUILD" && env -u COEXEC_VALIDATION valgrind --error-exitcode=1 --leak-check=full \
       --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
-      --suppressions="$ROOT/ffi/valgrind.supp" --log-file="$log" "$@" >/dev/null) || {
-      echo "c-examples: valgrind reported errors for $name:" >&2
-      cat "$log" >&2
+      --suppressions="$ROOT/ffi/valgrind.supp" --suppressions="$ROOT/ffi/tests/known-leaks.supp" \
+      --log-file="$log" "$@" >/dev/null 2>"$BUILD/valgrind-$name.stderr") || {
+      echo "c-examples: valgrind reported errors for $name (or it failed):" >&2
+      cat "$log" "$BUILD/valgrind-$name.stderr" >&2
       exit 1
     }
     grep -E "ERROR SUMMARY|definitely lost|indirectly lost|possibly lost" "$log" || true
@@ -114,6 +153,7 @@ if [ "${SKIP_VALGRIND:-0}" != 1 ]; then
   vg saxpy ./saxpy
   vg axpy2d ./axpy2d
   vg mandelbrot ./mandelbrot "$BUILD/mandelbrot-valgrind.pgm"
+  vg misuse ./misuse
 fi
 
 step "c-examples: all passed"

@@ -7,6 +7,7 @@
 #   $PREFIX/lib/libcoexec.so -> libcoexec.so.<major> -> libcoexec.so.<version>
 #   $PREFIX/lib/pkgconfig/coexec.pc          (shared; Libs.private for --static)
 #   $PREFIX/lib/pkgconfig/coexec-static.pc   (libcoexec.a + its system libraries)
+#   $PREFIX/share/coexec/valgrind.supp       (valgrind suppressions for programs using it)
 #
 #   bash scripts/install.sh                          # PREFIX=/usr/local
 #   PREFIX=$HOME/.local bash scripts/install.sh
@@ -57,8 +58,9 @@ done
 version=$(cargo pkgid -p coexec-ffi | sed 's/.*[@#]//')
 major=${version%%.*}
 echo "install: coexec $version into $PREFIX"
-install -d "$PREFIX/include" "$PREFIX/lib/pkgconfig"
+install -d "$PREFIX/include" "$PREFIX/lib/pkgconfig" "$PREFIX/share/coexec"
 install -m 644 ffi/include/coexec.h "$PREFIX/include/coexec.h"
+install -m 644 ffi/valgrind.supp "$PREFIX/share/coexec/valgrind.supp"
 install -m 644 "$TARGET_DIR/release/libcoexec.a" "$PREFIX/lib/libcoexec.a"
 install -m 755 "$TARGET_DIR/release/libcoexec.so" "$PREFIX/lib/libcoexec.so.$version"
 ln -sfn "libcoexec.so.$version" "$PREFIX/lib/libcoexec.so.$major"
@@ -75,5 +77,6 @@ install: done. Compile and link against it with
   cc app.c \$(pkg-config --cflags --libs coexec) -Wl,-rpath,$PREFIX/lib     # shared
   c++ app.cpp \$(pkg-config --cflags --libs coexec-static)                 # static
 (-Wl,-rpath is not needed where $PREFIX/lib is in the dynamic linker's path
-and ldconfig has run; see ffi/README.md.)
+and ldconfig has run; see ffi/README.md.) Under valgrind, use
+  valgrind --leak-check=full --suppressions=$PREFIX/share/coexec/valgrind.supp ./app
 EOF

@@ -50,7 +50,8 @@ pub struct EngineOptions {
     pub validation: Validation,
     /// Pipeline cache directory (see [`vk::DeviceOptions`]).
     pub pipeline_cache_dir: Option<PathBuf>,
-    /// Packages kept in flight per GPU (at least 1; default 2).
+    /// Packages kept in flight per GPU (at least 1, at most
+    /// [`vk::MAX_IN_FLIGHT`]; default 2).
     pub gpu_in_flight: usize,
     /// A GPU package running longer than this (or longer than 4x its
     /// expected time at the GPU's measured throughput, where that is longer:

@@ -181,6 +181,19 @@ pub enum Error {
         /// The panic message.
         message: String,
     },
+    /// A CPU kernel reported a failure on a package ([`CpuArgs::fail`]):
+    /// the run stopped claiming work and returned this error.
+    ///
+    /// [`CpuArgs::fail`]: crate::CpuArgs::fail
+    #[error("the CPU kernel failed on package units {}..{} (worker {worker}): {message}", .units.start, .units.end)]
+    KernelFailed {
+        /// The units of the call that failed.
+        units: Range<u64>,
+        /// The worker index.
+        worker: usize,
+        /// The kernel's message.
+        message: String,
+    },
     /// The kernel has no implementation for a selected device kind.
     #[error("the kernel has no {0} implementation but a {0} device was selected")]
     MissingImplementation(&'static str),

@@ -22,6 +22,7 @@ pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
             "the shader name contains a NUL byte".into(),
         ));
     }
+    check_version_directive(source, name)?;
     // shaderc aborts the process (a failed assertion in glslang's message
     // formatting) when a source with an empty name fails to compile.
     let name = if name.is_empty() { "shader.comp" } else { name };
@@ -33,6 +34,30 @@ pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
             "{name}: the compiler failed: {why}"
         )))
     })
+}
+
+/// Refuses a source without a `#version` directive (or an empty one) before
+/// shaderc sees it: glslang, given such a source, prints thousands of lines
+/// (its built-in symbol tables) to the process's standard output, which a
+/// library must never write to. The directive may follow comments and blank
+/// lines, as GLSL allows.
+fn check_version_directive(source: &str, name: &str) -> Result<()> {
+    let directive = |line: &str| {
+        line.trim_start()
+            .strip_prefix('#')
+            .is_some_and(|rest| rest.trim_start().starts_with("version"))
+    };
+    if source.trim().is_empty() {
+        return Err(Error::ShaderCompile(format!(
+            "{name}: the GLSL source is empty"
+        )));
+    }
+    if !source.lines().any(directive) {
+        return Err(Error::ShaderCompile(format!(
+            "{name}: the GLSL source has no #version directive; start it with e.g. `#version 450`"
+        )));
+    }
+    Ok(())
 }
 
 fn compile_unchecked(source: &str, name: &str) -> Result<Vec<u32>> {
@@ -81,6 +106,20 @@ mod tests {
             "{err}"
         );
         assert!(compile_glsl("#version 450\nvoid main() {}", "a\0b").is_err());
+    }
+
+    #[test]
+    fn a_source_without_version_is_refused_before_the_compiler() {
+        for src in ["", "  \n", "layout(local_size_x = 1) in;\nvoid main() {}"] {
+            let err = compile_glsl(src, "nov.comp").unwrap_err();
+            assert!(
+                matches!(&err, Error::ShaderCompile(m) if m.starts_with("nov.comp: the GLSL source")),
+                "{err}"
+            );
+        }
+        // After comments and blank lines, and with spaces after '#', it counts.
+        let ok = "// a kernel\n\n#  version 450\nlayout(local_size_x = 1) in;\nvoid main() {}";
+        assert!(compile_glsl(ok, "v.comp").is_ok());
     }
 
     #[test]

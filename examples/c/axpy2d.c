@@ -44,9 +44,7 @@ typedef struct {
 } axpy_push;
 
 typedef struct {
-    const float *x, *y;
-    float *z;
-    atomic_ulong calls;      /* packages seen by the CPU function */
+    atomic_ulong calls;      /* calls of the CPU function (one or more per package) */
     atomic_ulong bad_ranges; /* packages outside 0..n (must stay 0) */
 } axpy_data;
 
@@ -63,17 +61,23 @@ static const char *AXPY_GLSL =
     "    if (i < p.n) z[i] = p.a * x[i] + y[i] * y[i];\n"
     "}\n";
 
-static void axpy_cpu(const coexec_package *pkg, void *user_data)
+/* The run's buffers come in `args`; `user_data` (fixed when the kernel is
+ * built) holds only counters. A non-zero return fails the run. */
+static int32_t axpy_cpu(const coexec_package *pkg, const coexec_cpu_args *args, void *user_data)
 {
     axpy_data *d = (axpy_data *)user_data;
-    const axpy_push *p = (const axpy_push *)pkg->push;
+    const axpy_push *p = (const axpy_push *)args->push;
     atomic_fetch_add(&d->calls, 1);
-    if (pkg->push_size != sizeof *p || pkg->item_end > p->n || pkg->dims != 1) {
+    if (args->push_size != sizeof *p || args->num_buffers != 3 || pkg->item_end > p->n ||
+        pkg->dims != 1) {
         atomic_fetch_add(&d->bad_ranges, 1);
-        return;
+        return 1;
     }
+    const float *x = args->buffers[0].data, *y = args->buffers[1].data;
+    float *z = args->buffers[2].data;
     for (uint64_t i = pkg->item_start; i < pkg->item_end; i++)
-        d->z[i] = p->a * d->x[i] + d->y[i] * d->y[i];
+        z[i] = p->a * x[i] + y[i] * y[i];
+    return 0;
 }
 
 /* ------------------------------------------------------------------ 2-D --- */
@@ -85,8 +89,6 @@ typedef struct {
 } img_push;
 
 typedef struct {
-    const float *in;
-    float *out;
     atomic_ulong bad_ranges;
 } img_data;
 
@@ -104,21 +106,24 @@ static const char *IMG_GLSL =
     "}\n";
 
 /* In 2-D a package is whole rows: row_start..row_end of `width` items. */
-static void img_cpu(const coexec_package *pkg, void *user_data)
+static int32_t img_cpu(const coexec_package *pkg, const coexec_cpu_args *args, void *user_data)
 {
     img_data *d = (img_data *)user_data;
-    const img_push *p = (const img_push *)pkg->push;
+    const img_push *p = (const img_push *)args->push;
     if (pkg->dims != 2 || pkg->width != p->w || pkg->row_end > p->h ||
         pkg->item_start != (uint64_t)pkg->row_start * pkg->width ||
         pkg->item_end != (uint64_t)pkg->row_end * pkg->width) {
         atomic_fetch_add(&d->bad_ranges, 1);
-        return;
+        return 1;
     }
+    const float *in = args->buffers[0].data;
+    float *out = args->buffers[1].data;
     for (uint32_t r = pkg->row_start; r < pkg->row_end; r++)
         for (uint32_t c = 0; c < pkg->width; c++) {
             size_t i = (size_t)r * p->w + c;
-            d->out[i] = d->in[i] * p->s + (float)r - (float)c;
+            out[i] = in[i] * p->s + (float)r - (float)c;
         }
+    return 0;
 }
 
 /* -------------------------------------------------------------- helpers --- */
@@ -186,7 +191,7 @@ int main(void)
            zero_filled ? "yes" : "NO");
     if (binfo.host_ptr != pz || binfo.count != n || !zero_filled) failures++;
 
-    axpy_data ad = {.x = x, .y = y, .z = z};
+    axpy_data ad;
     atomic_init(&ad.calls, 0);
     atomic_init(&ad.bad_ranges, 0);
     coexec_kernel kaxpy;
@@ -242,7 +247,7 @@ int main(void)
         }
         if (sum_items != n || rep.items != n) failures++;
     }
-    printf("    CPU function: %lu packages, %lu out of range\n",
+    printf("    CPU function: %lu calls, %lu out of range\n",
            (unsigned long)atomic_load(&ad.calls), (unsigned long)atomic_load(&ad.bad_ranges));
     if (atomic_load(&ad.bad_ranges)) failures++;
 
@@ -257,7 +262,7 @@ int main(void)
         in[i] = (float)(i % 97) * 0.125f;
         out[i] = -999.0f;
     }
-    img_data idata = {.in = in, .out = out};
+    img_data idata;
     atomic_init(&idata.bad_ranges, 0);
     coexec_kernel kimg;
     CHECK(coexec_kernel_from_glsl(eng, "img", IMG_GLSL, img_cpu, &idata, &kimg));

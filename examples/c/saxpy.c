@@ -39,25 +39,22 @@ static const char *SAXPY_GLSL =
     "    if (i < p.n) z[i] = p.a * x[i] + y[i];\n"
     "}\n";
 
-/* What the CPU function needs: the buffers' host pointers. It is only read
- * during a run, so sharing it between worker threads is safe. */
-typedef struct {
-    const float *x;
-    const float *y;
-    float *z;
-} saxpy_data;
-
-/* The CPU implementation: called for each package the CPU workers claim,
- * from several threads at once. It writes only its own items of z. */
-static void saxpy_cpu(const coexec_package *pkg, void *user_data)
+/* The CPU implementation: called for each part of a package the CPU workers
+ * claim, from several threads at once, with the run's buffers and push
+ * constants. It writes only its own items of z and returns 0 (success). */
+static int32_t saxpy_cpu(const coexec_package *pkg, const coexec_cpu_args *args, void *user_data)
 {
-    const saxpy_data *d = (const saxpy_data *)user_data;
+    const float *x = (const float *)args->buffers[0].data;
+    const float *y = (const float *)args->buffers[1].data;
+    float *z = (float *)args->buffers[2].data;
     saxpy_push p;
     uint64_t i;
-    memcpy(&p, pkg->push, sizeof p);
+    (void)user_data;
+    memcpy(&p, args->push, sizeof p);
     for (i = pkg->item_start; i < pkg->item_end; i++) {
-        d->z[i] = p.a * d->x[i] + d->y[i];
+        z[i] = p.a * x[i] + y[i];
     }
+    return 0;
 }
 
 static int failures = 0;
@@ -112,7 +109,6 @@ int main(void)
     coexec_report report;
     float *xp = NULL, *yp = NULL, *zp = NULL;
     void *imported = NULL, *host = NULL;
-    saxpy_data data;
     saxpy_push push;
     size_t i, bad = 0, y_bytes;
     coexec_arg args[3];
@@ -169,10 +165,7 @@ int main(void)
     }
 
     /* The kernel: GLSL for the GPU, saxpy_cpu for the CPU workers. */
-    data.x = xp;
-    data.y = yp;
-    data.z = zp;
-    if (!check(coexec_kernel_from_glsl(engine, "saxpy", SAXPY_GLSL, saxpy_cpu, &data, &kernel),
+    if (!check(coexec_kernel_from_glsl(engine, "saxpy", SAXPY_GLSL, saxpy_cpu, NULL, &kernel),
                "coexec_kernel_from_glsl")) {
         goto out;
     }

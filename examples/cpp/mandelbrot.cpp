@@ -144,26 +144,23 @@ class Kernel {
     coexec_kernel h_{};
 };
 
-// What the CPU implementation reads: the output's host pointer. Read-only
-// during a run, so sharing it between workers is safe.
-struct CpuData {
-    uint32_t *iters;
-};
-
 }  // namespace
 
 // The CPU implementation, with C linkage as coexec_cpu_fn expects; called for
-// each package (whole rows in 2-D) from several workers at once. It must not
-// throw: nothing in it can.
-extern "C" void mandel_cpu(const coexec_package *pkg, void *user_data) {
-    const auto *d = static_cast<const CpuData *>(user_data);
+// each part of a package (whole rows in 2-D) from several workers at once,
+// with the run's buffers and push constants. It must not throw: nothing in it
+// can. It returns 0: success.
+extern "C" int32_t mandel_cpu(const coexec_package *pkg, const coexec_cpu_args *args,
+                              void * /*user_data*/) {
+    auto *iters = static_cast<uint32_t *>(args->buffers[0].data);
     Params p;
-    std::memcpy(&p, pkg->push, sizeof p);
+    std::memcpy(&p, args->push, sizeof p);
     for (uint32_t y = pkg->row_start; y < pkg->row_end; ++y) {
         for (uint32_t x = 0; x < pkg->width; ++x) {
-            d->iters[static_cast<size_t>(y) * p.width + x] = mandel_pixel(p, x, y);
+            iters[static_cast<size_t>(y) * p.width + x] = mandel_pixel(p, x, y);
         }
     }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -179,8 +176,7 @@ int main(int argc, char **argv) {
                     info.workers);
 
         const Buffer out(engine, pixels, sizeof(uint32_t));
-        CpuData data{out.data<uint32_t>()};
-        const Kernel kernel(engine, "mandelbrot", kGlsl, mandel_cpu, &data);
+        const Kernel kernel(engine, "mandelbrot", kGlsl, mandel_cpu, nullptr);
 
         const coexec_arg args[] = {{out.get(), COEXEC_ACCESS_OUTPUT, 1}};
         const coexec_index_space space{2, params.width, params.height};

@@ -29,6 +29,16 @@
 #define COEXEC_MAX_DEVICES 4
 
 /**
+ * Most buffer arguments of one run (`coexec_run`'s `num_args`).
+ */
+#define COEXEC_MAX_ARGS 64
+
+/**
+ * Most GPU packages in flight (`coexec_engine_options.gpu_in_flight`).
+ */
+#define COEXEC_MAX_GPU_IN_FLIGHT 64
+
+/**
  * Size of the fixed name buffers in reports and engine info, including the
  * terminating NUL (longer names are cut).
  */
@@ -106,14 +116,11 @@ typedef enum coexec_status {
      */
     COEXEC_ERROR_SCHEDULER = 14,
     /**
-     * The CPU implementation failed on a package. The engine reports this
-     * when a CPU kernel panics, which only a kernel written in Rust can do: a
-     * C `coexec_cpu_fn` returns void, has no way to report a failure and must
-     * not unwind, so runs of kernels built through this API do not return
-     * this code (it would mean a panic in coexec's own call of the C
-     * function: a coexec bug, like `COEXEC_ERROR_PANIC`). To signal a
-     * failure from a C CPU function, record it in your `user_data` and check
-     * it after `coexec_run` returns.
+     * The CPU function failed: it returned a non-zero value
+     * (`coexec_last_kernel_code()` gives it, `coexec_last_error()` says on
+     * which items). The run stopped claiming work; calls already under way
+     * on other workers finished, so outputs are partly written. The engine
+     * stays usable.
      */
     COEXEC_ERROR_KERNEL_FAILED = 15,
     /**
@@ -248,7 +255,8 @@ typedef enum coexec_access {
 typedef struct coexec_engine_options {
     /**
      * CPU worker threads: -1 for one per physical core left after the
-     * Vulkan device's share, 0 for none, n > 0 for n.
+     * Vulkan device's share, 0 for none, n > 0 for n (at most the number of
+     * hardware threads, else `COEXEC_ERROR_INVALID_ARGUMENT`).
      */
     int32_t workers;
     /**
@@ -264,16 +272,28 @@ typedef struct coexec_engine_options {
      */
     int32_t gpu_index;
     /**
-     * GPU packages kept in flight; 0 for the default (2).
+     * GPU packages kept in flight: 1 to `COEXEC_MAX_GPU_IN_FLIGHT` (larger
+     * values are rejected with `COEXEC_ERROR_INVALID_ARGUMENT`); 0 for the
+     * default (2).
      */
     uint32_t gpu_in_flight;
     /**
-     * Seconds after which a GPU package counts as hung; <= 0 for the default (30).
+     * Seconds after which a GPU package counts as hung; 0 (or any value
+     * <= 0) for the default (30); NaN and infinity are rejected with
+     * `COEXEC_ERROR_INVALID_ARGUMENT`. The limit is at least 4x a package's
+     * expected time at the GPU's measured throughput. A package running
+     * longer than gpu_timeout_s is declared hung: the GPU gets no more work
+     * in this run and the other devices go on; the call returns only once
+     * the GPU can no longer write into the run's buffers (the package ended,
+     * or the driver declared the device lost), because the GPU writes the
+     * buffers in place.
      */
     double gpu_timeout_s;
     /**
      * Pipeline cache directory (UTF-8, NUL-terminated); NULL for the default
      * (`$COEXEC_CACHE_DIR` or `~/.cache/coexec`), "" to disable the disk cache.
+     * A directory given here is created if missing and must be writable
+     * (else `COEXEC_ERROR_INVALID_ARGUMENT`).
      */
     const char *pipeline_cache_dir;
 } coexec_engine_options;
@@ -358,9 +378,15 @@ typedef struct coexec_buffer_info {
 } coexec_buffer_info;
 
 /**
- * What a CPU function is asked to compute: one package, a contiguous range of
+ * What a CPU function is asked to compute: a contiguous range of
  * work-items, all inside the index space (no bound check needed). It must
  * write only the output elements of these items.
+ *
+ * One package (as the scheduler cuts it and the report counts it) is given
+ * to the CPU function in one or more calls, each for a contiguous part of
+ * it ("chunks", sized to run a few tens of microseconds, so that idle
+ * workers can take the rest of a long package); this struct describes the
+ * part of one call.
  */
 typedef struct coexec_package {
     /**
@@ -396,6 +422,50 @@ typedef struct coexec_package {
      * 1 or 2.
      */
     uint32_t dims;
+} coexec_package;
+
+/**
+ * One buffer argument of a run as the CPU function sees it: the whole
+ * buffer, indexed like the shader indexes it.
+ */
+typedef struct coexec_cpu_buffer {
+    /**
+     * The buffer's host memory (the same memory the GPU binds), aligned for
+     * its elements. Inputs must not be written; of an output, write only the
+     * elements of the call's items (`item * per_item ..`).
+     */
+    void *data;
+    /**
+     * Number of elements.
+     */
+    size_t count;
+    /**
+     * Bytes per element.
+     */
+    size_t elem_size;
+    /**
+     * A `coexec_access` value.
+     */
+    uint32_t access;
+    /**
+     * Outputs: elements per work-item (>= 1); 0 for inputs.
+     */
+    uint64_t per_item;
+} coexec_cpu_buffer;
+
+/**
+ * The run's arguments, as the CPU function sees them: what `coexec_run`
+ * was given. Valid during the call only.
+ */
+typedef struct coexec_cpu_args {
+    /**
+     * The buffer arguments, in `coexec_run`'s order (`num_buffers` of them).
+     */
+    const struct coexec_cpu_buffer *buffers;
+    /**
+     * Number of buffer arguments.
+     */
+    size_t num_buffers;
     /**
      * The run's push-constant bytes (its scalar arguments); NULL when none.
      */
@@ -404,14 +474,23 @@ typedef struct coexec_package {
      * Number of push-constant bytes.
      */
     size_t push_size;
-} coexec_package;
+} coexec_cpu_args;
 
 /**
- * The CPU implementation of a kernel, called once per package from several
- * worker threads at once. It must not unwind (no C++ exceptions, no longjmp
- * out of it) and must not call `coexec_run`.
+ * The CPU implementation of a kernel: computes the items of `pkg` from the
+ * run's `args` (see `coexec_package` and `coexec_cpu_args`), with the
+ * `user_data` given when the kernel was built. It is called from several
+ * worker threads at once, and one package may come in several calls.
+ *
+ * It returns 0 on success. Any other value fails the run: no more work is
+ * claimed, `coexec_run` returns `COEXEC_ERROR_KERNEL_FAILED`, and
+ * `coexec_last_kernel_code()` gives the first non-zero value returned.
+ * It must not unwind (no C++ exceptions, no longjmp out of it) and must
+ * not call `coexec_run`.
  */
-typedef void (*coexec_cpu_fn)(const struct coexec_package *pkg, void *user_data);
+typedef int32_t (*coexec_cpu_fn)(const struct coexec_package *pkg,
+                                 const struct coexec_cpu_args *args,
+                                 void *user_data);
 
 /**
  * A kernel handle. `{0}` is the null handle.
@@ -440,7 +519,8 @@ typedef struct coexec_arg {
      * Outputs: elements written per work-item (item i owns elements
      * `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
      * hold at least work-items x `per_item` elements
-     * (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored for inputs.
+     * (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored (whatever its value) for
+     * inputs.
      */
     uint64_t per_item;
 } coexec_arg;
@@ -512,7 +592,14 @@ typedef struct coexec_scheduler {
     uint64_t min_package;
     /**
      * Static and HGuided: relative device powers, one per device taking part
-     * in the run (CPU first, then GPU), or NULL to measure them.
+     * in the run (CPU first, then GPU), or NULL to measure them. Measuring:
+     * the kernel keeps each device's throughput (work-groups per second)
+     * from its earlier runs over the same index space (a run over another
+     * index space starts afresh). HGuided updates them during the run.
+     * Static, which cuts its one package per device at the start, uses the
+     * kept figures; when a device has none yet (the kernel's first run over
+     * this space), the split is even, so a first Static run with NULL powers
+     * gives every device the same share.
      */
     const double *powers;
     /**
@@ -621,17 +708,35 @@ const char *coexec_version(void);
 const char *coexec_last_error(void);
 
 /**
+ * The value the CPU function returned when it failed the last
+ * `coexec_run` on this thread (that call returned
+ * `COEXEC_ERROR_KERNEL_FAILED`); 0 after any other call.
+ */
+int32_t coexec_last_kernel_code(void);
+
+/**
+ * The Khronos validation layer's error messages reported during the last
+ * coexec call on this thread that used an engine (creating it, a buffer, a
+ * kernel, a run, `coexec_engine_get_info`), one per line; "" when there were
+ * none or validation is off. Owned by coexec, valid until the next coexec
+ * call on this thread. Other threads' calls on the same engine may add to
+ * them. `coexec_engine_info.validation_errors` counts them all.
+ */
+const char *coexec_last_validation_messages(void);
+
+/**
  * The name of a status code, e.g. "COEXEC_ERROR_INVALID_HANDLE" (a static
  * string; unknown values give "(unknown coexec_status)").
  */
 const char *coexec_status_string(int32_t status);
 
 /**
- * Default engine options: workers -1 (automatic), gpu-allocator, validation
- * `COEXEC_VALIDATION_ENV` (the Khronos layer only when the environment
- * variable `COEXEC_VALIDATION` is exactly `1`; unset means off), the best
- * Vulkan device, 2 packages in flight, 30 s GPU timeout, default pipeline
- * cache.
+ * Default engine options, with every default spelled out: workers -1
+ * (automatic), gpu-allocator, validation `COEXEC_VALIDATION_ENV` (the
+ * Khronos layer only when the environment variable `COEXEC_VALIDATION` is
+ * exactly `1`; unset means off), the best Vulkan device (`gpu_index` -1),
+ * `gpu_in_flight` 2, `gpu_timeout_s` 30.0, default pipeline cache (NULL).
+ * (0 for `gpu_in_flight` and `gpu_timeout_s` also means the default.)
  */
 struct coexec_engine_options coexec_engine_options_default(void);
 
@@ -732,11 +837,13 @@ enum coexec_status coexec_buffer_get_info(struct coexec_buffer buffer,
  * `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
  * appears in messages.
  *
- * `cpu` is called once per package, from several worker threads at once,
- * with `user_data`: whatever `user_data` points to must be safe to use
- * concurrently and stay valid until `coexec_kernel_destroy` returns `COEXEC_OK`.
- * It returns nothing, so it cannot fail a run: record failures in
- * `user_data` and check them after `coexec_run`.
+ * `cpu` is called for every part of a package the CPU runs (see
+ * `coexec_package`), from several worker threads at once, with the run's
+ * arguments (`coexec_cpu_args`: its buffers and push constants, so one
+ * kernel serves runs over any buffers) and `user_data`: whatever
+ * `user_data` points to must be safe to use concurrently and stay valid
+ * until `coexec_kernel_destroy` returns `COEXEC_OK`. A non-zero return
+ * fails the run (`coexec_cpu_fn`).
  *
  * # Safety
  * `name` is NULL (for "kernel") or NUL-terminated; `glsl` is NUL-terminated
@@ -798,19 +905,28 @@ enum coexec_status coexec_kernel_destroy(struct coexec_kernel kernel);
  * bits), blocking until every work-item is done, and fills `*report` (may be
  * NULL).
  *
- * `args[0..num_args]` are the buffers in binding order; a buffer may be given
- * as an input several times but as an output only once and never as both.
- * `sched` may be NULL for HGuided defaults. `space` counts work-items; the
- * GPU runs whole work-groups, so the shader must bound-check its ids against
- * the size you pass in the push constants (see `coexec_index_space`).
+ * `args[0..num_args]` are the buffers in binding order (`num_args` at most
+ * `COEXEC_MAX_ARGS`); a buffer may be given as an input several times but
+ * as an output only once and never as both. Where the shader's binding is
+ * one array (`buffer B { float x[]; }`), the buffer's `elem_size` must be
+ * that array's stride (4 for `float`, 16 for `vec4`), else
+ * `COEXEC_ERROR_INTERFACE`. `sched` may be NULL for HGuided defaults.
+ * `space` counts work-items; the GPU runs whole work-groups, so the shader
+ * must bound-check its ids against the size you pass in the push constants
+ * (see `coexec_index_space`). A 1-D run that uses the GPU may have at most
+ * the device's `maxComputeWorkGroupCount[0]` work-groups (65535 on some
+ * devices: 4,194,240 items at local size 64), even when the CPU takes part;
+ * beyond that it is rejected with `COEXEC_ERROR_INVALID_ARGUMENT` (use a 2-D
+ * index space, a larger work-group, or the CPU alone).
  *
  * `push[0..push_size]` are the push-constant bytes (the run's scalar
  * arguments), given to the shader's `layout(push_constant)` block and, as
- * the same bytes, to the CPU function (`pkg->push`). `push_size` must equal
- * the size of the shader's block exactly (the end of its last member:
- * offset + size, without trailing padding); a run that uses the GPU rejects
- * any other size with `COEXEC_ERROR_INTERFACE`. 0 (and `push` NULL) when the
- * shader has none. The bytes are copied as they are, so the C struct must
+ * the same bytes, to the CPU function (`args->push`). For a kernel with a
+ * shader, `push_size` must equal the size of the shader's block exactly
+ * (the end of its last member: offset + size, without trailing padding),
+ * whichever devices run: any other size is rejected with
+ * `COEXEC_ERROR_INTERFACE` before `push` is read. 0 (and `push` NULL) when
+ * the shader has none. The bytes are copied as they are, so the C struct must
  * put every member at the offset the GLSL block gives it: std430 rules (the
  * default for push-constant blocks) or explicit `layout(offset = N)`.
  * Scalars (`float`, `int`, `uint`) match `float`, `int32_t`, `uint32_t`
@@ -824,9 +940,12 @@ enum coexec_status coexec_kernel_destroy(struct coexec_kernel kernel);
  *
  * While the run is in flight, C code must not access the outputs' memory
  * except through the CPU function, which must write only the elements of its
- * package's items. Runs on one engine execute one at a time; a run that needs
+ * call's items. Runs on one engine execute one at a time; a run that needs
  * a buffer another run is writing waits for it. Calling `coexec_run` from a
- * CPU function returns `COEXEC_ERROR_BUSY`.
+ * CPU function returns `COEXEC_ERROR_BUSY`. When the CPU function returns
+ * non-zero, the run returns `COEXEC_ERROR_KERNEL_FAILED` (see
+ * `coexec_cpu_fn`); a GPU package running past `gpu_timeout_s` is handled
+ * as `coexec_engine_options.gpu_timeout_s` says.
  *
  * # Safety
  * `args` is valid for `num_args` reads (may be NULL only when `num_args` is

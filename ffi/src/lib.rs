@@ -13,25 +13,25 @@
 //! Handles are registry ids, never pointers, so null, stale and wrong-kind
 //! handles are errors, not undefined behaviour.
 
+mod callback;
 mod handles;
+mod run;
 mod status;
 #[cfg(test)]
 mod tests;
 mod types;
 
+pub use run::coexec_run;
 pub use types::*;
 
-use ::coexec_engine::{
-    AllocatorBackend, Args, Buffer, CpuArgs, CpuFn, Devices, Engine, EngineOptions, Error,
-    GpuChoice, IndexSpace, Package, Report, Scheduler, Validation,
-};
+use ::coexec_engine::exec::topology::CpuTopology;
+use ::coexec_engine::{AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, Validation};
+use callback::cpu_fn;
 use handles::{BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
 use status::{guard, guard_value, FfiError, FfiResult};
-use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_char, c_void, CStr};
-use std::path::PathBuf;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use types::coexec_status::*;
 
@@ -42,7 +42,7 @@ fn null(what: &str) -> FfiError {
     FfiError::new(COEXEC_ERROR_NULL_POINTER, format!("{what} is NULL"))
 }
 
-fn invalid(message: impl Into<String>) -> FfiError {
+pub(crate) fn invalid(message: impl Into<String>) -> FfiError {
     FfiError::new(COEXEC_ERROR_INVALID_ARGUMENT, message)
 }
 
@@ -50,7 +50,7 @@ fn invalid(message: impl Into<String>) -> FfiError {
 ///
 /// # Safety
 /// `out` is NULL or valid for a write of `T` (alignment is not required).
-unsafe fn put<T>(out: *mut T, value: T, what: &str) -> FfiResult {
+pub(crate) unsafe fn put<T>(out: *mut T, value: T, what: &str) -> FfiResult {
     if out.is_null() {
         return Err(null(what));
     }
@@ -74,16 +74,22 @@ unsafe fn opt_str<'a>(s: *const c_char, what: &str) -> FfiResult<Option<&'a str>
         .map_err(|_| invalid(format!("{what} is not valid UTF-8")))
 }
 
-/// A slice from a C pointer and count; an empty slice for a count of 0.
+/// A slice from a C pointer and count; an empty slice for a count of 0. A
+/// count no memory can hold (over `isize::MAX` bytes) is an argument error.
 ///
 /// # Safety
 /// When `len > 0`, `p` is NULL or valid for reads of `len` elements of `T`.
-unsafe fn slice<'a, T>(p: *const T, len: usize, what: &str) -> FfiResult<&'a [T]> {
+pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize, what: &str) -> FfiResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
     if p.is_null() {
         return Err(null(what));
+    }
+    if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(invalid(format!(
+            "{what}: a count of {len} exceeds what any memory can hold"
+        )));
     }
     if !p.is_aligned() {
         return Err(invalid(format!("{what} is not aligned for its type")));
@@ -123,6 +129,38 @@ pub extern "C" fn coexec_last_error() -> *const c_char {
     guard_value(c"".as_ptr(), status::last_error_ptr)
 }
 
+/// The value the CPU function returned when it failed the last
+/// `coexec_run` on this thread (that call returned
+/// `COEXEC_ERROR_KERNEL_FAILED`); 0 after any other call.
+#[no_mangle]
+pub extern "C" fn coexec_last_kernel_code() -> i32 {
+    guard_value(0, status::last_kernel_code)
+}
+
+/// The Khronos validation layer's error messages reported during the last
+/// coexec call on this thread that used an engine (creating it, a buffer, a
+/// kernel, a run, `coexec_engine_get_info`), one per line; "" when there were
+/// none or validation is off. Owned by coexec, valid until the next coexec
+/// call on this thread. Other threads' calls on the same engine may add to
+/// them. `coexec_engine_info.validation_errors` counts them all.
+#[no_mangle]
+pub extern "C" fn coexec_last_validation_messages() -> *const c_char {
+    guard_value(c"".as_ptr(), status::validation_messages_ptr)
+}
+
+/// Runs `f` on `e`, recording the validation messages reported meanwhile as
+/// this call's (see `coexec_last_validation_messages`).
+pub(crate) fn validation_scope<R>(e: &Engine, f: impl FnOnce() -> R) -> R {
+    let before = e.validation_errors();
+    let r = f();
+    if e.validation_errors() > before {
+        let skip = usize::try_from(before).unwrap_or(usize::MAX);
+        let messages: Vec<String> = e.validation_messages().into_iter().skip(skip).collect();
+        status::set_validation_messages(&messages.join("\n"));
+    }
+    r
+}
+
 /// The name of a status code, e.g. "COEXEC_ERROR_INVALID_HANDLE" (a static
 /// string; unknown values give "(unknown coexec_status)").
 #[no_mangle]
@@ -133,32 +171,86 @@ pub extern "C" fn coexec_status_string(status: i32) -> *const c_char {
 // ---------------------------------------------------------------------------
 // Engines.
 
-/// Default engine options: workers -1 (automatic), gpu-allocator, validation
-/// `COEXEC_VALIDATION_ENV` (the Khronos layer only when the environment
-/// variable `COEXEC_VALIDATION` is exactly `1`; unset means off), the best
-/// Vulkan device, 2 packages in flight, 30 s GPU timeout, default pipeline
-/// cache.
+/// Default engine options, with every default spelled out: workers -1
+/// (automatic), gpu-allocator, validation `COEXEC_VALIDATION_ENV` (the
+/// Khronos layer only when the environment variable `COEXEC_VALIDATION` is
+/// exactly `1`; unset means off), the best Vulkan device (`gpu_index` -1),
+/// `gpu_in_flight` 2, `gpu_timeout_s` 30.0, default pipeline cache (NULL).
+/// (0 for `gpu_in_flight` and `gpu_timeout_s` also means the default.)
 #[no_mangle]
 pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
+    let d = EngineOptions::default();
     coexec_engine_options {
         workers: -1,
         allocator: coexec_allocator::COEXEC_ALLOCATOR_GPU_ALLOCATOR as u32,
         validation: coexec_validation::COEXEC_VALIDATION_ENV as u32,
         gpu_index: -1,
-        gpu_in_flight: 0,
-        gpu_timeout_s: 0.0,
+        gpu_in_flight: u32::try_from(d.gpu_in_flight).unwrap_or(2),
+        gpu_timeout_s: d.gpu_timeout.as_secs_f64(),
         pipeline_cache_dir: std::ptr::null(),
     }
+}
+
+/// `workers`: -1 (automatic) or 0 ..= the number of hardware threads.
+fn workers_of(n: i32) -> FfiResult<Option<usize>> {
+    match n {
+        -1 => Ok(None),
+        n if n >= 0 => {
+            let pus = CpuTopology::detect().pus;
+            if n as usize > pus {
+                return Err(invalid(format!(
+                    "workers is {n} but this machine has {pus} hardware threads (each worker is pinned to its own)"
+                )));
+            }
+            Ok(Some(n as usize))
+        }
+        n => Err(invalid(format!("workers must be -1 or >= 0 (got {n})"))),
+    }
+}
+
+/// `gpu_timeout_s`: <= 0 for the default, finite otherwise.
+fn timeout_of(s: f64, default: Duration) -> FfiResult<Duration> {
+    if s.is_nan() || s.is_infinite() {
+        return Err(invalid(format!(
+            "gpu_timeout_s must be a finite number of seconds (got {s})"
+        )));
+    }
+    if s <= 0.0 {
+        return Ok(default);
+    }
+    Duration::try_from_secs_f64(s).map_err(|_| invalid(format!("gpu_timeout_s {s} is too large")))
+}
+
+/// `gpu_in_flight`: 0 for the default, else 1 ..= `COEXEC_MAX_GPU_IN_FLIGHT`.
+fn in_flight_of(n: u32, default: usize) -> FfiResult<usize> {
+    match n {
+        0 => Ok(default),
+        n if n <= COEXEC_MAX_GPU_IN_FLIGHT => Ok(n as usize),
+        n => Err(invalid(format!(
+            "gpu_in_flight is {n}; at most COEXEC_MAX_GPU_IN_FLIGHT ({COEXEC_MAX_GPU_IN_FLIGHT}) packages can be in flight"
+        ))),
+    }
+}
+
+/// Checks that a pipeline cache directory given explicitly exists (it is
+/// created if missing) and takes files; "" (no disk cache) passes.
+fn check_cache_dir(dir: &str) -> FfiResult {
+    if dir.is_empty() {
+        return Ok(());
+    }
+    let unwritable =
+        |e: std::io::Error| invalid(format!("pipeline_cache_dir {dir:?} is not writable: {e}"));
+    let path = Path::new(dir);
+    std::fs::create_dir_all(path).map_err(unwritable)?;
+    let probe = path.join(format!(".coexec-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(unwritable)?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// # Safety
 /// `o.pipeline_cache_dir` is NULL or a NUL-terminated string.
 unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> {
-    let workers = match o.workers {
-        -1 => None,
-        n if n >= 0 => Some(n as usize),
-        n => return Err(invalid(format!("workers must be -1 or >= 0 (got {n})"))),
-    };
     let allocator = match o.allocator {
         0 => AllocatorBackend::GpuAllocator,
         1 => AllocatorBackend::Vma,
@@ -176,27 +268,21 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         i if i >= 0 => GpuChoice::Index(i as usize),
         i => return Err(invalid(format!("gpu_index must be -1 or >= 0 (got {i})"))),
     };
-    let defaults = EngineOptions::default();
-    let gpu_timeout = if o.gpu_timeout_s > 0.0 {
-        Duration::try_from_secs_f64(o.gpu_timeout_s)
-            .map_err(|_| invalid(format!("gpu_timeout_s {} is too large", o.gpu_timeout_s)))?
-    } else {
-        defaults.gpu_timeout
-    };
-    // SAFETY: forwarded from this function's contract.
-    let cache = unsafe { opt_str(o.pipeline_cache_dir, "pipeline_cache_dir") }?;
     // Field by field on top of the defaults: fields added to EngineOptions
     // later keep their defaults.
-    let mut opts = defaults;
+    let mut opts = EngineOptions::default();
+    opts.gpu_timeout = timeout_of(o.gpu_timeout_s, opts.gpu_timeout)?;
+    opts.gpu_in_flight = in_flight_of(o.gpu_in_flight, opts.gpu_in_flight)?;
+    opts.workers = workers_of(o.workers)?;
+    // SAFETY: forwarded from this function's contract.
+    let cache = unsafe { opt_str(o.pipeline_cache_dir, "pipeline_cache_dir") }?;
+    if let Some(dir) = cache {
+        check_cache_dir(dir)?;
+    }
     opts.gpu = gpu;
-    opts.workers = workers;
     opts.allocator = allocator;
     opts.validation = validation;
     opts.pipeline_cache_dir = cache.map(PathBuf::from);
-    if o.gpu_in_flight != 0 {
-        opts.gpu_in_flight = o.gpu_in_flight as usize;
-    }
-    opts.gpu_timeout = gpu_timeout;
     Ok(opts)
 }
 
@@ -225,6 +311,9 @@ pub unsafe extern "C" fn coexec_engine_create(
         // the contract.
         let opts = unsafe { engine_options(&o) }?;
         let engine = Engine::with_options(opts)?;
+        if engine.validation_errors() > 0 {
+            status::set_validation_messages(&engine.validation_messages().join("\n"));
+        }
         let id = ENGINES.insert(EngineObj {
             engine_id: engine.id(),
             engine: RwLock::new(Some(engine)),
@@ -291,7 +380,8 @@ fn with_engine<R>(
     let obj = engine_of(engine)?;
     let r = {
         let g = handles::read(&obj.engine, "engine")?;
-        f(g.as_ref().expect("checked by read"))?
+        let e = g.as_ref().expect("checked by read");
+        validation_scope(e, || f(e))?
     };
     Ok((obj, r))
 }
@@ -454,62 +544,6 @@ pub unsafe extern "C" fn coexec_buffer_get_info(
 // ---------------------------------------------------------------------------
 // Kernels.
 
-thread_local! {
-    /// Set while this thread runs a C CPU function (to refuse `coexec_run`
-    /// from inside one, which would deadlock).
-    static IN_CPU_FN: Cell<bool> = const { Cell::new(false) };
-}
-
-/// A C CPU function with its user data.
-struct CpuCallback {
-    f: unsafe extern "C" fn(*const coexec_package, *mut c_void),
-    user_data: *mut c_void,
-}
-
-// SAFETY: the C side owns `user_data` and, per the documented contract of the
-// kernel constructors, makes whatever it points to safe to use from several
-// threads at once and keeps it alive until the kernel is destroyed; coexec
-// never dereferences it, only passes it back.
-unsafe impl Send for CpuCallback {}
-// SAFETY: as above; `call` takes `&self` and only copies the two pointers.
-unsafe impl Sync for CpuCallback {}
-
-impl CpuCallback {
-    fn call(&self, pkg: &Package, args: &CpuArgs<'_>) {
-        let push = args.push_bytes();
-        let rows = pkg.rows.clone().unwrap_or(0..0);
-        let p = coexec_package {
-            item_start: pkg.items.start,
-            item_end: pkg.items.end,
-            unit_start: pkg.units.start,
-            unit_end: pkg.units.end,
-            row_start: rows.start,
-            row_end: rows.end,
-            width: pkg.width,
-            dims: if pkg.rows.is_some() { 2 } else { 1 },
-            push: if push.is_empty() {
-                std::ptr::null()
-            } else {
-                push.as_ptr().cast()
-            },
-            push_size: push.len(),
-        };
-        IN_CPU_FN.with(|c| c.set(true));
-        // SAFETY: `f` is the non-null function pointer C gave with this
-        // `user_data`; `p` and the push bytes it points to outlive the call.
-        // The C function must not unwind (documented); if it does, the
-        // `extern "C"` boundary aborts rather than unwinding into Rust.
-        unsafe { (self.f)(&p, self.user_data) };
-        IN_CPU_FN.with(|c| c.set(false));
-    }
-}
-
-fn cpu_fn(f: coexec_cpu_fn, user_data: *mut c_void) -> Option<Arc<CpuFn>> {
-    let cb = CpuCallback { f: f?, user_data };
-    let f: Arc<CpuFn> = Arc::new(move |pkg: &Package, args: &mut CpuArgs<'_>| cb.call(pkg, args));
-    Some(f)
-}
-
 /// # Safety
 /// `name` is NULL or a NUL-terminated string; `out` is NULL or writable.
 unsafe fn make_kernel(
@@ -539,11 +573,13 @@ unsafe fn make_kernel(
 /// `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
 /// appears in messages.
 ///
-/// `cpu` is called once per package, from several worker threads at once,
-/// with `user_data`: whatever `user_data` points to must be safe to use
-/// concurrently and stay valid until `coexec_kernel_destroy` returns `COEXEC_OK`.
-/// It returns nothing, so it cannot fail a run: record failures in
-/// `user_data` and check them after `coexec_run`.
+/// `cpu` is called for every part of a package the CPU runs (see
+/// `coexec_package`), from several worker threads at once, with the run's
+/// arguments (`coexec_cpu_args`: its buffers and push constants, so one
+/// kernel serves runs over any buffers) and `user_data`: whatever
+/// `user_data` points to must be safe to use concurrently and stay valid
+/// until `coexec_kernel_destroy` returns `COEXEC_OK`. A non-zero return
+/// fails the run (`coexec_cpu_fn`).
 ///
 /// # Safety
 /// `name` is NULL (for "kernel") or NUL-terminated; `glsl` is NUL-terminated
@@ -649,300 +685,5 @@ pub unsafe extern "C" fn coexec_kernel_cpu_only(
 pub extern "C" fn coexec_kernel_destroy(kernel: coexec_kernel) -> coexec_status {
     guard("coexec_kernel_destroy", || {
         handles::destroy(&KERNELS, kernel.id, |o| &o.kernel)
-    })
-}
-
-// ---------------------------------------------------------------------------
-// Runs.
-
-fn index_space(s: coexec_index_space) -> FfiResult<IndexSpace> {
-    match s.dims {
-        1 => Ok(IndexSpace::D1(s.width)),
-        2 => {
-            let w = u32::try_from(s.width)
-                .map_err(|_| invalid(format!("2-D width {} exceeds 2^32 - 1", s.width)))?;
-            let h = u32::try_from(s.height)
-                .map_err(|_| invalid(format!("2-D height {} exceeds 2^32 - 1", s.height)))?;
-            Ok(IndexSpace::D2 {
-                width: w,
-                height: h,
-            })
-        }
-        d => Err(invalid(format!(
-            "index space dims must be 1 or 2 (got {d})"
-        ))),
-    }
-}
-
-/// # Safety
-/// `s.powers` is NULL or valid for `s.num_powers` reads.
-unsafe fn scheduler(s: &coexec_scheduler) -> FfiResult<Scheduler> {
-    // SAFETY: NULL or readable for `num_powers` values per the contract.
-    let powers = unsafe { slice(s.powers, s.num_powers, "scheduler powers") }?;
-    let powers = (!powers.is_empty()).then(|| powers.to_vec());
-    Ok(match s.kind {
-        0 => Scheduler::HGuided {
-            powers,
-            k: if s.k == 0.0 { 2.0 } else { s.k },
-            min_package: s.min_package.max(1),
-        },
-        1 => Scheduler::Static { powers },
-        2 => Scheduler::Dynamic {
-            packages: s.packages,
-        },
-        k => return Err(invalid(format!("unknown coexec_scheduler_kind {k}"))),
-    })
-}
-
-fn fill_report(r: &Report) -> coexec_report {
-    let empty = coexec_device_report {
-        name: [0; COEXEC_NAME_MAX],
-        kind: coexec_device_kind::COEXEC_DEVICE_KIND_CPU,
-        claimants: 0,
-        packages: 0,
-        items: 0,
-        busy_s: 0.0,
-        first_start_s: 0.0,
-        finish_s: 0.0,
-        failed: false,
-    };
-    let mut devices = [empty; COEXEC_MAX_DEVICES];
-    for (o, d) in devices.iter_mut().zip(&r.devices) {
-        *o = coexec_device_report {
-            name: name_buf(&d.name),
-            kind: match d.kind {
-                ::coexec_engine::DeviceKind::Cpu => coexec_device_kind::COEXEC_DEVICE_KIND_CPU,
-                ::coexec_engine::DeviceKind::Gpu => coexec_device_kind::COEXEC_DEVICE_KIND_GPU,
-            },
-            claimants: u32::try_from(d.claimants).unwrap_or(u32::MAX),
-            packages: d.packages as u64,
-            items: d.items,
-            busy_s: d.busy_s,
-            first_start_s: d.first_start_s,
-            finish_s: d.finish_s,
-            failed: d.failure.is_some(),
-        };
-    }
-    coexec_report {
-        time_s: r.time_s,
-        items: r.items,
-        units: r.units,
-        packages: r.package_count() as u64,
-        balance: r.balance(),
-        num_devices: r.devices.len().min(COEXEC_MAX_DEVICES) as u32,
-        devices,
-    }
-}
-
-/// An engine error of a run, for C. The engine sees every C buffer as bytes
-/// (`Buffer<u8>`), so its `BufferTooSmall` counts bytes; C counts elements of
-/// the buffer's `elem_size`, so that error is restated in elements.
-/// `items`: the run's work-items; `layouts[i]`: argument i's element size
-/// (checked non-zero) and bytes per work-item (a whole number of elements).
-fn run_error(e: Error, items: u64, layouts: &[(usize, usize)]) -> FfiError {
-    if let Error::BufferTooSmall { binding, len, .. } = e {
-        let i = binding as usize;
-        if let Some(&(size, bytes_per_item)) = layouts.get(i) {
-            let (size, per) = (size as u64, (bytes_per_item / size) as u64);
-            return FfiError::new(
-                COEXEC_ERROR_BUFFER_TOO_SMALL,
-                format!(
-                    "argument {i}: the buffer holds {} elements (of {size} bytes) but the index space needs {} ({items} work-items x {per} per item)",
-                    len / size,
-                    items * per,
-                ),
-            );
-        }
-    }
-    e.into()
-}
-
-/// A locked buffer of a run.
-enum Lock<'a> {
-    Read(RwLockReadGuard<'a, Option<Buffer<u8>>>),
-    Write(RwLockWriteGuard<'a, Option<Buffer<u8>>>),
-}
-
-/// A buffer borrowed for a run's `Args`.
-enum Borrow<'a> {
-    Shared(&'a Buffer<u8>),
-    Exclusive(Option<&'a mut Buffer<u8>>),
-}
-
-/// Runs `kernel` over `space` on the devices in `devices` (`COEXEC_DEVICE_*`
-/// bits), blocking until every work-item is done, and fills `*report` (may be
-/// NULL).
-///
-/// `args[0..num_args]` are the buffers in binding order; a buffer may be given
-/// as an input several times but as an output only once and never as both.
-/// `sched` may be NULL for HGuided defaults. `space` counts work-items; the
-/// GPU runs whole work-groups, so the shader must bound-check its ids against
-/// the size you pass in the push constants (see `coexec_index_space`).
-///
-/// `push[0..push_size]` are the push-constant bytes (the run's scalar
-/// arguments), given to the shader's `layout(push_constant)` block and, as
-/// the same bytes, to the CPU function (`pkg->push`). `push_size` must equal
-/// the size of the shader's block exactly (the end of its last member:
-/// offset + size, without trailing padding); a run that uses the GPU rejects
-/// any other size with `COEXEC_ERROR_INTERFACE`. 0 (and `push` NULL) when the
-/// shader has none. The bytes are copied as they are, so the C struct must
-/// put every member at the offset the GLSL block gives it: std430 rules (the
-/// default for push-constant blocks) or explicit `layout(offset = N)`.
-/// Scalars (`float`, `int`, `uint`) match `float`, `int32_t`, `uint32_t`
-/// packed in order, e.g. `{ float a; uint n; }` is
-/// `struct { float a; uint32_t n; }`, 8 bytes; `vec2` is 8-aligned and
-/// `vec3`/`vec4` 16-aligned, so pad the C struct to match, and mind a C
-/// struct's own trailing padding (`sizeof` may exceed the block's size).
-///
-/// Outputs may be read-write or `writeonly` in the shader; elements that no
-/// work-item writes keep their previous contents (nothing is cleared).
-///
-/// While the run is in flight, C code must not access the outputs' memory
-/// except through the CPU function, which must write only the elements of its
-/// package's items. Runs on one engine execute one at a time; a run that needs
-/// a buffer another run is writing waits for it. Calling `coexec_run` from a
-/// CPU function returns `COEXEC_ERROR_BUSY`.
-///
-/// # Safety
-/// `args` is valid for `num_args` reads (may be NULL only when `num_args` is
-/// 0; otherwise NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `push`
-/// likewise for `push_size` bytes; `sched` is NULL (defaults) or valid, and
-/// its `powers` valid for `num_powers` reads (NULL with `num_powers` > 0 is
-/// rejected); `report` is NULL (not wanted) or writable.
-#[no_mangle]
-pub unsafe extern "C" fn coexec_run(
-    engine: coexec_engine,
-    kernel: coexec_kernel,
-    args: *const coexec_arg,
-    num_args: usize,
-    push: *const c_void,
-    push_size: usize,
-    space: coexec_index_space,
-    sched: *const coexec_scheduler,
-    devices: u32,
-    report: *mut coexec_report,
-) -> coexec_status {
-    guard("coexec_run", || {
-        if IN_CPU_FN.with(|c| c.get()) {
-            return Err(FfiError::new(
-                COEXEC_ERROR_BUSY,
-                "coexec_run was called from inside a CPU function (it would deadlock)",
-            ));
-        }
-        // SAFETY: NULL or readable for `num_args` per the contract.
-        let c_args = unsafe { slice(args, num_args, "args") }?;
-        // SAFETY: NULL or readable for `push_size` bytes per the contract.
-        let push = unsafe { slice(push.cast::<u8>(), push_size, "push") }?;
-        let scheduler = if sched.is_null() {
-            Scheduler::hguided()
-        } else {
-            // SAFETY: non-null and readable per the contract, including powers.
-            unsafe { scheduler(&sched.read_unaligned()) }?
-        };
-        let space = index_space(space)?;
-        const CPU: u32 = coexec_device_mask::COEXEC_DEVICE_CPU as u32;
-        const GPU: u32 = coexec_device_mask::COEXEC_DEVICE_GPU as u32;
-        const ALL: u32 = coexec_device_mask::COEXEC_DEVICE_ALL as u32;
-        if devices == 0 || devices & !ALL != 0 {
-            return Err(invalid(format!(
-                "devices must be a non-empty combination of COEXEC_DEVICE_CPU and COEXEC_DEVICE_GPU (got {devices:#x})"
-            )));
-        }
-        let devices = Devices {
-            cpu: devices & CPU != 0,
-            gpu: devices & GPU != 0,
-        };
-
-        let eobj = engine_of(engine)?;
-        let kobj = KERNELS.get(kernel.id)?;
-        if kobj.engine_id != eobj.engine_id {
-            return Err(FfiError::new(
-                COEXEC_ERROR_FOREIGN_HANDLE,
-                "the kernel belongs to another engine",
-            ));
-        }
-        // Resolve the buffers; each distinct one once, with the access it needs.
-        let mut distinct: BTreeMap<u64, (Arc<BufferObj>, bool)> = BTreeMap::new();
-        // Per argument: element size and bytes per work-item.
-        let mut layouts = Vec::with_capacity(c_args.len());
-        for (i, a) in c_args.iter().enumerate() {
-            let b = BUFFERS
-                .get(a.buffer.id)
-                .map_err(|e| FfiError::new(e.code, format!("argument {i}: {}", e.message)))?;
-            if b.engine_id != eobj.engine_id {
-                return Err(FfiError::new(
-                    COEXEC_ERROR_FOREIGN_HANDLE,
-                    format!("argument {i}: the buffer belongs to another engine"),
-                ));
-            }
-            let write = match a.access {
-                0 => false,
-                1 => true,
-                v => return Err(invalid(format!("argument {i}: unknown coexec_access {v}"))),
-            };
-            let elems = usize::try_from(a.per_item.max(1))
-                .ok()
-                .and_then(|n| n.checked_mul(b.elem_size))
-                .ok_or_else(|| invalid(format!("argument {i}: per_item overflows")))?;
-            layouts.push((b.elem_size, elems));
-            match distinct.get_mut(&a.buffer.id) {
-                Some((_, w)) => {
-                    if write || *w {
-                        return Err(invalid(format!(
-                            "argument {i}: a buffer given as an output cannot appear in another argument"
-                        )));
-                    }
-                }
-                None => {
-                    distinct.insert(a.buffer.id, (b, write));
-                }
-            }
-        }
-
-        // Lock: engine, kernel, then buffers in increasing id order (one global
-        // order, so concurrent runs cannot deadlock; destroy/free never waits).
-        let eg = handles::read(&eobj.engine, "engine")?;
-        let e = eg.as_ref().expect("checked by read");
-        let kg = handles::read(&kobj.kernel, "kernel")?;
-        let k = kg.as_ref().expect("checked by read");
-        let mut locks = Vec::with_capacity(distinct.len());
-        for (id, (b, write)) in &distinct {
-            locks.push((
-                *id,
-                if *write {
-                    Lock::Write(handles::write(&b.buffer, "buffer")?)
-                } else {
-                    Lock::Read(handles::read(&b.buffer, "buffer")?)
-                },
-            ));
-        }
-        let mut borrows: HashMap<u64, Borrow<'_>> = HashMap::with_capacity(locks.len());
-        for (id, lock) in &mut locks {
-            let borrow = match lock {
-                Lock::Read(g) => Borrow::Shared(g.as_ref().expect("checked by read")),
-                Lock::Write(g) => Borrow::Exclusive(Some(g.as_mut().expect("checked by write"))),
-            };
-            borrows.insert(*id, borrow);
-        }
-        let mut run_args = Args::new();
-        for (a, &(_, elems)) in c_args.iter().zip(&layouts) {
-            run_args = match borrows.get_mut(&a.buffer.id) {
-                Some(Borrow::Shared(b)) => run_args.input(*b),
-                Some(Borrow::Exclusive(b)) => {
-                    let b = b.take().expect("outputs appear once (checked above)");
-                    run_args.output_per_item(b, elems)
-                }
-                None => unreachable!("every argument was resolved"),
-            };
-        }
-        let run_args = run_args.push_bytes(push);
-        let r = e
-            .run(k, run_args, space, &scheduler, devices)
-            .map_err(|err| run_error(err, space.items(), &layouts))?;
-        if !report.is_null() {
-            // SAFETY: non-null and writable per the contract.
-            unsafe { put(report, fill_report(&r), "report") }?;
-        }
-        Ok(())
     })
 }

@@ -3,7 +3,7 @@
 
 use super::types::coexec_status::{self, *};
 use coexec_engine::{Error, VkError};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -51,7 +51,7 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::Interface(_) | Error::MissingImplementation(_) => COEXEC_ERROR_INTERFACE,
         Error::BufferTooSmall { .. } => COEXEC_ERROR_BUFFER_TOO_SMALL,
         Error::Scheduler(_) => COEXEC_ERROR_SCHEDULER,
-        Error::KernelPanic { .. } => COEXEC_ERROR_KERNEL_FAILED,
+        Error::KernelPanic { .. } | Error::KernelFailed { .. } => COEXEC_ERROR_KERNEL_FAILED,
         Error::ForeignBuffer { .. } => COEXEC_ERROR_FOREIGN_HANDLE,
         Error::AllDevicesFailed { .. } | Error::GpuLostMidPackage { .. } => {
             COEXEC_ERROR_DEVICE_LOST
@@ -68,35 +68,71 @@ impl From<Error> for FfiError {
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// What the CPU function returned in the last failed run on this thread.
+    static LAST_KERNEL_CODE: Cell<i32> = const { Cell::new(0) };
+    /// Validation-layer messages of the last call on this thread.
+    static LAST_VALIDATION: RefCell<CString> = RefCell::new(CString::default());
 }
 
-/// Replaces this thread's last-error message.
-pub(crate) fn set_last_error(message: &str) {
+/// Replaces the thread-local string `slot` (NUL bytes escaped).
+fn set_string(slot: &'static std::thread::LocalKey<RefCell<CString>>, message: &str) {
     let c = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
     // `try_with`: during thread teardown the slot may be gone; then there is
     // nobody left to read the message anyway.
-    let _ = LAST_ERROR.try_with(|slot| {
+    let _ = slot.try_with(|slot| {
         if let Ok(mut s) = slot.try_borrow_mut() {
             *s = c;
         }
     });
 }
 
-/// This thread's last-error message (empty string when none). The pointer is
-/// valid until the next coexec call on this thread.
-pub(crate) fn last_error_ptr() -> *const c_char {
+/// A pointer to the thread-local string `slot` (an empty string when gone).
+fn string_ptr(slot: &'static std::thread::LocalKey<RefCell<CString>>) -> *const c_char {
     static EMPTY: &[u8] = b"\0";
-    LAST_ERROR
-        .try_with(|slot| slot.try_borrow().map(|s| s.as_ptr()).ok())
+    slot.try_with(|slot| slot.try_borrow().map(|s| s.as_ptr()).ok())
         .ok()
         .flatten()
         .unwrap_or(EMPTY.as_ptr().cast())
 }
 
-/// Runs the body of an entry point: clears the last error, turns an `Err` into
+/// Records the value a CPU function failed a run with.
+pub(crate) fn set_last_kernel_code(code: i32) {
+    let _ = LAST_KERNEL_CODE.try_with(|c| c.set(code));
+}
+
+/// The value the CPU function failed this thread's last call with (0: none).
+pub(crate) fn last_kernel_code() -> i32 {
+    LAST_KERNEL_CODE.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Records the validation messages of this thread's current call.
+pub(crate) fn set_validation_messages(messages: &str) {
+    set_string(&LAST_VALIDATION, messages);
+}
+
+/// The validation messages of this thread's last call ("" when none).
+pub(crate) fn validation_messages_ptr() -> *const c_char {
+    string_ptr(&LAST_VALIDATION)
+}
+
+/// Replaces this thread's last-error message.
+pub(crate) fn set_last_error(message: &str) {
+    set_string(&LAST_ERROR, message);
+}
+
+/// This thread's last-error message (empty string when none). The pointer is
+/// valid until the next coexec call on this thread.
+pub(crate) fn last_error_ptr() -> *const c_char {
+    string_ptr(&LAST_ERROR)
+}
+
+/// Runs the body of an entry point: clears the last error (and the last
+/// kernel code and validation messages), turns an `Err` into
 /// its status code (and message), and a panic into `COEXEC_ERROR_PANIC`.
 pub(crate) fn guard(name: &str, body: impl FnOnce() -> FfiResult) -> coexec_status {
     set_last_error("");
+    set_last_kernel_code(0);
+    set_validation_messages("");
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => COEXEC_OK,
         Ok(Err(e)) => {

@@ -14,6 +14,12 @@ use std::ffi::{c_char, c_void};
 /// CPU, then the GPU).
 pub const COEXEC_MAX_DEVICES: usize = 4;
 
+/// Most buffer arguments of one run (`coexec_run`'s `num_args`).
+pub const COEXEC_MAX_ARGS: usize = 64;
+
+/// Most GPU packages in flight (`coexec_engine_options.gpu_in_flight`).
+pub const COEXEC_MAX_GPU_IN_FLIGHT: u32 = 64;
+
 /// Size of the fixed name buffers in reports and engine info, including the
 /// terminating NUL (longer names are cut).
 pub const COEXEC_NAME_MAX: usize = 256;
@@ -59,14 +65,11 @@ pub enum coexec_status {
     COEXEC_ERROR_BUFFER_TOO_SMALL = 13,
     /// The scheduler configuration was rejected.
     COEXEC_ERROR_SCHEDULER = 14,
-    /// The CPU implementation failed on a package. The engine reports this
-    /// when a CPU kernel panics, which only a kernel written in Rust can do: a
-    /// C `coexec_cpu_fn` returns void, has no way to report a failure and must
-    /// not unwind, so runs of kernels built through this API do not return
-    /// this code (it would mean a panic in coexec's own call of the C
-    /// function: a coexec bug, like `COEXEC_ERROR_PANIC`). To signal a
-    /// failure from a C CPU function, record it in your `user_data` and check
-    /// it after `coexec_run` returns.
+    /// The CPU function failed: it returned a non-zero value
+    /// (`coexec_last_kernel_code()` gives it, `coexec_last_error()` says on
+    /// which items). The run stopped claiming work; calls already under way
+    /// on other workers finished, so outputs are partly written. The engine
+    /// stays usable.
     COEXEC_ERROR_KERNEL_FAILED = 15,
     /// The GPU was lost or every device failed; recreate the engine.
     COEXEC_ERROR_DEVICE_LOST = 16,
@@ -184,7 +187,8 @@ pub struct coexec_kernel {
 #[derive(Debug, Clone, Copy)]
 pub struct coexec_engine_options {
     /// CPU worker threads: -1 for one per physical core left after the
-    /// Vulkan device's share, 0 for none, n > 0 for n.
+    /// Vulkan device's share, 0 for none, n > 0 for n (at most the number of
+    /// hardware threads, else `COEXEC_ERROR_INVALID_ARGUMENT`).
     pub workers: i32,
     /// A `coexec_allocator` value.
     pub allocator: u32,
@@ -192,12 +196,24 @@ pub struct coexec_engine_options {
     pub validation: u32,
     /// Vulkan device index (in enumeration order), or -1 for the best one.
     pub gpu_index: i32,
-    /// GPU packages kept in flight; 0 for the default (2).
+    /// GPU packages kept in flight: 1 to `COEXEC_MAX_GPU_IN_FLIGHT` (larger
+    /// values are rejected with `COEXEC_ERROR_INVALID_ARGUMENT`); 0 for the
+    /// default (2).
     pub gpu_in_flight: u32,
-    /// Seconds after which a GPU package counts as hung; <= 0 for the default (30).
+    /// Seconds after which a GPU package counts as hung; 0 (or any value
+    /// <= 0) for the default (30); NaN and infinity are rejected with
+    /// `COEXEC_ERROR_INVALID_ARGUMENT`. The limit is at least 4x a package's
+    /// expected time at the GPU's measured throughput. A package running
+    /// longer than gpu_timeout_s is declared hung: the GPU gets no more work
+    /// in this run and the other devices go on; the call returns only once
+    /// the GPU can no longer write into the run's buffers (the package ended,
+    /// or the driver declared the device lost), because the GPU writes the
+    /// buffers in place.
     pub gpu_timeout_s: f64,
     /// Pipeline cache directory (UTF-8, NUL-terminated); NULL for the default
     /// (`$COEXEC_CACHE_DIR` or `~/.cache/coexec`), "" to disable the disk cache.
+    /// A directory given here is created if missing and must be writable
+    /// (else `COEXEC_ERROR_INVALID_ARGUMENT`).
     pub pipeline_cache_dir: *const c_char,
 }
 
@@ -289,7 +305,14 @@ pub struct coexec_scheduler {
     /// smaller); 0 for 1. Ignored by the other kinds.
     pub min_package: u64,
     /// Static and HGuided: relative device powers, one per device taking part
-    /// in the run (CPU first, then GPU), or NULL to measure them.
+    /// in the run (CPU first, then GPU), or NULL to measure them. Measuring:
+    /// the kernel keeps each device's throughput (work-groups per second)
+    /// from its earlier runs over the same index space (a run over another
+    /// index space starts afresh). HGuided updates them during the run.
+    /// Static, which cuts its one package per device at the start, uses the
+    /// kept figures; when a device has none yet (the kernel's first run over
+    /// this space), the split is even, so a first Static run with NULL powers
+    /// gives every device the same share.
     pub powers: *const f64,
     /// Number of values at `powers`.
     pub num_powers: usize,
@@ -307,13 +330,20 @@ pub struct coexec_arg {
     /// Outputs: elements written per work-item (item i owns elements
     /// `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
     /// hold at least work-items x `per_item` elements
-    /// (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored for inputs.
+    /// (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored (whatever its value) for
+    /// inputs.
     pub per_item: u64,
 }
 
-/// What a CPU function is asked to compute: one package, a contiguous range of
+/// What a CPU function is asked to compute: a contiguous range of
 /// work-items, all inside the index space (no bound check needed). It must
 /// write only the output elements of these items.
+///
+/// One package (as the scheduler cuts it and the report counts it) is given
+/// to the CPU function in one or more calls, each for a contiguous part of
+/// it ("chunks", sized to run a few tens of microseconds, so that idle
+/// workers can take the rest of a long package); this struct describes the
+/// part of one call.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct coexec_package {
@@ -334,17 +364,59 @@ pub struct coexec_package {
     pub width: u32,
     /// 1 or 2.
     pub dims: u32,
+}
+
+/// One buffer argument of a run as the CPU function sees it: the whole
+/// buffer, indexed like the shader indexes it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_cpu_buffer {
+    /// The buffer's host memory (the same memory the GPU binds), aligned for
+    /// its elements. Inputs must not be written; of an output, write only the
+    /// elements of the call's items (`item * per_item ..`).
+    pub data: *mut c_void,
+    /// Number of elements.
+    pub count: usize,
+    /// Bytes per element.
+    pub elem_size: usize,
+    /// A `coexec_access` value.
+    pub access: u32,
+    /// Outputs: elements per work-item (>= 1); 0 for inputs.
+    pub per_item: u64,
+}
+
+/// The run's arguments, as the CPU function sees them: what `coexec_run`
+/// was given. Valid during the call only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct coexec_cpu_args {
+    /// The buffer arguments, in `coexec_run`'s order (`num_buffers` of them).
+    pub buffers: *const coexec_cpu_buffer,
+    /// Number of buffer arguments.
+    pub num_buffers: usize,
     /// The run's push-constant bytes (its scalar arguments); NULL when none.
     pub push: *const c_void,
     /// Number of push-constant bytes.
     pub push_size: usize,
 }
 
-/// The CPU implementation of a kernel, called once per package from several
-/// worker threads at once. It must not unwind (no C++ exceptions, no longjmp
-/// out of it) and must not call `coexec_run`.
-pub type coexec_cpu_fn =
-    Option<unsafe extern "C" fn(pkg: *const coexec_package, user_data: *mut c_void)>;
+/// The CPU implementation of a kernel: computes the items of `pkg` from the
+/// run's `args` (see `coexec_package` and `coexec_cpu_args`), with the
+/// `user_data` given when the kernel was built. It is called from several
+/// worker threads at once, and one package may come in several calls.
+///
+/// It returns 0 on success. Any other value fails the run: no more work is
+/// claimed, `coexec_run` returns `COEXEC_ERROR_KERNEL_FAILED`, and
+/// `coexec_last_kernel_code()` gives the first non-zero value returned.
+/// It must not unwind (no C++ exceptions, no longjmp out of it) and must
+/// not call `coexec_run`.
+pub type coexec_cpu_fn = Option<
+    unsafe extern "C" fn(
+        pkg: *const coexec_package,
+        args: *const coexec_cpu_args,
+        user_data: *mut c_void,
+    ) -> i32,
+>;
 
 /// Figures of one device in a run.
 #[repr(C)]

@@ -103,12 +103,17 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The CPU function of every kernel built here: checks the package and the
-/// push bytes it is handed, counts its items, writes nothing.
-unsafe extern "C" fn count_items(pkg: *const coexec_package, user_data: *mut c_void) {
-    // SAFETY: coexec passes a package valid for the call and the `user_data`
-    // given with this function: a `Counter` that lives until the kernel is
-    // destroyed.
-    let (pkg, counter) = unsafe { (&*pkg, &*(user_data as *const Counter)) };
+/// arguments it is handed (buffer views, push bytes), counts its items,
+/// writes nothing, and returns 0.
+unsafe extern "C" fn count_items(
+    pkg: *const coexec_package,
+    args: *const coexec_cpu_args,
+    user_data: *mut c_void,
+) -> i32 {
+    // SAFETY: coexec passes a package and arguments valid for the call and
+    // the `user_data` given with this function: a `Counter` that lives until
+    // the kernel is destroyed.
+    let (pkg, args, counter) = unsafe { (&*pkg, &*args, &*(user_data as *const Counter)) };
     assert!(
         pkg.item_start < pkg.item_end && pkg.item_end <= RUN_ITEMS.load(Relaxed),
         "package items {}..{} outside the run's {} items",
@@ -117,16 +122,25 @@ unsafe extern "C" fn count_items(pkg: *const coexec_package, user_data: *mut c_v
         RUN_ITEMS.load(Relaxed)
     );
     assert!(pkg.dims == 1 || pkg.dims == 2, "dims {}", pkg.dims);
-    let push: &[u8] = if pkg.push_size == 0 {
+    assert!(args.num_buffers <= COEXEC_MAX_ARGS);
+    if args.num_buffers > 0 {
+        // SAFETY: coexec hands `num_buffers` views, valid for the call.
+        let bufs = unsafe { std::slice::from_raw_parts(args.buffers, args.num_buffers) };
+        for b in bufs {
+            assert!(!b.data.is_null() && b.count > 0 && b.elem_size > 0);
+            assert!(b.access <= 1 && (b.access == 1) == (b.per_item > 0));
+        }
+    }
+    let push: &[u8] = if args.push_size == 0 {
         &[]
     } else {
         assert!(
-            !pkg.push.is_null(),
+            !args.push.is_null(),
             "push_size {} but push NULL",
-            pkg.push_size
+            args.push_size
         );
         // SAFETY: coexec hands the run's push bytes, valid for the call.
-        unsafe { std::slice::from_raw_parts(pkg.push.cast::<u8>(), pkg.push_size) }
+        unsafe { std::slice::from_raw_parts(args.push.cast::<u8>(), args.push_size) }
     };
     assert_eq!(
         fnv1a(push),
@@ -136,6 +150,7 @@ unsafe extern "C" fn count_items(pkg: *const coexec_package, user_data: *mut c_v
     counter
         .items
         .fetch_add(pkg.item_end - pkg.item_start, Relaxed);
+    0
 }
 
 /// `C_ABI_TRACE=1` prints every call's status and message (to see which
@@ -926,16 +941,18 @@ fn op_engine_create_invalid(inp: &mut Input<'_>) {
     o.gpu_timeout_s = inp.f64();
     let flags = inp.u8();
     let mut dir = c_string(inp.bytes()).into_bytes();
-    match which % 6 {
+    match which % 8 {
         0 => o.workers = o.workers.min(-2),
         1 => o.allocator = o.allocator.max(2),
         2 => o.validation = o.validation.max(4),
         3 => o.gpu_index = o.gpu_index.min(-2),
         4 => o.gpu_timeout_s = f64::INFINITY,
+        5 => o.gpu_timeout_s = f64::NAN,
+        6 => o.gpu_in_flight = o.gpu_in_flight.max(COEXEC_MAX_GPU_IN_FLIGHT + 1),
         _ => dir.push(0xff), // not UTF-8
     }
     let dir = CString::new(dir).expect("no NUL");
-    o.pipeline_cache_dir = c_ptr(&dir, flags & 4 != 0 && which % 6 != 5);
+    o.pipeline_cache_dir = c_ptr(&dir, flags & 4 != 0 && which % 8 != 7);
     // Options NULL means the defaults, which would create a device: only
     // with a NULL `out`, which fails first.
     let options: *const coexec_engine_options = if flags & 3 == 3 { null() } else { &o };

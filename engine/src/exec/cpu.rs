@@ -240,20 +240,18 @@ pub(crate) fn worker_loop(
             let mut cargs = CpuArgs {
                 buffers: &role.args.buffers,
                 push: &role.args.push,
+                context: role.args.context,
                 items: pkg.items.clone(),
                 taken: 0,
+                failure: None,
             };
             let start = Instant::now();
             let outcome = catch_unwind(AssertUnwindSafe(|| (role.kernel)(&pkg, &mut cargs)));
             let end = Instant::now();
-            if let Err(payload) = outcome {
+            if let Some(err) = call_failure(outcome, cargs.failure, &chunk, worker) {
                 // The run fails: nobody claims or steals more.
                 role.board.withdraw(worker);
-                lane.panic = Some(Error::KernelPanic {
-                    units: chunk,
-                    worker,
-                    message: crate::error::panic_message(&*payload),
-                });
+                lane.panic = Some(err);
                 queue.abort();
                 pending.flush(role.device, share, queue, estimates);
                 lane.push(role, worker, ran, stolen, t0);
@@ -283,6 +281,29 @@ pub(crate) fn worker_loop(
     }
 }
 
+/// The error of a kernel call that panicked or reported a failure
+/// ([`CpuArgs::fail`]); `None` when it succeeded.
+fn call_failure(
+    outcome: std::thread::Result<()>,
+    failure: Option<String>,
+    units: &Range<u64>,
+    worker: usize,
+) -> Option<Error> {
+    match (outcome, failure) {
+        (Err(payload), _) => Some(Error::KernelPanic {
+            units: units.clone(),
+            worker,
+            message: crate::error::panic_message(&*payload),
+        }),
+        (Ok(()), Some(message)) => Some(Error::KernelFailed {
+            units: units.clone(),
+            worker,
+            message,
+        }),
+        (Ok(()), None) => None,
+    }
+}
+
 impl Lane {
     /// Records the part of a package the worker ran, if any.
     fn push(
@@ -304,5 +325,28 @@ impl Lane {
                 stolen,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_call_is_a_kernel_failure_and_a_panic_wins() {
+        let units = 3..5;
+        assert!(call_failure(Ok(()), None, &units, 1).is_none());
+        let failed = call_failure(Ok(()), Some("code 7".into()), &units, 1);
+        assert!(
+            matches!(&failed, Some(Error::KernelFailed { units: u, worker: 1, message })
+                if *u == (3..5) && message == "code 7"),
+            "{failed:?}"
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new("boom");
+        let panicked = call_failure(Err(payload), Some("code 7".into()), &units, 0);
+        assert!(
+            matches!(&panicked, Some(Error::KernelPanic { message, .. }) if message == "boom"),
+            "{panicked:?}"
+        );
     }
 }

@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::mem::{Buffer, RawBuffer};
 use crate::vk::{ComputePipeline, ShaderInterface};
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -249,6 +249,7 @@ pub(crate) struct ArgBuffer<'a> {
 pub struct Args<'a> {
     pub(crate) buffers: Vec<ArgBuffer<'a>>,
     pub(crate) push: Vec<u8>,
+    pub(crate) context: Option<&'a (dyn Any + Send + Sync)>,
 }
 
 impl<'a> Args<'a> {
@@ -294,6 +295,14 @@ impl<'a> Args<'a> {
         self.push = bytes.to_vec();
         self
     }
+
+    /// Attaches data of this run for the CPU closure, which reads it back
+    /// with [`CpuArgs::context`]: a way to hand a kernel built once
+    /// per-run state (the C ABI passes its view of the run's buffers so).
+    pub fn context(mut self, context: &'a (dyn Any + Send + Sync)) -> Self {
+        self.context = Some(context);
+        self
+    }
 }
 
 fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
@@ -313,8 +322,10 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
 pub struct CpuArgs<'r> {
     pub(crate) buffers: &'r [ArgBuffer<'r>],
     pub(crate) push: &'r [u8],
+    pub(crate) context: Option<&'r (dyn Any + Send + Sync)>,
     pub(crate) items: Range<u64>,
     pub(crate) taken: u64,
+    pub(crate) failure: Option<String>,
 }
 
 impl<'r> CpuArgs<'r> {
@@ -378,6 +389,21 @@ impl<'r> CpuArgs<'r> {
     /// The raw push-constant bytes.
     pub fn push_bytes(&self) -> &'r [u8] {
         self.push
+    }
+
+    /// The run's context ([`Args::context`]); `None` when none was given.
+    pub fn context(&self) -> Option<&'r (dyn Any + Send + Sync)> {
+        self.context
+    }
+
+    /// Fails this call: once the closure returns, the run stops claiming
+    /// work (calls already under way on other workers finish) and returns
+    /// [`Error::KernelFailed`] with `message`. The first failure of a call
+    /// is kept. Unlike a panic, nothing is printed.
+    pub fn fail(&mut self, message: impl Into<String>) {
+        if self.failure.is_none() {
+            self.failure = Some(message.into());
+        }
     }
 
     fn arg<T: bytemuck::Pod>(&self, index: usize) -> &'r ArgBuffer<'r> {

@@ -13,7 +13,9 @@ pub mod spirv;
 pub use device::{Device, DeviceOptions};
 pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
 pub(crate) use pipeline::Dispatch;
-pub use pipeline::{BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead};
+pub use pipeline::{
+    BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead, MAX_IN_FLIGHT,
+};
 pub use spirv::{ShaderInterface, SpirvBinding};
 
 use ash::vk;

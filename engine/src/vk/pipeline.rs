@@ -475,8 +475,15 @@ impl Stamps {
     }
 }
 
+/// The most slots (GPU packages in flight) a [`DispatchRing`] has: a deeper
+/// ring is cut to this. Each slot holds a command buffer, two timestamp
+/// queries and a fence value; a few packages in flight already hide the
+/// submission gaps, and a depth near `u32::MAX` would allocate tens of GiB.
+pub const MAX_IN_FLIGHT: usize = 64;
+
 impl DispatchRing {
-    /// Creates a ring with `depth` slots (packages in flight), reading
+    /// Creates a ring with `depth` slots (packages in flight; 0 counts as 1,
+    /// more than [`MAX_IN_FLIGHT`] as that many), reading
     /// timestamps back as [`StampRead::for_device`] chooses.
     pub fn new(device: Arc<Device>, depth: usize) -> Result<Self, VkError> {
         let read = StampRead::for_device(&device);
@@ -496,7 +503,7 @@ impl DispatchRing {
             StampRead::Off
         };
         let raw = device.raw();
-        let depth = depth.max(1);
+        let depth = depth.clamp(1, MAX_IN_FLIGHT);
         let pool_info = vk::CommandPoolCreateInfo::default()
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
             .queue_family_index(device.queue_family());

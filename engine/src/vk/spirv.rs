@@ -56,6 +56,10 @@ pub struct SpirvBinding {
     /// `NonReadable`): what it writes does not depend on what the buffer
     /// held, so running an item again writes the same values.
     pub write_only: bool,
+    /// The element size, where the block is one runtime array (`buffer B {
+    /// float x[]; }`): its `ArrayStride` in bytes. `None` for blocks with
+    /// other members, whose elements have no single size.
+    pub elem_stride: Option<u32>,
 }
 
 /// The compute interface of a SPIR-V module.
@@ -313,10 +317,19 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
                         || (members > 0
                             && per_member.get(&pointee).copied().unwrap_or(0) >= members)
                 };
+                let elem_stride = match types.structs.get(&pointee).map(Vec::as_slice) {
+                    Some(&[only]) => types
+                        .arrays
+                        .get(&only)
+                        .filter(|(_, len)| len.is_none())
+                        .and_then(|_| value(only, DEC_ARRAY_STRIDE)),
+                    _ => None,
+                };
                 bindings.push(SpirvBinding {
                     binding,
                     read_only: marked(DEC_NON_WRITABLE, &member_non_writable),
                     write_only: marked(DEC_NON_READABLE, &member_non_readable),
+                    elem_stride,
                 });
             }
             _ => {}
@@ -439,12 +452,14 @@ mod tests {
                 SpirvBinding {
                     binding: 0,
                     read_only: true,
-                    write_only: false
+                    write_only: false,
+                    elem_stride: Some(4),
                 },
                 SpirvBinding {
                     binding: 1,
                     read_only: false,
-                    write_only: false
+                    write_only: false,
+                    elem_stride: Some(4),
                 }
             ]
         );
@@ -481,6 +496,23 @@ mod tests {
             ..r.clone()
         };
         assert!(only.rerun_safe());
+    }
+
+    #[test]
+    fn reflects_element_strides_of_single_array_blocks() {
+        let w = compile(
+            r#"#version 450
+            layout(local_size_x = 64) in;
+            layout(std430, binding = 0) readonly buffer A { vec4 a[]; };
+            layout(std430, binding = 1) readonly buffer B { uint n; float b[]; };
+            struct S { vec2 p; float w; };
+            layout(std430, binding = 2) buffer C { S c[]; };
+            void main() { uint i = gl_GlobalInvocationID.x; c[i].w = a[i].x + b[i] + float(n); }"#,
+        );
+        let r = reflect(&w, "main").unwrap();
+        let strides: Vec<_> = r.bindings.iter().map(|b| b.elem_stride).collect();
+        // vec4: 16 bytes; a block with a header: none; struct {vec2, float}: 16 (std430).
+        assert_eq!(strides, vec![Some(16), None, Some(16)]);
     }
 
     #[test]

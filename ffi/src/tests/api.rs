@@ -22,26 +22,46 @@ struct Push {
     n: u32,
 }
 
-/// What the CPU function reads: the buffers' host pointers.
+/// The buffers' host pointers as the test knows them: the CPU function
+/// checks that the run hands it the same ones.
 struct Saxpy {
     x: *const f32,
     y: *const f32,
     z: *mut f32,
 }
 
-unsafe extern "C" fn saxpy_cpu(pkg: *const coexec_package, user_data: *mut c_void) {
-    // SAFETY: coexec passes a valid package and our `Saxpy`, whose pointers
-    // cover every item; this package writes only its own items of z.
+/// Saxpy on the CPU from the run's arguments (`args`), checked against what
+/// the test allocated (`user_data`).
+unsafe extern "C" fn saxpy_cpu(
+    pkg: *const coexec_package,
+    args: *const coexec_cpu_args,
+    user_data: *mut c_void,
+) -> i32 {
+    // SAFETY: coexec passes a valid package and arguments, whose buffers
+    // cover every item; this call writes only its own items of z.
     unsafe {
-        let pkg = &*pkg;
+        let (pkg, args) = (&*pkg, &*args);
         let s = &*(user_data as *const Saxpy);
-        assert_eq!(pkg.push_size, 8);
-        let p = (pkg.push as *const Push).read_unaligned();
+        assert_eq!(args.push_size, 8);
+        assert_eq!(args.num_buffers, 3);
+        let b = std::slice::from_raw_parts(args.buffers, 3);
+        // (One test passes x as y too.)
+        assert_eq!((b[0].data as *const f32, b[2].data as *mut f32), (s.x, s.z));
+        assert!(b[1].data as *const f32 == s.y || b[1].data as *const f32 == s.x);
+        assert_eq!((b[0].access, b[2].access, b[2].per_item), (0, 1, 1));
+        assert_eq!(b[2].elem_size, 4);
+        let (x, y, z) = (
+            b[0].data as *const f32,
+            b[1].data as *const f32,
+            b[2].data as *mut f32,
+        );
+        let p = (args.push as *const Push).read_unaligned();
         for i in pkg.item_start..pkg.item_end {
             let i = i as usize;
-            *s.z.add(i) = p.a * *s.x.add(i) + *s.y.add(i);
+            *z.add(i) = p.a * *x.add(i) + *y.add(i);
         }
     }
+    0
 }
 
 pub(super) fn last_error() -> String {
@@ -77,7 +97,7 @@ pub(super) fn engine() -> Option<coexec_engine> {
     Some(e)
 }
 
-fn info(e: coexec_engine) -> coexec_engine_info {
+pub(super) fn info(e: coexec_engine) -> coexec_engine_info {
     let mut i = std::mem::MaybeUninit::<coexec_engine_info>::uninit();
     // SAFETY: a writable out pointer.
     ok(unsafe { coexec_engine_get_info(e, i.as_mut_ptr()) });
@@ -86,7 +106,11 @@ fn info(e: coexec_engine) -> coexec_engine_info {
 }
 
 /// A buffer of `n` f32, filled by `f`.
-fn buffer(e: coexec_engine, n: usize, f: impl Fn(usize) -> f32) -> (coexec_buffer, *mut f32) {
+pub(super) fn buffer(
+    e: coexec_engine,
+    n: usize,
+    f: impl Fn(usize) -> f32,
+) -> (coexec_buffer, *mut f32) {
     let mut b = coexec_buffer::default();
     let mut p = null_mut();
     // SAFETY: writable out pointers.
@@ -115,7 +139,7 @@ fn saxpy_kernel(e: coexec_engine, s: &Saxpy) -> coexec_kernel {
     k
 }
 
-fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3] {
+pub(super) fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3] {
     let input = coexec_access::COEXEC_ACCESS_INPUT as u32;
     [
         coexec_arg {
@@ -136,7 +160,7 @@ fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3
     ]
 }
 
-fn d1(n: u64) -> coexec_index_space {
+pub(super) fn d1(n: u64) -> coexec_index_space {
     coexec_index_space {
         dims: 1,
         width: n,
@@ -843,7 +867,11 @@ struct Reentrant {
     out_ptr: *mut u32,
 }
 
-unsafe extern "C" fn reentrant_cpu(pkg: *const coexec_package, user_data: *mut c_void) {
+unsafe extern "C" fn reentrant_cpu(
+    pkg: *const coexec_package,
+    _args: *const coexec_cpu_args,
+    user_data: *mut c_void,
+) -> i32 {
     // SAFETY: coexec passes a valid package and our `Reentrant`.
     let (pkg, r) = unsafe { (&*pkg, &*(user_data as *const Reentrant)) };
     assert_eq!(pkg.dims, 2);
@@ -878,6 +906,7 @@ unsafe extern "C" fn reentrant_cpu(pkg: *const coexec_package, user_data: *mut c
             null_mut(),
         )
     });
+    0
 }
 
 #[test]

@@ -4,3 +4,4 @@
 mod api;
 mod errors;
 mod header;
+mod misuse;

@@ -1,0 +1,433 @@
+//! `coexec_run`: checks a run's arguments against the kernel (before
+//! reading any memory whose size C declares), locks its buffers, runs it, and
+//! turns the engine's errors into C's terms.
+
+use crate::callback::{in_cpu_fn, RunView};
+use crate::handles::{self, BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
+use crate::status::{self, guard, FfiError, FfiResult};
+use crate::types::coexec_status::*;
+use crate::types::*;
+use crate::{invalid, name_buf, put, slice, validation_scope};
+use ::coexec_engine::{Args, Buffer, Devices, Error, IndexSpace, Kernel, Report, Scheduler};
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::c_void;
+use std::sync::{Arc, RwLockReadGuard, RwLockWriteGuard};
+
+fn index_space(s: coexec_index_space) -> FfiResult<IndexSpace> {
+    match s.dims {
+        1 => Ok(IndexSpace::D1(s.width)),
+        2 => {
+            let w = u32::try_from(s.width)
+                .map_err(|_| invalid(format!("2-D width {} exceeds 2^32 - 1", s.width)))?;
+            let h = u32::try_from(s.height)
+                .map_err(|_| invalid(format!("2-D height {} exceeds 2^32 - 1", s.height)))?;
+            Ok(IndexSpace::D2 {
+                width: w,
+                height: h,
+            })
+        }
+        d => Err(invalid(format!(
+            "index space dims must be 1 or 2 (got {d})"
+        ))),
+    }
+}
+
+/// # Safety
+/// `s.powers` is NULL or valid for `s.num_powers` reads.
+unsafe fn scheduler(s: &coexec_scheduler) -> FfiResult<Scheduler> {
+    // SAFETY: NULL or readable for `num_powers` values per the contract.
+    let powers = unsafe { slice(s.powers, s.num_powers, "scheduler powers") }?;
+    let powers = (!powers.is_empty()).then(|| powers.to_vec());
+    Ok(match s.kind {
+        0 => Scheduler::HGuided {
+            powers,
+            k: if s.k == 0.0 { 2.0 } else { s.k },
+            min_package: s.min_package.max(1),
+        },
+        1 => Scheduler::Static { powers },
+        2 => Scheduler::Dynamic {
+            packages: s.packages,
+        },
+        k => return Err(invalid(format!("unknown coexec_scheduler_kind {k}"))),
+    })
+}
+
+fn fill_report(r: &Report) -> coexec_report {
+    let empty = coexec_device_report {
+        name: [0; COEXEC_NAME_MAX],
+        kind: coexec_device_kind::COEXEC_DEVICE_KIND_CPU,
+        claimants: 0,
+        packages: 0,
+        items: 0,
+        busy_s: 0.0,
+        first_start_s: 0.0,
+        finish_s: 0.0,
+        failed: false,
+    };
+    let mut devices = [empty; COEXEC_MAX_DEVICES];
+    for (o, d) in devices.iter_mut().zip(&r.devices) {
+        *o = coexec_device_report {
+            name: name_buf(&d.name),
+            kind: match d.kind {
+                ::coexec_engine::DeviceKind::Cpu => coexec_device_kind::COEXEC_DEVICE_KIND_CPU,
+                ::coexec_engine::DeviceKind::Gpu => coexec_device_kind::COEXEC_DEVICE_KIND_GPU,
+            },
+            claimants: u32::try_from(d.claimants).unwrap_or(u32::MAX),
+            packages: d.packages as u64,
+            items: d.items,
+            busy_s: d.busy_s,
+            first_start_s: d.first_start_s,
+            finish_s: d.finish_s,
+            failed: d.failure.is_some(),
+        };
+    }
+    coexec_report {
+        time_s: r.time_s,
+        items: r.items,
+        units: r.units,
+        packages: r.package_count() as u64,
+        balance: r.balance(),
+        num_devices: r.devices.len().min(COEXEC_MAX_DEVICES) as u32,
+        devices,
+    }
+}
+
+/// One resolved argument of a run.
+struct ArgInfo {
+    /// The buffer's handle id: the order buffers are locked in.
+    id: u64,
+    buffer: Arc<BufferObj>,
+    write: bool,
+    /// Outputs: elements per work-item (>= 1); 0 for inputs.
+    per_item: u64,
+}
+
+impl ArgInfo {
+    /// How C's CPU function sees it.
+    fn c_view(&self) -> coexec_cpu_buffer {
+        coexec_cpu_buffer {
+            data: self.buffer.host_ptr as *mut c_void,
+            count: self.buffer.count,
+            elem_size: self.buffer.elem_size,
+            access: u32::from(self.write),
+            per_item: self.per_item,
+        }
+    }
+}
+
+/// Resolves the C arguments to live buffers of `engine_id`.
+fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>> {
+    let mut out = Vec::with_capacity(c_args.len());
+    for (i, a) in c_args.iter().enumerate() {
+        let at = |e: FfiError| FfiError::new(e.code, format!("argument {i}: {}", e.message));
+        let buffer = BUFFERS.get(a.buffer.id).map_err(at)?;
+        if buffer.engine_id != engine_id {
+            return Err(FfiError::new(
+                COEXEC_ERROR_FOREIGN_HANDLE,
+                format!("argument {i}: the buffer belongs to another engine"),
+            ));
+        }
+        let write = match a.access {
+            0 => false,
+            1 => true,
+            v => return Err(invalid(format!("argument {i}: unknown coexec_access {v}"))),
+        };
+        // `per_item` is ignored for inputs, whatever its value.
+        let per_item = if write { a.per_item.max(1) } else { 0 };
+        if write {
+            usize::try_from(per_item)
+                .ok()
+                .and_then(|n| n.checked_mul(buffer.elem_size))
+                .ok_or_else(|| invalid(format!("argument {i}: per_item {per_item} overflows")))?;
+        }
+        out.push(ArgInfo {
+            id: a.buffer.id,
+            buffer,
+            write,
+            per_item,
+        });
+    }
+    Ok(out)
+}
+
+/// Checks what the kernel's shader declares, before anything of the run is
+/// read: the push-constant block's size (`push` is read only once it is
+/// known to have that size) and each buffer's element size against the
+/// binding's array stride.
+fn check_interface(k: &Kernel, args: &[ArgInfo], push_size: usize) -> FfiResult {
+    let Some(iface) = k.interface() else {
+        return Ok(());
+    };
+    let interface = |m: String| FfiError::new(COEXEC_ERROR_INTERFACE, m);
+    if push_size != iface.push_constant_bytes as usize {
+        return Err(interface(format!(
+            "push_size is {push_size} bytes but the shader's push-constant block takes {} (offset + size of its last member)",
+            iface.push_constant_bytes
+        )));
+    }
+    for (i, (a, b)) in args.iter().zip(&iface.bindings).enumerate() {
+        let Some(stride) = b.elem_stride else {
+            continue;
+        };
+        if a.buffer.elem_size != stride as usize {
+            return Err(interface(format!(
+                "argument {i}: the buffer's elements are {} bytes but binding {} declares elements of {stride} bytes (its array stride); allocate the buffer with elem_size {stride}",
+                a.buffer.elem_size, b.binding
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An engine error of a run, for C. The engine sees every C buffer as bytes
+/// (`Buffer<u8>`), so its `BufferTooSmall` counts bytes; C counts elements of
+/// the buffer's `elem_size`, so that error is restated in elements.
+fn run_error(e: Error, items: u64, args: &[ArgInfo], view: &RunView) -> FfiError {
+    match e {
+        Error::BufferTooSmall { binding, len, .. } => {
+            let i = binding as usize;
+            if let Some(a) = args.get(i) {
+                let size = a.buffer.elem_size as u64;
+                return FfiError::new(
+                    COEXEC_ERROR_BUFFER_TOO_SMALL,
+                    format!(
+                        "argument {i}: the buffer holds {} elements (of {size} bytes) but the index space needs {} ({items} work-items x {} per item)",
+                        len / size,
+                        items * a.per_item,
+                        a.per_item,
+                    ),
+                );
+            }
+            e.into()
+        }
+        Error::KernelFailed { .. } => {
+            status::set_last_kernel_code(view.code());
+            e.into()
+        }
+        Error::DispatchLimit { axis: 0, .. } => {
+            let mut f = FfiError::from(e);
+            f.message.push_str(
+                " (the GPU is limited to maxComputeWorkGroupCount[0] work-groups along x, whatever the CPU does; a run on COEXEC_DEVICE_CPU alone has no such limit)",
+            );
+            f
+        }
+        e => e.into(),
+    }
+}
+
+/// A locked buffer of a run.
+enum Lock<'a> {
+    Read(RwLockReadGuard<'a, Option<Buffer<u8>>>),
+    Write(RwLockWriteGuard<'a, Option<Buffer<u8>>>),
+}
+
+/// A buffer borrowed for a run's `Args`.
+enum Borrow<'a> {
+    Shared(&'a Buffer<u8>),
+    Exclusive(Option<&'a mut Buffer<u8>>),
+}
+
+/// Each distinct buffer of `args` once, with whether it is written; an
+/// output must not appear twice, nor as an input too.
+fn distinct_buffers(args: &[ArgInfo]) -> FfiResult<BTreeMap<u64, (&BufferObj, bool)>> {
+    let mut distinct: BTreeMap<u64, (&BufferObj, bool)> = BTreeMap::new();
+    for (i, a) in args.iter().enumerate() {
+        match distinct.get_mut(&a.id) {
+            Some((_, w)) if a.write || *w => {
+                return Err(invalid(format!(
+                    "argument {i}: a buffer given as an output cannot appear in another argument"
+                )));
+            }
+            Some(_) => {}
+            None => {
+                distinct.insert(a.id, (&a.buffer, a.write));
+            }
+        }
+    }
+    Ok(distinct)
+}
+
+/// Locks the buffers (in increasing handle id order, one global order with
+/// every other run) and runs `f` on the engine's `Args` for them.
+fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R>) -> FfiResult<R> {
+    let distinct = distinct_buffers(args)?;
+    let mut locks = Vec::with_capacity(distinct.len());
+    for (key, (b, write)) in &distinct {
+        locks.push((
+            *key,
+            if *write {
+                Lock::Write(handles::write(&b.buffer, "buffer")?)
+            } else {
+                Lock::Read(handles::read(&b.buffer, "buffer")?)
+            },
+        ));
+    }
+    let mut borrows: HashMap<u64, Borrow<'_>> = HashMap::with_capacity(locks.len());
+    for (key, lock) in &mut locks {
+        let borrow = match lock {
+            Lock::Read(g) => Borrow::Shared(g.as_ref().expect("checked by read")),
+            Lock::Write(g) => Borrow::Exclusive(Some(g.as_mut().expect("checked by write"))),
+        };
+        borrows.insert(*key, borrow);
+    }
+    let mut run_args = Args::new();
+    for a in args {
+        run_args = match borrows.get_mut(&a.id) {
+            Some(Borrow::Shared(b)) => run_args.input(*b),
+            Some(Borrow::Exclusive(b)) => {
+                let b = b.take().expect("outputs appear once (checked above)");
+                // Elements per item in bytes: checked not to overflow.
+                run_args.output_per_item(b, a.per_item as usize * a.buffer.elem_size)
+            }
+            None => unreachable!("every argument was resolved"),
+        };
+    }
+    f(run_args)
+}
+
+/// The devices of a `COEXEC_DEVICE_*` mask.
+fn devices_of(mask: u32) -> FfiResult<Devices> {
+    const CPU: u32 = coexec_device_mask::COEXEC_DEVICE_CPU as u32;
+    const GPU: u32 = coexec_device_mask::COEXEC_DEVICE_GPU as u32;
+    const ALL: u32 = coexec_device_mask::COEXEC_DEVICE_ALL as u32;
+    if mask == 0 || mask & !ALL != 0 {
+        return Err(invalid(format!(
+            "devices must be a non-empty combination of COEXEC_DEVICE_CPU and COEXEC_DEVICE_GPU (got {mask:#x})"
+        )));
+    }
+    Ok(Devices {
+        cpu: mask & CPU != 0,
+        gpu: mask & GPU != 0,
+    })
+}
+
+/// The live engine and kernel of a run, checked to belong together.
+fn engine_and_kernel(
+    engine: coexec_engine,
+    kernel: coexec_kernel,
+) -> FfiResult<(Arc<EngineObj>, Arc<KernelObj>)> {
+    let eobj = ENGINES.get(engine.id)?;
+    let kobj = KERNELS.get(kernel.id)?;
+    if kobj.engine_id != eobj.engine_id {
+        return Err(FfiError::new(
+            COEXEC_ERROR_FOREIGN_HANDLE,
+            "the kernel belongs to another engine",
+        ));
+    }
+    Ok((eobj, kobj))
+}
+
+/// Runs `kernel` over `space` on the devices in `devices` (`COEXEC_DEVICE_*`
+/// bits), blocking until every work-item is done, and fills `*report` (may be
+/// NULL).
+///
+/// `args[0..num_args]` are the buffers in binding order (`num_args` at most
+/// `COEXEC_MAX_ARGS`); a buffer may be given as an input several times but
+/// as an output only once and never as both. Where the shader's binding is
+/// one array (`buffer B { float x[]; }`), the buffer's `elem_size` must be
+/// that array's stride (4 for `float`, 16 for `vec4`), else
+/// `COEXEC_ERROR_INTERFACE`. `sched` may be NULL for HGuided defaults.
+/// `space` counts work-items; the GPU runs whole work-groups, so the shader
+/// must bound-check its ids against the size you pass in the push constants
+/// (see `coexec_index_space`). A 1-D run that uses the GPU may have at most
+/// the device's `maxComputeWorkGroupCount[0]` work-groups (65535 on some
+/// devices: 4,194,240 items at local size 64), even when the CPU takes part;
+/// beyond that it is rejected with `COEXEC_ERROR_INVALID_ARGUMENT` (use a 2-D
+/// index space, a larger work-group, or the CPU alone).
+///
+/// `push[0..push_size]` are the push-constant bytes (the run's scalar
+/// arguments), given to the shader's `layout(push_constant)` block and, as
+/// the same bytes, to the CPU function (`args->push`). For a kernel with a
+/// shader, `push_size` must equal the size of the shader's block exactly
+/// (the end of its last member: offset + size, without trailing padding),
+/// whichever devices run: any other size is rejected with
+/// `COEXEC_ERROR_INTERFACE` before `push` is read. 0 (and `push` NULL) when
+/// the shader has none. The bytes are copied as they are, so the C struct must
+/// put every member at the offset the GLSL block gives it: std430 rules (the
+/// default for push-constant blocks) or explicit `layout(offset = N)`.
+/// Scalars (`float`, `int`, `uint`) match `float`, `int32_t`, `uint32_t`
+/// packed in order, e.g. `{ float a; uint n; }` is
+/// `struct { float a; uint32_t n; }`, 8 bytes; `vec2` is 8-aligned and
+/// `vec3`/`vec4` 16-aligned, so pad the C struct to match, and mind a C
+/// struct's own trailing padding (`sizeof` may exceed the block's size).
+///
+/// Outputs may be read-write or `writeonly` in the shader; elements that no
+/// work-item writes keep their previous contents (nothing is cleared).
+///
+/// While the run is in flight, C code must not access the outputs' memory
+/// except through the CPU function, which must write only the elements of its
+/// call's items. Runs on one engine execute one at a time; a run that needs
+/// a buffer another run is writing waits for it. Calling `coexec_run` from a
+/// CPU function returns `COEXEC_ERROR_BUSY`. When the CPU function returns
+/// non-zero, the run returns `COEXEC_ERROR_KERNEL_FAILED` (see
+/// `coexec_cpu_fn`); a GPU package running past `gpu_timeout_s` is handled
+/// as `coexec_engine_options.gpu_timeout_s` says.
+///
+/// # Safety
+/// `args` is valid for `num_args` reads (may be NULL only when `num_args` is
+/// 0; otherwise NULL is rejected with `COEXEC_ERROR_NULL_POINTER`); `push`
+/// likewise for `push_size` bytes; `sched` is NULL (defaults) or valid, and
+/// its `powers` valid for `num_powers` reads (NULL with `num_powers` > 0 is
+/// rejected); `report` is NULL (not wanted) or writable.
+#[no_mangle]
+pub unsafe extern "C" fn coexec_run(
+    engine: coexec_engine,
+    kernel: coexec_kernel,
+    args: *const coexec_arg,
+    num_args: usize,
+    push: *const c_void,
+    push_size: usize,
+    space: coexec_index_space,
+    sched: *const coexec_scheduler,
+    devices: u32,
+    report: *mut coexec_report,
+) -> coexec_status {
+    guard("coexec_run", || {
+        if in_cpu_fn() {
+            return Err(FfiError::new(
+                COEXEC_ERROR_BUSY,
+                "coexec_run was called from inside a CPU function (it would deadlock)",
+            ));
+        }
+        if num_args > COEXEC_MAX_ARGS {
+            return Err(invalid(format!(
+                "num_args is {num_args}; a run takes at most COEXEC_MAX_ARGS ({COEXEC_MAX_ARGS}) buffers"
+            )));
+        }
+        // SAFETY: NULL or readable for `num_args` per the contract.
+        let c_args = unsafe { slice(args, num_args, "args") }?;
+        let scheduler = if sched.is_null() {
+            Scheduler::hguided()
+        } else {
+            // SAFETY: non-null and readable per the contract, including powers.
+            unsafe { scheduler(&sched.read_unaligned()) }?
+        };
+        let space = index_space(space)?;
+        let devices = devices_of(devices)?;
+        let (eobj, kobj) = engine_and_kernel(engine, kernel)?;
+        let infos = resolve_args(c_args, eobj.engine_id)?;
+        // Lock: engine, kernel, then buffers (one global order, so concurrent
+        // runs cannot deadlock; destroy/free never waits).
+        let eg = handles::read(&eobj.engine, "engine")?;
+        let e = eg.as_ref().expect("checked by read");
+        let kg = handles::read(&kobj.kernel, "kernel")?;
+        let k = kg.as_ref().expect("checked by read");
+        check_interface(k, &infos, push_size)?;
+        // SAFETY: NULL or readable for `push_size` bytes per the contract;
+        // for a kernel with a shader, `push_size` is the block's size (checked).
+        let push = unsafe { slice(push.cast::<u8>(), push_size, "push") }?;
+        let view = RunView::new(infos.iter().map(ArgInfo::c_view).collect());
+        let r = validation_scope(e, || {
+            with_locked_args(&infos, |run_args| {
+                let run_args = run_args.push_bytes(push).context(&view);
+                e.run(k, run_args, space, &scheduler, devices)
+                    .map_err(|err| run_error(err, space.items(), &infos, &view))
+            })
+        })?;
+        if !report.is_null() {
+            // SAFETY: non-null and writable per the contract.
+            unsafe { put(report, fill_report(&r), "report") }?;
+        }
+        Ok(())
+    })
+}
