@@ -1,7 +1,8 @@
-//! Sparse gather: item `i` sums `table[idx[k][i]]` over [`K`] pseudo-random
-//! indices into a table of up to [`MAX_TABLE`] words (64 MiB), larger than
-//! the caches: latency- and bandwidth-bound random access (1-D). Sums wrap
-//! modulo 2^32: verified exactly.
+//! Sparse gather: item `i` sums `table[index(i, k)]` over [`K`]
+//! pseudo-random indices (a 32-bit hash of `i * K + k`, computed in place)
+//! into a table of up to [`MAX_TABLE`] words (64 MiB), larger than the
+//! caches: latency-bound random access (1-D). Sums wrap modulo 2^32:
+//! verified exactly.
 
 use super::{mix64, par_sum, spirv, spread, Verification, Workload};
 use crate::{
@@ -26,50 +27,68 @@ const CHECK_ITEMS: usize = 1 << 18;
 pub struct Params {
     /// Items.
     pub n: u32,
+    /// Table length minus one (the length is a power of two).
+    pub mask: u32,
 }
 
 /// The sparse gather workload.
 pub struct Gather {
     kernel: Kernel,
     table: Buffer<u32>,
-    idx: Buffer<u32>,
     out: Buffer<u32>,
     n: u32,
 }
 
-/// The table length for `n` items: `4 n` rounded up to a power of two,
-/// within `[2^12, MAX_TABLE]`.
-pub fn table_len(n: u64) -> usize {
-    (n.saturating_mul(4).next_power_of_two() as usize).clamp(1 << 12, MAX_TABLE)
+/// A 32-bit hash (Wellons' lowbias32), as the shader's.
+pub fn hash32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7FEB_352D);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846C_A68B);
+    x ^ (x >> 16)
 }
 
-/// The CPU implementation: one package, index row by index row (each a
-/// sequential stream; the table reads are random).
+/// The table index of read `k` of item `i` (`mask`: table length - 1).
+pub fn index(i: u32, k: u32, mask: u32) -> u32 {
+    hash32(i.wrapping_mul(K as u32).wrapping_add(k)) & mask
+}
+
+/// The table length for `n` items: `16 n` rounded up to a power of two,
+/// within `[2^12, MAX_TABLE]`.
+pub fn table_len(n: u64) -> usize {
+    (n.saturating_mul(16).next_power_of_two() as usize).clamp(1 << 12, MAX_TABLE)
+}
+
+/// The CPU implementation: the items of one package, each index hashed
+/// first (a vectorisable loop), then the table read at them.
 pub fn gather_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let p: Params = args.push();
     let table = args.input::<u32>(0);
-    let idx = args.input::<u32>(1);
-    let out = args.output::<u32>(2);
-    let (a, b) = (pkg.items.start as usize, pkg.items.end as usize);
-    out.fill(0);
-    for k in 0..K {
-        let row = &idx[k * p.n as usize + a..k * p.n as usize + b];
-        for (o, &j) in out.iter_mut().zip(row) {
-            *o = o.wrapping_add(table[j as usize]);
+    let out = args.output::<u32>(1);
+    let mut idx = [0u32; K];
+    for (o, i) in out.iter_mut().zip(pkg.items.start as u32..) {
+        for (k, j) in idx.iter_mut().enumerate() {
+            *j = index(i, k as u32, p.mask);
         }
+        *o = idx
+            .iter()
+            .fold(0u32, |s, &j| s.wrapping_add(table[j as usize]));
     }
 }
 
-/// Item `i`'s sum (reference: the plain loop).
-pub fn gather_item(table: &[u32], idx: &[u32], n: usize, i: usize) -> u32 {
-    (0..K).fold(0u32, |s, k| s.wrapping_add(table[idx[k * n + i] as usize]))
+/// Item `i`'s sum (reference: the plain loop, indices reduced with `%`).
+pub fn gather_item(table: &[u32], i: usize) -> u32 {
+    (0..K).fold(0u32, |s, k| {
+        let j = hash32((i * K + k) as u32) as usize % table.len();
+        s.wrapping_add(table[j])
+    })
 }
 
 impl Gather {
     /// `n` items over a table of [`table_len`]`(n)` words.
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
         let len = super::len_1d("gather", "items", n)?;
-        if len.checked_mul(K).is_none_or(|l| l > u32::MAX as usize) {
+        if len.checked_mul(K).is_none_or(|l| l > 1usize << 32) {
             return Err(crate::Error::SizeOverflow(format!(
                 "gather: {n} items x {K} indices (at most 2^32 - 1)"
             )));
@@ -77,9 +96,6 @@ impl Gather {
         let t = table_len(n);
         let table: Vec<u32> = (0..t as u64)
             .map(|j| (mix64(j ^ 0x6A7E_0001) as u32) % VALUE_BOUND)
-            .collect();
-        let idx: Vec<u32> = (0..(len * K) as u64)
-            .map(|j| (mix64(j ^ 0x6A7E_0002) as usize & (t - 1)) as u32)
             .collect();
         let kernel = engine.kernel(
             "gather",
@@ -90,7 +106,6 @@ impl Gather {
         Ok(Gather {
             kernel,
             table: engine.buffer_from_slice(&table)?,
-            idx: engine.buffer_from_slice(&idx)?,
             out: engine.buffer::<u32>(len)?,
             n: n as u32,
         })
@@ -119,22 +134,22 @@ impl Workload for Gather {
     fn run(&mut self, engine: &Engine, scheduler: &Scheduler, devices: Devices) -> Result<Report> {
         self.out.as_mut_slice().fill(UNWRITTEN);
         let space = self.space();
+        let mask = self.table.len() as u32 - 1;
         let args = Args::new()
             .input(&self.table)
-            .input(&self.idx)
             .output(&mut self.out)
-            .push(&Params { n: self.n });
+            .push(&Params { n: self.n, mask });
         engine.run(&self.kernel, args, space, scheduler, devices)
     }
 
     fn verify(&self) -> Verification {
         let n = self.n as usize;
-        let (table, idx, out) = (&self.table[..], &self.idx[..], &self.out[..]);
+        let (table, out) = (&self.table[..], &self.out[..]);
         let unwritten = out.iter().filter(|&&v| v == UNWRITTEN).count() as u64;
         let items = spread(n, CHECK_ITEMS);
         let mismatches = par_sum(items.len(), |k| {
             let i = items[k];
-            u64::from(out[i] != gather_item(table, idx, n, i))
+            u64::from(out[i] != gather_item(table, i))
         });
         Verification::sampled(
             items.len() as u64,
