@@ -1636,6 +1636,89 @@ mod tests {
         assert!(v["t_cpu_estimate"].is_null(), "{v}");
     }
 
+    fn device(kind: DeviceKind, claimants: usize, items: u64, busy_s: f64) -> crate::DeviceReport {
+        crate::DeviceReport {
+            name: format!("{kind:?}"),
+            kind,
+            claimants,
+            packages: usize::from(items > 0),
+            items,
+            busy_s,
+            first_start_s: 0.0,
+            finish_s: busy_s / claimants as f64,
+            gpu_gaps: None,
+            failure: None,
+        }
+    }
+
+    fn co_report(devices: Vec<crate::DeviceReport>) -> Report {
+        Report {
+            time_s: 1.0,
+            items: devices.iter().map(|d| d.items).sum(),
+            units: 10,
+            devices,
+            packages: Default::default(),
+        }
+    }
+
+    /// Two CPU workers busy 1 s each for 300 items (300 items/s), the GPU
+    /// busy 0.5 s for 700 items (1400 items/s); alone the CPU took 4 s and
+    /// the GPU 1 s for all 1000 (250 and 1000 items/s).
+    #[test]
+    fn corun_rates_are_per_device_and_relative_to_solo() {
+        let r = co_report(vec![
+            device(DeviceKind::Cpu, 2, 300, 2.0),
+            device(DeviceKind::Gpu, 1, 700, 0.5),
+        ]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9 * b;
+        assert!(close(c.cpu_rate, 300.0), "{c:?}");
+        assert!(close(c.gpu_rate, 1400.0), "{c:?}");
+        assert!(close(c.cpu_rel, 1.2), "{c:?}");
+        assert!(close(c.gpu_rel, 1.4), "{c:?}");
+        // T_fastest = 1 s: (300 + 1400) / 1000 items.
+        assert!(close(c.s_ceiling, 1.7), "{c:?}");
+        // Both at their solo rates: the ceiling is S_max.
+        let r = co_report(vec![
+            device(DeviceKind::Cpu, 1, 200, 0.8),
+            device(DeviceKind::Gpu, 1, 800, 0.8),
+        ]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        assert!(close(c.s_ceiling, 1.25), "{c:?}");
+        assert!(close(c.cpu_rel, 1.0) && close(c.gpu_rel, 1.0), "{c:?}");
+        // A device that ran nothing has no rate, and there is no ceiling.
+        let r = co_report(vec![
+            device(DeviceKind::Cpu, 4, 0, 0.0),
+            device(DeviceKind::Gpu, 1, 1000, 1.0),
+        ]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        assert_eq!((c.cpu_rate, c.cpu_rel, c.s_ceiling), (None, None, None));
+        assert!(close(c.gpu_rel, 1.0), "{c:?}");
+    }
+
+    #[test]
+    fn kernel_sets_parse_and_list_their_kernels() {
+        assert_eq!("seed".parse(), Ok(KernelSet::Seed));
+        assert_eq!(" comparable".parse(), Ok(KernelSet::Comparable));
+        let e = "fast".parse::<KernelSet>().unwrap_err();
+        assert!(e.contains("seed, comparable"), "{e}");
+        assert_eq!(KernelSet::default(), KernelSet::Seed);
+        assert_eq!(KernelSet::Seed.kernels(), default_kernels());
+        assert_eq!(KernelSet::Comparable.kernels(), workloads::COMPARABLE);
+        for set in [KernelSet::Seed, KernelSet::Comparable] {
+            assert_eq!(set.name().parse(), Ok(set));
+        }
+        let quick = Options {
+            quick: true,
+            ..Options::default()
+        };
+        assert!(quick
+            .solo_schedulers()
+            .iter()
+            .all(|k| SOLO_SCHEDULERS.contains(k)));
+        assert_eq!(Options::default().solo_schedulers(), SOLO_SCHEDULERS);
+    }
+
     #[test]
     fn default_kernels_leave_out_saxpy() {
         let k = default_kernels();
