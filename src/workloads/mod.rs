@@ -205,14 +205,15 @@ pub fn quick_size(name: &str) -> Option<Size> {
 
 /// The default size of a workload of [`COMPARABLE`] (`None` for any other
 /// name): a run of roughly 0.1 to 1 s on a 16-core CPU plus a large GPU
-/// over host memory. The 1-D sizes stay within 65535 work-groups.
+/// over host memory. The 1-D sizes stay within 65535 work-groups, and no
+/// buffer exceeds 128 MiB (lavapipe's largest storage buffer range).
 pub fn comparable_default_size(name: &str) -> Option<Size> {
     Some(match name {
-        "spmv" => Size::Linear(1 << 22),
+        "spmv" => Size::Linear(1 << 21),
         "gather" => Size::Linear(1 << 23),
         "blackscholes" => Size::Linear(65_535 * 256),
-        "jacobi" => Size::Image(8192, 8192),
-        "histogram" => Size::Linear(1 << 23),
+        "jacobi" => Size::Image(8192, 4096),
+        "histogram" => Size::Linear(1 << 22),
         "collatz" => Size::Linear(1 << 23),
         _ => return None,
     })
