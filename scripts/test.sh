@@ -13,6 +13,7 @@ cargo test --workspace --release --features coexec/test-hooks
 # The benchmark suite at its quick scale: every kernel, every scheduler,
 # every output verified (a smoke test: no timing is asserted).
 cargo run --release --features coexec/test-hooks --bin coexec -- suite --quick --no-scaling --reps 1
+cargo run --release --features coexec/test-hooks --bin coexec -- suite --set comparable --quick --no-scaling --reps 1
 # The main Rust example, as a user runs it (it verifies its own output).
 cargo run --release --features coexec/test-hooks --example saxpy
 # VMA backend: the engine and the root crate's tests again.

@@ -255,6 +255,70 @@ fn suite_command_writes_json_and_pictures() {
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// `coexec suite --set comparable --quick`: every kernel of the set runs,
+/// verifies, and each co-executed run records its co-running ceiling.
+#[test]
+fn comparable_set_quick_suite_verifies_and_records_the_ceiling() {
+    if common::engine().is_none() {
+        return;
+    }
+    let out = temp_dir("comparable");
+    let json = out.join("suite.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .args(["suite", "--set", "comparable", "--quick", "--no-scaling"])
+        .args(["--reps", "1", "--json"])
+        .arg(&json)
+        .output()
+        .expect("coexec runs");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{stdout}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("S_ceil") && stdout.contains("cpu_co"),
+        "{stdout}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["settings"]["set"], "comparable");
+    let names: Vec<&str> = doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, coexec::workloads::COMPARABLE);
+    for k in doc["kernels"].as_array().unwrap() {
+        assert_eq!(k["verified"], true, "{k}");
+        let (t_cpu, t_gpu) = (num(k, "t_cpu"), num(k, "t_gpu"));
+        let fastest = t_cpu.min(t_gpu);
+        for r in k["runs"].as_array().unwrap() {
+            let c = &r["corun"];
+            let (cpu, gpu) = (&c["cpu_rate"], &c["gpu_rate"]);
+            if let (Some(cr), Some(gr)) = (cpu.as_f64(), gpu.as_f64()) {
+                let items: u64 = k["size"]
+                    .as_str()
+                    .unwrap()
+                    .split('x')
+                    .map(|v| v.parse::<u64>().unwrap())
+                    .product();
+                let want = fastest * (cr + gr) / items as f64;
+                assert!((num(c, "s_ceiling") - want).abs() <= 1e-9 * want, "{r}");
+                assert!(
+                    (num(c, "cpu_rel") - cr * t_cpu / items as f64).abs() < 1e-9 * cr,
+                    "{r}"
+                );
+            } else {
+                // One device ran nothing: no ceiling.
+                assert!(c["s_ceiling"].is_null(), "{r}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 #[test]
 fn suite_command_names_a_bad_size_before_starting() {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))

@@ -3,7 +3,7 @@
 
 mod common;
 
-use coexec::workloads::{self, rap};
+use coexec::workloads::{self, rap, Workload};
 use coexec::{Devices, Scheduler};
 use common::{assert_validation_clean, engine};
 
@@ -75,8 +75,133 @@ fn rap() {
 }
 
 #[test]
+fn spmv() {
+    runs_and_verifies("spmv");
+}
+
+#[test]
+fn gather() {
+    runs_and_verifies("gather");
+}
+
+#[test]
+fn blackscholes() {
+    runs_and_verifies("blackscholes");
+}
+
+#[test]
+fn jacobi() {
+    runs_and_verifies("jacobi");
+}
+
+#[test]
+fn histogram() {
+    runs_and_verifies("histogram");
+}
+
+#[test]
+fn collatz() {
+    runs_and_verifies("collatz");
+}
+
+/// Runs `w` on the GPU, checks that it verifies, then that it fails once
+/// `corrupt` changed one output element (and again with an unwritten one).
+fn wrong_output_fails<W: Workload>(mut w: W, corrupt: impl Fn(&mut W, bool)) {
+    let Some(e) = engine() else { return };
+    for unwritten in [false, true] {
+        w.run(&e, &Scheduler::hguided(), Devices::GPU)
+            .expect("the run");
+        assert!(w.verify().ok, "{}: {:?}", w.name(), w.verify());
+        corrupt(&mut w, unwritten);
+        let v = w.verify();
+        assert!(!v.ok, "{} (unwritten: {unwritten}): {v:?}", w.name());
+        assert!(v.mismatches >= 1, "{}: {v:?}", w.name());
+    }
+}
+
+#[test]
+fn comparable_kernels_catch_a_wrong_element() {
+    use coexec::workloads::{BlackScholes, Collatz, Gather, Histogram, Jacobi, Spmv};
+    let Some(e) = engine() else { return };
+    // Sizes at which the verification checks every element.
+    wrong_output_fails(Spmv::new(&e, 5_000).unwrap(), |w, u| {
+        let y = w.y_mut();
+        y[1234] = if u { f32::NAN } else { y[1234] + 1e-3 };
+    });
+    wrong_output_fails(Gather::new(&e, 5_000).unwrap(), |w, u| {
+        let s = w.sums_mut();
+        s[4999] = if u { u32::MAX } else { s[4999] ^ 1 };
+    });
+    wrong_output_fails(BlackScholes::new(&e, 5_000).unwrap(), |w, u| {
+        let p = w.puts_mut();
+        p[0] = if u { f32::NAN } else { p[0] + 0.5 };
+    });
+    wrong_output_fails(Jacobi::new(&e, 97, 61).unwrap(), |w, u| {
+        let g = w.grid_mut();
+        g[61 * 50 + 7] = if u {
+            f32::NAN
+        } else {
+            g[61 * 50 + 7] * (1.0 + 1e-5) + 1e-5
+        };
+    });
+    // One count moved from a bin to the next keeps the group's total: only
+    // the summed histogram catches it.
+    wrong_output_fails(Histogram::new(&e, 3 * 256).unwrap(), |w, u| {
+        let p = w.partials_mut();
+        if u {
+            p[300] = u32::MAX;
+        } else {
+            p[300] -= 1;
+            p[301] += 1;
+        }
+    });
+    wrong_output_fails(Collatz::new(&e, 5_000).unwrap(), |w, u| {
+        let s = w.steps_mut();
+        s[17] = if u { u32::MAX } else { s[17] + 2 };
+    });
+    assert_validation_clean(&e);
+}
+
+#[test]
+fn collatz_matches_the_128_bit_reference_and_flags_overflow() {
+    use coexec::workloads::collatz::{start, steps, steps_reference, OVERFLOW, START_BITS};
+    for x in [1u64, 2, 3, 7, 27, 97, 8_528_817_511, (1 << START_BITS) - 1] {
+        assert_eq!(steps(x), steps_reference(x), "{x}");
+    }
+    assert_eq!(steps(27), 111);
+    assert_eq!(steps(1), 0);
+    // Odd and above (2^64 - 2) / 3: 3x + 1 leaves 64 bits.
+    let big = u64::MAX / 3 + 2;
+    assert_eq!(steps(big | 1), OVERFLOW);
+    assert_eq!(steps_reference(big | 1), OVERFLOW);
+    // Starts are log-uniform: small and large ones among the first 1000.
+    let s: Vec<u64> = (0..1000).map(start).collect();
+    assert!(s.iter().all(|&x| x >= 1 && x < 1 << START_BITS));
+    assert!(s.iter().any(|&x| x < 1 << 8) && s.iter().any(|&x| x >= 1 << 32));
+}
+
+#[test]
+fn spmv_rows_follow_a_power_law() {
+    use coexec::workloads::spmv::{row_len, MAX_ROW, MIN_ROW};
+    let lens: Vec<u32> = (0..1u64 << 16).map(row_len).collect();
+    assert!(lens.iter().all(|&l| (MIN_ROW..=MAX_ROW).contains(&l)));
+    let short = lens.iter().filter(|&&l| l < 8).count();
+    let long = lens.iter().filter(|&&l| l >= 1000).count();
+    // P(len >= 8) = (2/8)^1.1 = 0.22; P(len >= 1000) = 0.0011.
+    assert!(short > lens.len() * 7 / 10, "{short}");
+    assert!((20..200).contains(&long), "{long}");
+}
+
+#[test]
 fn every_name_has_sizes_and_unknown_names_are_refused() {
-    for name in workloads::NAMES {
+    for name in workloads::COMPARABLE {
+        assert!(!workloads::NAMES.contains(name), "{name} in both sets");
+        assert!(workloads::comparable_default_size(name).is_some(), "{name}");
+        assert!(workloads::comparable_quick_size(name).is_some(), "{name}");
+        assert!(workloads::check_name(name).is_ok(), "{name}");
+    }
+    assert_eq!(workloads::comparable_default_size("rap"), None);
+    for name in workloads::all_names() {
         assert!(workloads::default_size(name).is_some(), "{name}");
         assert!(workloads::quick_size(name).is_some(), "{name}");
     }
@@ -84,7 +209,7 @@ fn every_name_has_sizes_and_unknown_names_are_refused() {
     assert_eq!(workloads::quick_size("nope"), None);
     let Some(e) = engine() else { return };
     let err = workloads::create("nope", &e, None).err().expect("an error");
-    assert!(err.contains("rap"), "{err}");
+    assert!(err.contains("rap") && err.contains("collatz"), "{err}");
 }
 
 #[test]

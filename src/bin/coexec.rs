@@ -30,7 +30,12 @@ struct SuiteArgs {
     /// Small sizes and 2 repetitions (a smoke test).
     #[arg(long)]
     quick: bool,
-    /// Comma-separated kernels (default: all but saxpy).
+    /// The kernel set: `seed` (the seed kernels but saxpy) or `comparable`
+    /// (spmv, gather, blackscholes, jacobi, histogram, collatz: devices
+    /// within a small factor of each other).
+    #[arg(long, default_value = "seed")]
+    set: coexec::suite::KernelSet,
+    /// Comma-separated kernels of any set, instead of --set's.
     #[arg(long, value_delimiter = ',')]
     kernels: Option<Vec<String>>,
     /// Timed repetitions after one warm-up (default 5; 2 with --quick).
@@ -48,7 +53,9 @@ struct SuiteArgs {
     /// Skip the time-against-problem-size sweeps.
     #[arg(long)]
     no_scaling: bool,
-    /// Solo schedulers for the CPU baseline, comma-separated (default: static,dynamic:200,hguided).
+    /// Solo schedulers for the CPU baseline, comma-separated (default:
+    /// static,dynamic:8,dynamic:64,dynamic:200,hguided; with --quick
+    /// static,dynamic:64,hguided).
     #[arg(long, value_delimiter = ',')]
     cpu_solo: Option<Vec<String>>,
     /// Co-executed configurations, comma-separated (default: dynamic:5,dynamic:200,static,hguided:hints,hguided:nohints).
@@ -82,7 +89,7 @@ fn parse_sizes(pairs: &[String]) -> Result<BTreeMap<String, Size>, String> {
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// Kernel: one of `coexec::workloads::NAMES` (saxpy, gaussian, matmul, taylor, binomial, nbody, mandelbrot, ray, rap).
+    /// Kernel: one of `coexec::workloads::NAMES` (saxpy, gaussian, matmul, taylor, binomial, nbody, mandelbrot, ray, rap) or `COMPARABLE` (spmv, gather, blackscholes, jacobi, histogram, collatz).
     #[arg(long)]
     kernel: String,
     /// Problem size: N, 2^K or WxH (default: the kernel's).
@@ -373,6 +380,7 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     let engine = open_engine(a.workers)?;
     let opts = coexec::suite::Options {
         quick: a.quick,
+        set: a.set,
         kernels: a.kernels,
         reps: a.reps,
         out: a.out,
@@ -387,8 +395,13 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     };
     let report = coexec::suite::run(&engine, &opts)?;
     println!(
-        "{} on {} ({}), {} CPU workers, median of {} after 1 warm-up\n",
+        "{} ({}) on {} ({}), {} CPU workers, median of {} after 1 warm-up\n",
         if opts.quick { "quick suite" } else { "suite" },
+        if opts.kernels.is_some() {
+            "chosen kernels"
+        } else {
+            opts.set.name()
+        },
         report.machine.gpu_names.join(", "),
         report.machine.vulkan_device_type,
         report.machine.cores_used,

@@ -6,11 +6,21 @@
 //!
 //! Yardsticks (see the README of the seed papers):
 //! * `T_i`: device `i` alone on the whole problem. To keep `S_max` honest it
-//!   is the **best** solo time over [`SOLO_SCHEDULERS`] (on Mesa lavapipe
+//!   is the **best** solo time over [`SOLO_SCHEDULERS`] (one package,
+//!   8, 64 and 200 packages, HGuided; [`QUICK_SOLO_SCHEDULERS`] with
+//!   `quick`) (on Mesa lavapipe
 //!   many small dispatches beat one big one, so a one-package solo time
 //!   would flatter co-execution).
 //! * `S = T_fastest / T`, `S_max = T_fastest * sum_i 1/T_i`, `HE = S / S_max`,
 //!   balance = earliest device finish / latest ([`Report::balance`]).
+//! * The co-running ceiling ([`Corun`]): each device's throughput while the
+//!   other runs (its work-items / its busy time) relative to its solo
+//!   throughput (all work-items / `T_i`), and `S_ceiling = T_fastest *
+//!   sum_i corun_rate_i / items`, the speedup had both devices run all along
+//!   at their co-running rates. `S_ceiling` well below `S_max` with both
+//!   relative rates below 1 is a pair contending for a shared resource
+//!   (DRAM); `S` well below `S_ceiling` is a scheduling loss (idle time,
+//!   imbalance, overhead).
 //! * Energy: joules per run from the hardware counters of
 //!   [`energy::EnergyMeter`], measured around each timed repetition; EDP
 //!   relative to the fastest single device's run.
@@ -46,11 +56,67 @@ pub const SCHEDULERS: [(&str, &str); 5] = [
 ];
 
 /// The schedulers a device is timed with alone; its solo time `T_i` is the
-/// best of them.
-pub const SOLO_SCHEDULERS: [&str; 3] = ["static", "dynamic:200", "hguided"];
+/// best of them (one package, several package counts, HGuided).
+pub const SOLO_SCHEDULERS: [&str; 5] = [
+    "static",
+    "dynamic:8",
+    "dynamic:64",
+    "dynamic:200",
+    "hguided",
+];
 
-/// The kernels the suite runs by default: every workload but `saxpy` (a
-/// memory-bound smoke test, still available by name).
+/// The solo schedulers of a quick suite: a subset of [`SOLO_SCHEDULERS`],
+/// as many as the seed suite always had, so that the smoke test stays short.
+pub const QUICK_SOLO_SCHEDULERS: [&str; 3] = ["static", "dynamic:64", "hguided"];
+
+/// A set of kernels the suite runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KernelSet {
+    /// The seed kernels ([`workloads::NAMES`] but `saxpy`).
+    #[default]
+    Seed,
+    /// The kernels where the devices are comparable
+    /// ([`workloads::COMPARABLE`]).
+    Comparable,
+}
+
+impl std::str::FromStr for KernelSet {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "seed" => Ok(KernelSet::Seed),
+            "comparable" => Ok(KernelSet::Comparable),
+            other => Err(format!(
+                "unknown kernel set `{other}` (one of seed, comparable)"
+            )),
+        }
+    }
+}
+
+impl KernelSet {
+    /// The set's name, as [`FromStr`](std::str::FromStr) reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelSet::Seed => "seed",
+            KernelSet::Comparable => "comparable",
+        }
+    }
+
+    /// The set's kernels.
+    pub fn kernels(self) -> Vec<String> {
+        match self {
+            KernelSet::Seed => default_kernels(),
+            KernelSet::Comparable => workloads::COMPARABLE
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// The kernels the suite runs by default (the seed set): every seed
+/// workload but `saxpy` (a memory-bound smoke test, still available by
+/// name).
 pub fn default_kernels() -> Vec<String> {
     workloads::NAMES
         .iter()
@@ -72,7 +138,9 @@ pub const ENERGY_WINDOW_S: f64 = 1.0;
 pub struct Options {
     /// Small sizes ([`workloads::quick_size`]) and fewer repetitions.
     pub quick: bool,
-    /// Kernels to run (`None`: [`default_kernels`]).
+    /// The kernel set run when `kernels` is `None`.
+    pub set: KernelSet,
+    /// Kernels to run, of any set (`None`: those of `set`).
     pub kernels: Option<Vec<String>>,
     /// Timed repetitions per configuration (`None`: 5, or 2 with `quick`).
     pub reps: Option<usize>,
@@ -90,7 +158,7 @@ pub struct Options {
     /// The command line, recorded in the JSON.
     pub command: String,
     /// Solo schedulers for the CPU baseline (`None`: all of
-    /// [`SOLO_SCHEDULERS`]). CPU workers have no dispatch-size effect, so one
+    /// [`Options::solo_schedulers`]). CPU workers have no dispatch-size effect, so one
     /// scheduler suffices on machines where the CPU baselines dominate the
     /// suite's time (an H200 against 16 cores).
     pub cpu_solo: Option<Vec<String>>,
@@ -108,6 +176,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             quick: false,
+            set: KernelSet::Seed,
             kernels: None,
             reps: None,
             out: None,
@@ -131,6 +200,16 @@ impl Options {
             ENERGY_WINDOW_S / 4.0
         } else {
             ENERGY_WINDOW_S
+        }
+    }
+
+    /// The solo schedulers: [`QUICK_SOLO_SCHEDULERS`] with `quick`, else
+    /// [`SOLO_SCHEDULERS`].
+    pub fn solo_schedulers(&self) -> &'static [&'static str] {
+        if self.quick {
+            &QUICK_SOLO_SCHEDULERS
+        } else {
+            &SOLO_SCHEDULERS
         }
     }
 
@@ -206,9 +285,61 @@ pub struct CoRun {
     pub energy_j: Option<f64>,
     /// `energy * time` over the fastest single device's.
     pub edp_rel: Option<f64>,
+    /// The co-running ceiling of the median repetition (`None`: the run
+    /// failed).
+    pub corun: Option<Corun>,
     /// Why the run failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Each device's throughput while co-running and the speedup it allows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Corun {
+    /// The CPU's work-items per second while co-running: its items over its
+    /// busy time per worker (`busy_s / claimants`). `None`: it ran nothing.
+    pub cpu_rate: Option<f64>,
+    /// The GPU's work-items per second while co-running (items / busy time).
+    pub gpu_rate: Option<f64>,
+    /// `cpu_rate` over the CPU's solo rate (all items / `T_cpu`): below 1,
+    /// the CPU ran slower beside the GPU than alone.
+    pub cpu_rel: Option<f64>,
+    /// `gpu_rate` over the GPU's solo rate (all items / `T_gpu`).
+    pub gpu_rel: Option<f64>,
+    /// `T_fastest * (cpu_rate + gpu_rate) / items`: the speedup had both
+    /// devices run the whole time at their co-running rates (`None` unless
+    /// both ran).
+    pub s_ceiling: Option<f64>,
+}
+
+impl Corun {
+    /// The ceiling of co-executed `report`, against the solo times.
+    pub fn of(report: &Report, t_cpu: f64, t_gpu: f64) -> Corun {
+        let rate = |kind: DeviceKind| {
+            let (items, rate) = report
+                .devices
+                .iter()
+                .filter(|d| d.kind == kind && d.items > 0 && d.busy_s > 0.0)
+                .fold((0u64, 0.0), |(n, r), d| {
+                    let per_claimant = d.busy_s / d.claimants.max(1) as f64;
+                    (n + d.items, r + d.items as f64 / per_claimant)
+                });
+            (items > 0).then_some(rate)
+        };
+        let (cpu_rate, gpu_rate) = (rate(DeviceKind::Cpu), rate(DeviceKind::Gpu));
+        let items = report.items as f64;
+        let rel = |r: Option<f64>, t: f64| r.filter(|_| items > 0.0).map(|r| r * t / items);
+        Corun {
+            cpu_rate,
+            gpu_rate,
+            cpu_rel: rel(cpu_rate, t_cpu),
+            gpu_rel: rel(gpu_rate, t_gpu),
+            s_ceiling: cpu_rate
+                .zip(gpu_rate)
+                .filter(|_| items > 0.0)
+                .map(|(c, g)| t_cpu.min(t_gpu) * (c + g) / items),
+        }
+    }
 }
 
 /// One point of a scaling sweep.
@@ -352,7 +483,7 @@ impl SuiteReport {
         let mut t = String::new();
         let _ = writeln!(
             t,
-            "{:<11} {:<11} {:<23} {:>10} {:>6} {:>6} {:>6} {:>7} {:>6} {:>5}{}",
+            "{:<12} {:<11} {:<23} {:>10} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6} {:>6} {:>6} {:>5}{}",
             "kernel",
             "size",
             "scheduler",
@@ -361,13 +492,16 @@ impl SuiteReport {
             "S_max",
             "HE",
             "balance",
+            "cpu_co",
+            "gpu_co",
+            "S_ceil",
             "pkgs",
             "ok",
             if energy { "   E (J)  EDP/best" } else { "" }
         );
         for k in &self.kernels {
             if let Some(e) = &k.error {
-                let _ = writeln!(t, "{:<11} {:<11} error: {e}", k.kernel, k.size);
+                let _ = writeln!(t, "{:<12} {:<11} error: {e}", k.kernel, k.size);
                 continue;
             }
             let fastest = k.t_fastest();
@@ -381,12 +515,15 @@ impl SuiteReport {
                     .find(|s| dev.starts_with(&s.device) && Some(&s.scheduler) == sched.as_ref());
                 let _ = writeln!(
                     t,
-                    "{:<11} {:<11} {:<23} {:>10} {:>6} {:>6} {:>6} {:>7} {:>6} {:>5}{}",
+                    "{:<12} {:<11} {:<23} {:>10} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6} {:>6} {:>6} {:>5}{}",
                     k.kernel,
                     k.size,
                     format!("{dev} ({})", sched.as_deref().unwrap_or("-")),
                     ms(time),
                     f(fastest.zip(time).map(|(a, b)| a / b), 2),
+                    "",
+                    "",
+                    "",
                     "",
                     "",
                     "",
@@ -410,7 +547,7 @@ impl SuiteReport {
                     .map_or(r.scheduler.as_str(), |s| s.1);
                 let _ = writeln!(
                     t,
-                    "{:<11} {:<11} {:<23} {:>10} {:>6} {:>6} {:>6} {:>7} {:>6} {:>5}{}",
+                    "{:<12} {:<11} {:<23} {:>10} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6} {:>6} {:>6} {:>5}{}",
                     k.kernel,
                     k.size,
                     label,
@@ -419,6 +556,9 @@ impl SuiteReport {
                     f(r.s_max, 2),
                     f(r.he, 2),
                     f(r.balance, 2),
+                    f(r.corun.and_then(|c| c.cpu_rel), 2),
+                    f(r.corun.and_then(|c| c.gpu_rel), 2),
+                    f(r.corun.and_then(|c| c.s_ceiling), 2),
                     f(r.packages.map(|p| p as f64), 0),
                     if r.verified { "yes" } else { "NO" },
                     if energy {
@@ -445,6 +585,12 @@ impl SuiteReport {
                 s.kernels
             );
         }
+        let _ = writeln!(
+            t,
+            "cpu_co, gpu_co: each device's throughput while co-running over its solo \
+             throughput; S_ceil: the speedup at those throughputs (S_ceil < S_max: the \
+             devices slow each other; S < S_ceil: a scheduling loss)"
+        );
         if energy {
             let _ = writeln!(
                 t,
@@ -664,7 +810,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     if engine.workers() == 0 {
         return Err("the suite needs CPU workers (the engine has none)".into());
     }
-    let kernels = opts.kernels.clone().unwrap_or_else(default_kernels);
+    let kernels = opts.kernels.clone().unwrap_or_else(|| opts.set.kernels());
     for k in &kernels {
         workloads::check_name(k)?;
     }
@@ -695,7 +841,8 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
             "warmup": 1,
             "reps": reps,
             "statistic": "median",
-            "solo_schedulers": SOLO_SCHEDULERS,
+            "set": opts.set.name(),
+            "solo_schedulers": opts.solo_schedulers(),
             "schedulers": SCHEDULERS.iter().map(|s| s.0).collect::<Vec<_>>(),
             "hguided_k": crate::sched::DEFAULT_K,
             "energy_window_s": meter.available().then(|| opts.energy_window_s()),
@@ -708,7 +855,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
         wall_s: 0.0,
         complete: false,
     };
-    let configs_per_kernel = 2 * SOLO_SCHEDULERS.len() + SCHEDULERS.len();
+    let configs_per_kernel = 2 * opts.solo_schedulers().len() + SCHEDULERS.len();
     let pb = progress_bar(opts.progress, (kernels.len() * configs_per_kernel) as u64);
     for name in &kernels {
         let mut kr = run_kernel(engine, opts, name, reps, &meter, &pb, &mut report.files)?;
@@ -782,7 +929,7 @@ fn run_kernel(
         scaling_stop: None,
         error: None,
     };
-    let configs = (2 * SOLO_SCHEDULERS.len() + SCHEDULERS.len()) as u64;
+    let configs = (2 * opts.solo_schedulers().len() + SCHEDULERS.len()) as u64;
     let mut w = match workloads::create(name, engine, size) {
         Ok(w) => Some(w),
         Err(e) => {
@@ -800,7 +947,7 @@ fn run_kernel(
         .into_iter()
         .enumerate()
     {
-        for key in SOLO_SCHEDULERS {
+        for &key in opts.solo_schedulers() {
             if d == 0
                 && opts
                     .cpu_solo
@@ -945,6 +1092,7 @@ fn run_kernel(
                         .zip(e_fast)
                         .filter(|(_, ef)| *ef > 0.0)
                         .map(|(e, ef)| (e * m.time_s) / (ef * t_fast)),
+                    corun: Some(Corun::of(&m.report, t_cpu, t_gpu)),
                     error: None,
                 }
             }
@@ -960,6 +1108,7 @@ fn run_kernel(
                 verified: false,
                 energy_j: None,
                 edp_rel: None,
+                corun: None,
                 error: Some(e),
             },
         };
@@ -1485,6 +1634,89 @@ mod tests {
         let v = serde_json::to_value(point(1 << 10, Some(0.5), 0.01, 0.01)).unwrap();
         assert_eq!(v["t_cpu"], 0.5);
         assert!(v["t_cpu_estimate"].is_null(), "{v}");
+    }
+
+    fn device(kind: DeviceKind, claimants: usize, items: u64, busy_s: f64) -> crate::DeviceReport {
+        crate::DeviceReport {
+            name: format!("{kind:?}"),
+            kind,
+            claimants,
+            packages: usize::from(items > 0),
+            items,
+            busy_s,
+            first_start_s: 0.0,
+            finish_s: busy_s / claimants as f64,
+            gpu_gaps: None,
+            failure: None,
+        }
+    }
+
+    fn co_report(devices: Vec<crate::DeviceReport>) -> Report {
+        Report {
+            time_s: 1.0,
+            items: devices.iter().map(|d| d.items).sum(),
+            units: 10,
+            devices,
+            packages: Default::default(),
+        }
+    }
+
+    /// Two CPU workers busy 1 s each for 300 items (300 items/s), the GPU
+    /// busy 0.5 s for 700 items (1400 items/s); alone the CPU took 4 s and
+    /// the GPU 1 s for all 1000 (250 and 1000 items/s).
+    #[test]
+    fn corun_rates_are_per_device_and_relative_to_solo() {
+        let r = co_report(vec![
+            device(DeviceKind::Cpu, 2, 300, 2.0),
+            device(DeviceKind::Gpu, 1, 700, 0.5),
+        ]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9 * b;
+        assert!(close(c.cpu_rate, 300.0), "{c:?}");
+        assert!(close(c.gpu_rate, 1400.0), "{c:?}");
+        assert!(close(c.cpu_rel, 1.2), "{c:?}");
+        assert!(close(c.gpu_rel, 1.4), "{c:?}");
+        // T_fastest = 1 s: (300 + 1400) / 1000 items.
+        assert!(close(c.s_ceiling, 1.7), "{c:?}");
+        // Both at their solo rates: the ceiling is S_max.
+        let r = co_report(vec![
+            device(DeviceKind::Cpu, 1, 200, 0.8),
+            device(DeviceKind::Gpu, 1, 800, 0.8),
+        ]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        assert!(close(c.s_ceiling, 1.25), "{c:?}");
+        assert!(close(c.cpu_rel, 1.0) && close(c.gpu_rel, 1.0), "{c:?}");
+        // A device that ran nothing has no rate, and there is no ceiling.
+        let r = co_report(vec![
+            device(DeviceKind::Cpu, 4, 0, 0.0),
+            device(DeviceKind::Gpu, 1, 1000, 1.0),
+        ]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        assert_eq!((c.cpu_rate, c.cpu_rel, c.s_ceiling), (None, None, None));
+        assert!(close(c.gpu_rel, 1.0), "{c:?}");
+    }
+
+    #[test]
+    fn kernel_sets_parse_and_list_their_kernels() {
+        assert_eq!("seed".parse(), Ok(KernelSet::Seed));
+        assert_eq!(" comparable".parse(), Ok(KernelSet::Comparable));
+        let e = "fast".parse::<KernelSet>().unwrap_err();
+        assert!(e.contains("seed, comparable"), "{e}");
+        assert_eq!(KernelSet::default(), KernelSet::Seed);
+        assert_eq!(KernelSet::Seed.kernels(), default_kernels());
+        assert_eq!(KernelSet::Comparable.kernels(), workloads::COMPARABLE);
+        for set in [KernelSet::Seed, KernelSet::Comparable] {
+            assert_eq!(set.name().parse(), Ok(set));
+        }
+        let quick = Options {
+            quick: true,
+            ..Options::default()
+        };
+        assert!(quick
+            .solo_schedulers()
+            .iter()
+            .all(|k| SOLO_SCHEDULERS.contains(k)));
+        assert_eq!(Options::default().solo_schedulers(), SOLO_SCHEDULERS);
     }
 
     #[test]

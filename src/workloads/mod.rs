@@ -3,23 +3,35 @@
 //! co-executed output is checked against.
 
 pub mod binomial;
+pub mod blackscholes;
+pub mod collatz;
+pub mod gather;
 pub mod gaussian;
+pub mod histogram;
+pub mod jacobi;
 pub mod mandelbrot;
 pub mod matmul;
 pub mod nbody;
 pub mod rap;
 pub mod ray;
 pub mod saxpy;
+pub mod spmv;
 pub mod taylor;
 
 pub use binomial::Binomial;
+pub use blackscholes::BlackScholes;
+pub use collatz::Collatz;
+pub use gather::Gather;
 pub use gaussian::Gaussian;
+pub use histogram::Histogram;
+pub use jacobi::Jacobi;
 pub use mandelbrot::Mandelbrot;
 pub use matmul::MatMul;
 pub use nbody::NBody;
 pub use rap::Rap;
 pub use ray::Ray;
 pub use saxpy::Saxpy;
+pub use spmv::Spmv;
 pub use taylor::Taylor;
 
 use crate::{Devices, Engine, IndexSpace, Report, Result, Scheduler};
@@ -114,7 +126,7 @@ pub trait Workload: Send {
     fn verify(&self) -> Verification;
 }
 
-/// Names of the available workloads.
+/// Names of the seed workloads (the suite's default set).
 pub const NAMES: &[&str] = &[
     "saxpy",
     "mandelbrot",
@@ -127,9 +139,30 @@ pub const NAMES: &[&str] = &[
     "rap",
 ];
 
+/// Names of the workloads of the comparable set: kernels of different
+/// classes where a CPU and a GPU sharing host memory are within a small
+/// factor of each other (`coexec suite --set comparable`).
+pub const COMPARABLE: &[&str] = &[
+    "spmv",
+    "gather",
+    "blackscholes",
+    "jacobi",
+    "histogram",
+    "collatz",
+];
+
+/// Every workload name: [`NAMES`], then [`COMPARABLE`].
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().chain(COMPARABLE).copied()
+}
+
 /// The default size of workload `name` (a run of about a second on a large
-/// GPU plus a many-core CPU), or `None` for an unknown name.
+/// GPU plus a many-core CPU; the comparable set: see
+/// [`comparable_default_size`]), or `None` for an unknown name.
 pub fn default_size(name: &str) -> Option<Size> {
+    if let Some(s) = comparable_default_size(name) {
+        return Some(s);
+    }
     // Measured on an NVIDIA H200 + 15 CPU workers, hguided, GPU only / CPU
     // + GPU / CPU only: gaussian 0.07 / 0.14 / 3.1 s, matmul 1.6 / 1.5 /
     // 7.7 s, taylor 0.005 / 0.006 / 0.36 s, binomial 0.72 / 0.69 / 11.6 s,
@@ -153,6 +186,9 @@ pub fn default_size(name: &str) -> Option<Size> {
 /// A small size of workload `name` for smoke tests (every kernel together
 /// runs in seconds on a software rasterizer), or `None` for an unknown name.
 pub fn quick_size(name: &str) -> Option<Size> {
+    if let Some(s) = comparable_quick_size(name) {
+        return Some(s);
+    }
     Some(match name {
         "saxpy" => Size::Linear(100_003),
         "mandelbrot" => Size::Image(256, 256),
@@ -163,6 +199,36 @@ pub fn quick_size(name: &str) -> Option<Size> {
         "nbody" => Size::Linear(3_000),
         "ray" => Size::Image(128, 96),
         "rap" => Size::Linear(1_500),
+        _ => return None,
+    })
+}
+
+/// The default size of a workload of [`COMPARABLE`] (`None` for any other
+/// name): a run of roughly 0.1 to 1 s on a 16-core CPU plus a large GPU
+/// over host memory. The 1-D sizes stay within 65535 work-groups, and no
+/// buffer exceeds 128 MiB (lavapipe's largest storage buffer range).
+pub fn comparable_default_size(name: &str) -> Option<Size> {
+    Some(match name {
+        "spmv" => Size::Linear(1 << 21),
+        "gather" => Size::Linear(1 << 23),
+        "blackscholes" => Size::Linear(65_535 * 256),
+        "jacobi" => Size::Image(8192, 4096),
+        "histogram" => Size::Linear(1 << 22),
+        "collatz" => Size::Linear(1 << 23),
+        _ => return None,
+    })
+}
+
+/// The quick size of a workload of [`COMPARABLE`] (`None` for any other
+/// name): the whole set runs in seconds on a software rasterizer.
+pub fn comparable_quick_size(name: &str) -> Option<Size> {
+    Some(match name {
+        "spmv" => Size::Linear(30_001),
+        "gather" => Size::Linear(100_003),
+        "blackscholes" => Size::Linear(100_003),
+        "jacobi" => Size::Image(500, 300),
+        "histogram" => Size::Linear(40_000),
+        "collatz" => Size::Linear(30_001),
         _ => return None,
     })
 }
@@ -227,14 +293,15 @@ pub(crate) fn spread(n: usize, max: usize) -> Vec<usize> {
     (0..max).map(|k| k * (n - 1) / (max - 1)).collect()
 }
 
-/// `Ok` if `name` is one of [`NAMES`], else the error that lists them.
+/// `Ok` if `name` is one of [`NAMES`] or [`COMPARABLE`], else the error
+/// that lists them.
 pub fn check_name(name: &str) -> std::result::Result<(), String> {
-    if NAMES.contains(&name) {
+    if all_names().any(|n| n == name) {
         Ok(())
     } else {
         Err(format!(
             "unknown kernel `{name}` (one of {})",
-            NAMES.join(", ")
+            all_names().collect::<Vec<_>>().join(", ")
         ))
     }
 }
@@ -269,7 +336,18 @@ pub fn create(
             Ok(Box::new(Ray::new(engine, w, h).map_err(e)?))
         }
         "rap" => Ok(Box::new(Rap::new(engine, linear(size)).map_err(e)?)),
-        other => unreachable!("{other:?} was checked against NAMES"),
+        "spmv" => Ok(Box::new(Spmv::new(engine, linear(size)).map_err(e)?)),
+        "gather" => Ok(Box::new(Gather::new(engine, linear(size)).map_err(e)?)),
+        "blackscholes" => Ok(Box::new(
+            BlackScholes::new(engine, linear(size)).map_err(e)?,
+        )),
+        "jacobi" => {
+            let (w, h) = image(size);
+            Ok(Box::new(Jacobi::new(engine, w, h).map_err(e)?))
+        }
+        "histogram" => Ok(Box::new(Histogram::new(engine, linear(size)).map_err(e)?)),
+        "collatz" => Ok(Box::new(Collatz::new(engine, linear(size)).map_err(e)?)),
+        other => unreachable!("{other:?} was checked against the names"),
     }
 }
 
@@ -280,6 +358,20 @@ fn len_1d(kernel: &str, what: &str, n: u64) -> Result<usize> {
         .ok()
         .filter(|&l| l > 0 && n <= u64::from(u32::MAX))
         .ok_or_else(|| crate::Error::SizeOverflow(format!("{kernel}: {n} {what}")))
+}
+
+/// The SplitMix64 output function of `z` plus the golden-ratio increment:
+/// a well-mixed 64-bit hash, for inputs drawn per index.
+pub fn mix64(z: u64) -> u64 {
+    let mut z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The top 53 bits of `h` as a float in [0, 1).
+pub fn unit_f64(h: u64) -> f64 {
+    (h >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Deterministic pseudo-random floats in [0, 1) (SplitMix64), for inputs.
