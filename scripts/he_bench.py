@@ -7,7 +7,9 @@ verified against the kernel's CPU reference) and reports:
 * T_gpu, T_cpu: each device's best solo configuration, the best median time
   over hguided (one package), dynamic:8, dynamic:64 and static (a fresh
   process each);
-* S_max = T_fastest * (1/T_cpu + 1/T_gpu);
+* S_max = T_fastest * (1/T_cpu + 1/T_gpu); and the same from each device's
+  cold solo time (its best solo scheduler, first run of a fresh process),
+  the baseline of the cold figures;
 * HGuided without hints, co-executed:
   - cold: the first run of a fresh process with no profile on disk
     (COEXEC_PROFILE=off), median over --cold processes;
@@ -72,7 +74,21 @@ def main():
             t_gpu, t_cpu = solo["gpu"]["time_s"], solo["cpu"]["time_s"]
             t_f = min(t_gpu, t_cpu)
             s_max = t_f * (1 / t_gpu + 1 / t_cpu)
-            row.update(solo=solo, t_fastest=t_f, s_max=s_max)
+            # Cold baselines: each device's best solo scheduler, first run
+            # of a fresh process.
+            for dev in ["gpu", "cpu"]:
+                runs = [bench(binary, kernel, size, workers, dev, solo[dev]["best"], 1, 1, off)["first_s"]
+                        for _ in range(cold_n)]
+                solo[dev]["cold_s"] = statistics.median(runs)
+            c_gpu, c_cpu = solo["gpu"]["cold_s"], solo["cpu"]["cold_s"]
+            c_f = min(c_gpu, c_cpu)
+            s_max_cold = c_f * (1 / c_gpu + 1 / c_cpu)
+            row.update(solo=solo, t_fastest=t_f, s_max=s_max, t_fastest_cold=c_f, s_max_cold=s_max_cold)
+
+            def cold_fig(t, extra):
+                d = {"time_s": t, "S": c_f / t, "HE": c_f / t / s_max_cold}
+                d.update(extra)
+                return d
 
             def fig(t, extra):
                 d = {"time_s": t, "S": t_f / t, "HE": t_f / t / s_max}
@@ -81,7 +97,7 @@ def main():
 
             cold = [bench(binary, kernel, size, workers, "all", "hguided", 1, 1, off) for _ in range(cold_n)]
             t = statistics.median(c["first_s"] for c in cold)
-            row["cold"] = fig(t, {"runs": [c["first_s"] for c in cold],
+            row["cold"] = cold_fig(t, {"runs": [c["first_s"] for c in cold],
                                   "balance": statistics.median(c["first_balance"] for c in cold),
                                   "cpu_items": [c["first_cpu_items"] for c in cold]})
             with tempfile.TemporaryDirectory() as cache:
@@ -89,12 +105,25 @@ def main():
                 prime = bench(binary, kernel, size, workers, "all", "hguided", 3, reps, prof)
                 cp = [bench(binary, kernel, size, workers, "all", "hguided", 1, 1, prof) for _ in range(cold_n)]
             t = statistics.median(c["first_s"] for c in cp)
-            row["cold_profile"] = fig(t, {"runs": [c["first_s"] for c in cp],
+            row["cold_profile"] = cold_fig(t, {"runs": [c["first_s"] for c in cp],
                                           "from_profile": [c["first_from_profile"] for c in cp],
                                           "balance": statistics.median(c["first_balance"] for c in cp),
                                           "cpu_items": [c["first_cpu_items"] for c in cp]})
             row["warm_profile_process"] = fig(prime["time_s"], {"balance": prime["balance"]})
             warm = bench(binary, kernel, size, workers, "all", "hguided", 3, reps, off)
+            # The co-running ceiling: each device's throughput while the other
+            # ran (items over busy time; a CPU's busy time is summed over its
+            # workers), against its solo throughput, and the speedup both
+            # would give at those throughputs.
+            items = sum(d["items"] for d in warm["per_device"])
+            corun = {}
+            for d in warm["per_device"]:
+                busy = d["busy_s"] / max(1, d["claimants"]) if d["kind"] == "cpu" else d["busy_s"]
+                if d["items"] > 0 and busy > 0:
+                    rate = d["items"] / busy
+                    corun[d["kind"]] = {"rate": rate, "of_solo": rate * solo[d["kind"]]["time_s"] / items}
+            s_ceil = (t_f * sum(c["rate"] for c in corun.values()) / items) if len(corun) == 2 else None
+            row["corun"] = {"devices": corun, "S_ceiling": s_ceil}
             row["warm"] = fig(warm["time_s"], {"balance": warm["balance"], "balance_raw": warm["balance_raw"],
                                                "cpu_items": warm["cpu_items"], "packages": warm["packages"],
                                                "per_device": warm["per_device"]})
@@ -116,9 +145,11 @@ def line(row):
     return (f"{row['kernel']:<12} {row['size']:<12} w={row['workers'] or '-':<3} "
             f"Tgpu {row['solo']['gpu']['time_s']*1e3:8.2f} ms ({row['solo']['gpu']['best']}) "
             f"Tcpu {row['solo']['cpu']['time_s']*1e3:8.2f} ms ({row['solo']['cpu']['best']}) "
-            f"Smax {row['s_max']:.2f} | HE cold {g('cold'):.3f} cold+prof {g('cold_profile'):.3f} "
+            f"Smax {row['s_max']:.2f} (cold {row['s_max_cold']:.2f}) | HE cold {g('cold'):.3f} "
+            f"cold+prof {g('cold_profile'):.3f} "
             f"warm {g('warm'):.3f} static(solo P) {g('static_solo_powers'):.3f} | "
-            f"S warm {row['warm']['S']:.3f} bal {row['warm']['balance']:.2f}")
+            f"S warm {row['warm']['S']:.3f} bal {row['warm']['balance']:.2f} "
+            f"S_ceil {row['corun']['S_ceiling'] or 0:.2f}")
 
 
 if __name__ == "__main__":

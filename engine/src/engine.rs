@@ -522,6 +522,7 @@ impl Engine {
             cpu,
             estimator: Arc::new(ThroughputEstimator::new(crate::learn::SLOTS)),
             learned: Arc::default(),
+            gpu_warm: Arc::default(),
             identity: match &words {
                 Some(w) => crate::profile::fnv1a(bytemuck::cast_slice(w)),
                 None => crate::profile::fnv1a(format!("cpu-only {name} {local:?}").as_bytes()),
@@ -681,6 +682,7 @@ impl Engine {
                 push: &args.push,
                 geometry: &geometry,
                 timeout: inner.options.gpu_timeout,
+                warm: &kernel.gpu_warm,
                 cpu: use_cpu.then_some(gpu::CpuPeers {
                     board: &board,
                     device: 0,

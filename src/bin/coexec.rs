@@ -274,18 +274,9 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
         coexec::trace::write_chrome_trace(path, &report, &title)?;
     }
     if a.log {
-        for p in &report.packages {
-            eprintln!(
-                "dev {} lane {} units {:>6}..{:<6} items {:>10} start {:.6} end {:.6}{}",
-                p.device,
-                p.lane,
-                p.units.start,
-                p.units.end,
-                p.items.end - p.items.start,
-                p.start_s,
-                p.end_s,
-                if p.stolen { " stolen" } else { "" }
-            );
+        for (which, r) in [("first", &first), ("last", &report)] {
+            eprintln!("{which} run: {:.6} s", r.time_s);
+            print_packages(r);
         }
     }
     if a.json {
@@ -424,6 +415,23 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     } else {
         eprintln!("coexec suite: some runs failed or did not verify (see the table)");
         Ok(ExitCode::from(2))
+    }
+}
+
+/// Prints a run's package log to stderr, one package a line.
+fn print_packages(r: &Report) {
+    for p in &r.packages {
+        eprintln!(
+            "dev {} lane {} units {:>6}..{:<6} items {:>10} start {:.6} end {:.6}{}",
+            p.device,
+            p.lane,
+            p.units.start,
+            p.units.end,
+            p.items.end - p.items.start,
+            p.start_s,
+            p.end_s,
+            if p.stolen { " stolen" } else { "" }
+        );
     }
 }
 

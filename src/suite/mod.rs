@@ -1648,6 +1648,7 @@ mod tests {
             finish_s: busy_s / claimants as f64,
             gpu_gaps: None,
             failure: None,
+            declined_s: None,
         }
     }
 
@@ -1658,6 +1659,7 @@ mod tests {
             units: 10,
             devices,
             packages: Default::default(),
+            from_profile: false,
         }
     }
 

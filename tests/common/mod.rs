@@ -15,6 +15,7 @@ pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -
         allocator,
         validation: Validation::IfAvailable,
         pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
+        profiles: false,
         ..Default::default()
     })
 }
@@ -25,8 +26,11 @@ pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -
 /// Any validation error during a buffer or kernel creation or a run turns
 /// that call into `Error::Validation`, so it fails the test.
 pub(crate) fn engine_from(opts: EngineOptions) -> Option<Engine> {
+    // Profiles only where a test names its own cache directory: what other
+    // test runs left on disk must not change what a test sees.
     let opts = EngineOptions {
         validation_errors_fail: true,
+        profiles: opts.profiles && opts.pipeline_cache_dir.is_some(),
         ..opts
     };
     match Engine::with_options(opts) {

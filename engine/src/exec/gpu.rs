@@ -17,6 +17,7 @@ use crate::sched::{
 use crate::vk::{BindingSet, ComputePipeline, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -31,6 +32,9 @@ pub(crate) struct GpuRole<'a> {
     /// The CPU device's workers, whose unstarted remainders the GPU may
     /// take when it has nothing else to run.
     pub(crate) cpu: Option<CpuPeers<'a>>,
+    /// The kernel's flag: set once this engine's GPU has completed a
+    /// package of it (see [`Kernel`](crate::Kernel)'s `gpu_warm`).
+    pub(crate) warm: &'a AtomicBool,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
 }
@@ -347,6 +351,7 @@ impl Loop<'_, '_> {
     fn fill(&mut self) -> Result<Option<Instant>, Failure> {
         let lead = prefetch_lead();
         while self.inflight.len() < self.ring.depth() && !self.queue.is_aborted() {
+            let mut backlog = Duration::ZERO;
             if let Some(front) = self.inflight.front() {
                 let front_start = front.could_start(self.last_done);
                 let power = self.estimates.power(self.role.device);
@@ -355,9 +360,12 @@ impl Loop<'_, '_> {
                     // gives one.
                     None => return Ok(None),
                     Some(end) if end > Instant::now() + lead => return Ok(Some(end - lead)),
-                    Some(_) => {}
+                    Some(end) => backlog = end.saturating_duration_since(Instant::now()),
                 }
             }
+            // A package claimed ahead starts only when those in flight end:
+            // the plan counts that wait in its finish times.
+            self.state.set_backlog_s(backlog.as_secs_f64());
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package.
             let claimed = self
@@ -455,7 +463,16 @@ impl Loop<'_, '_> {
         let pkg = self.role.geometry.package(f.units.clone());
         let busy = (done - start).as_secs_f64();
         if measured {
-            self.estimates.record(self.role.device, n, busy);
+            // The first package of a kernel on this GPU pays one-time costs
+            // (the pipeline's first use, first touches of its buffers): up
+            // to tens of ms on a discrete GPU, thousands of times a warm
+            // probe. Measuring it would make the GPU look slow for the rest
+            // of the first run, so it is not recorded. Relaxed: a flag of
+            // its own, read and set by one dispatch loop at a time (runs of
+            // an engine are serialized).
+            if self.role.warm.swap(true, Ordering::Relaxed) {
+                self.estimates.record(self.role.device, n, busy);
+            }
         }
         self.data.busy_s += busy;
         self.data.items += pkg.len();

@@ -166,6 +166,9 @@ pub struct Kernel {
     pub(crate) estimator: Arc<crate::sched::ThroughputEstimator>,
     /// What the estimator's figures are about, and what was saved of them.
     pub(crate) learned: Arc<std::sync::Mutex<Learned>>,
+    /// Set once the engine's GPU completed a package of this kernel: the
+    /// first one pays one-time costs and is not measured.
+    pub(crate) gpu_warm: Arc<std::sync::atomic::AtomicBool>,
     /// A stable identity for profiles: a hash of the SPIR-V, or of the
     /// name and work-group size for a CPU-only kernel.
     pub(crate) identity: u64,

@@ -301,7 +301,8 @@ impl Pool {
     }
 
     /// [`broadcast`](Self::broadcast) to the threads for which `wake` is
-    /// true only: the others stay parked (their entries are `Ok`).
+    /// true only: the others stay parked (their entries are `Ok`). Threads
+    /// are woken from the last to the first.
     ///
     /// # Errors
     ///
@@ -332,7 +333,16 @@ impl Pool {
             // meanwhile. So `job` outlives every use of the erased reference.
             let erased: ErasedJob =
                 unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), ErasedJob>(job) };
-            for (index, (slot, thread)) in self.shared.slots.iter().zip(&self.threads).enumerate() {
+            // Last thread first: an engine's GPU dispatch loops come after its CPU
+            // workers, and a GPU's first submission has the longest way to go.
+            for (index, (slot, thread)) in self
+                .shared
+                .slots
+                .iter()
+                .zip(&self.threads)
+                .enumerate()
+                .rev()
+            {
                 if !wake(index) {
                     continue;
                 }

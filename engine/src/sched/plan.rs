@@ -27,6 +27,13 @@ pub const GUARD_MARGIN: f64 = 0.5;
 /// the overhead is worth.
 pub const MAX_OVERHEAD: f64 = 0.2;
 
+/// The part of its even-finish share a device's overhead floor may take:
+/// a device whose packages must be large (a GPU on an irregular kernel)
+/// takes its share a little short, so that the devices that split finely
+/// finish the rest, rather than the large package finishing last when the
+/// costs were a little off.
+pub const FAIR_SHARE: f64 = 0.9;
+
 /// Relative tolerance for snapping a computed size onto an integer before
 /// `ceil`/`floor`, so that float noise (e.g. `29.000000000000004`) does not
 /// add a unit. Far above f64 rounding error (~1e-16), far below one unit for
@@ -115,9 +122,14 @@ pub struct ClaimantState {
     packages: u64,
     requeued_packages: u64,
     units: u64,
+    /// Units of the last fresh package.
+    last_fresh: u64,
     /// Seconds of the last fresh package the finish-time guard declined
     /// (sizing functions take `&self`: a claimant's own cell, never shared).
     declined_s: Cell<Option<f64>>,
+    /// Seconds before a package claimed now can start (see
+    /// [`set_backlog_s`](Self::set_backlog_s)).
+    backlog_s: f64,
 }
 
 impl ClaimantState {
@@ -166,13 +178,28 @@ impl ClaimantState {
         self.declined_s.get()
     }
 
+    /// Tells the plan that a package claimed now will start only in
+    /// `seconds` (a GPU claiming ahead while packages are in flight): its
+    /// finish-time guards and its share of an even finish count from then.
+    /// Not finite or negative counts as 0.
+    pub fn set_backlog_s(&mut self, seconds: f64) {
+        self.backlog_s = if seconds.is_finite() {
+            seconds.max(0.0)
+        } else {
+            0.0
+        };
+    }
+
     /// Records a successful claim. [`Plan::claim`] does this; call it
     /// yourself only when claiming through [`WorkQueue`] directly (the sizing
     /// functions do not count, because the queue may call them several times
     /// per claim).
     pub fn record(&mut self, range: &Range<u64>, source: Source) {
         match source {
-            Source::Fresh => self.packages += 1,
+            Source::Fresh => {
+                self.packages += 1;
+                self.last_fresh = range.end - range.start;
+            }
             Source::Requeued => self.requeued_packages += 1,
         }
         self.units += range.end - range.start;
@@ -287,7 +314,9 @@ impl Plan {
             packages: 0,
             requeued_packages: 0,
             units: 0,
+            last_fresh: 0,
             declined_s: Cell::new(None),
+            backlog_s: 0.0,
         }
     }
 
@@ -450,6 +479,15 @@ impl Plan {
         let granule = if fresh { self.granule[d] } else { 1 };
         let whole = |n: u64| whole_granules(n, granule, left);
         if fresh && explore && c.packages < PROBE_PACKAGES {
+            if hints.is_none() && c.index > 0 && self.claimants.len() > 1 {
+                // One probe per device: its other claimants wait for the
+                // measurement rather than each holding a unit of unknown
+                // cost (on a 2-D kernel a unit is a row of work-groups:
+                // fifteen CPU workers probing a Mandelbrot image hold 6% of
+                // it, which a GPU would have done in a fraction of the
+                // time).
+                return 0;
+            }
             return whole(*min_package);
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
@@ -468,26 +506,140 @@ impl Plan {
         let mut size = ceil_u64(x).max(*min_package);
         if fresh {
             if let Some(mine) = cost(d) {
-                size = size.max(self.efficiency_floor(d, mine, left, &cost));
+                // A lone claimant whose costs, and everybody's, are learned
+                // takes its share of an even finish at once: one dispatch
+                // pays one overhead, and the devices that split finely
+                // absorb the estimate's error (see `overshoots`).
+                let whole_share = hints.is_none() && all_known && self.claimants[d] == 1;
+                size =
+                    size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, &cost));
+            }
+            if hints.is_none() && !all_known && !explore {
+                // Measured, while another device is not yet: at most twice
+                // the last package, so that the work this device takes
+                // grows with the time the other takes to be measured (a
+                // GPU's first package may take thousands of times a warm
+                // one) instead of sizing itself against a guess.
+                size = size.min((2 * c.last_fresh).max(*min_package));
             }
         }
         let size = whole(size);
-        if fresh && all_known {
-            if let Some(t) = self.declines(d, size, left, &cost) {
+        if !(fresh && all_known) {
+            return size;
+        }
+        let smallest = whole(*min_package);
+        let mut size = size;
+        if let Some(t) = self.declines(d, size, left, &cost) {
+            if self.declines(d, smallest, left, &cost).is_some() {
                 c.declined_s.set(Some(t));
                 return 0;
             }
+            // Its smallest package passes the guard (which `others_decline`
+            // counts on): the largest whole-granule size that passes.
+            size = self.largest_accepted(d, size, smallest, left, granule, &cost);
         }
-        if fresh
-            && all_known
-            && self.claimants[d] == 1
-            && self.others_decline(d, *min_package, left, &cost)
-        {
+        if self.claimants[d] == 1 && self.others_decline(d, *min_package, left, &cost) {
             // Nobody else would take any of it: cutting the range would only
             // add per-package costs (and a partial last wave per package).
             return left;
         }
+        if self.slower_would_take(d, *min_package, left, &cost) {
+            if let Some(t) = self.overshoots(d, size, left, c.backlog_s, &cost) {
+                c.declined_s.set(Some(t));
+                return 0;
+            }
+        }
         size
+    }
+
+    /// The largest size in `smallest..=size`, in whole granules (or
+    /// `smallest`), that the finish-time guard lets a claimant of `d` take;
+    /// `smallest` must pass it. The guard only tightens as a package grows,
+    /// so a bisection finds it.
+    fn largest_accepted(
+        &self,
+        d: usize,
+        size: u64,
+        smallest: u64,
+        left: u64,
+        granule: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> u64 {
+        let (mut ok, mut bad) = (smallest / granule, size.div_ceil(granule));
+        while bad > ok + 1 {
+            let mid = ok + (bad - ok) / 2;
+            if self.declines(d, mid * granule, left, cost).is_none() {
+                ok = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        (ok * granule).clamp(smallest, size)
+    }
+
+    /// Whether a claimant of a device slower than `d` (per claimant) would
+    /// take at least its smallest fresh package with `left` units left: it
+    /// then takes work whatever `d` does (its guard accepts some size, and
+    /// only the fastest claimants [`overshoot`](Self::overshoots)), so `d`
+    /// may decline without stalling the run.
+    fn slower_would_take(
+        &self,
+        d: usize,
+        min_package: u64,
+        left: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> bool {
+        let per_claimant = |j: usize| cost(j).map_or(0.0, |c| c.rate / self.claimants[j] as f64);
+        let mine = per_claimant(d);
+        self.claimants.iter().enumerate().any(|(j, &claimants)| {
+            j != d
+                && claimants > 0
+                && per_claimant(j) < mine
+                && cost(j).is_some()
+                && self
+                    .declines(
+                        j,
+                        whole_granules(min_package, self.granule[j], left),
+                        left,
+                        cost,
+                    )
+                    .is_none()
+        })
+    }
+
+    /// The end-of-run guard of the faster claimants: a claimant of `d`
+    /// declines a package that, overhead included, would end after the
+    /// other devices could have done all `left` units (margin 1: declining
+    /// can then only make the run end sooner), provided a slower device
+    /// would take work (see `slower_would_take`; else it must take it). A GPU package cannot be
+    /// split once dispatched, and on an irregular kernel each pays for its
+    /// slowest work-group: the last one must not outlast the devices that
+    /// split finely. A package claimed ahead counts from when it can start
+    /// (`backlog_s`). Returns the seconds of the declined package.
+    fn overshoots(
+        &self,
+        d: usize,
+        size: u64,
+        left: u64,
+        backlog_s: f64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> Option<f64> {
+        let mine = cost(d)?;
+        let (mut rates, mut overhead_units) = (0.0, 0.0);
+        for (j, &claimants) in self.claimants.iter().enumerate() {
+            if j != d && claimants > 0 {
+                if let Some(c) = cost(j) {
+                    rates += c.rate;
+                    overhead_units += c.overhead_units();
+                }
+            }
+        }
+        if rates <= 0.0 {
+            return None;
+        }
+        let mine_s = backlog_s + self.claimants[d] as f64 * mine.time(size as f64);
+        let others_s = (left as f64 + overhead_units) / rates;
+        (mine_s > others_s).then_some(mine_s)
     }
 
     /// The smallest fresh package a claimant of `d` (cost `mine`) takes
@@ -497,15 +649,23 @@ impl Plan {
     /// fraction of its throughput), but never more than the claimant's
     /// share of an even finish: with every device's cost known, all finish
     /// together at `T = (left + sum_j overhead_j rate_j) / sum_j rate_j`,
-    /// device `d` having done `(T - overhead_d) * rate_d` of it.
+    /// device `d` having done `(T - overhead_d) * rate_d` of it. With
+    /// `whole_share`, that share ([`FAIR_SHARE`] of it) whatever the
+    /// overhead.
     fn efficiency_floor(
         &self,
         d: usize,
         mine: Cost,
         left: u64,
+        backlog_s: f64,
+        whole_share: bool,
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> u64 {
-        let efficient = mine.efficient_size(MAX_OVERHEAD);
+        let efficient = if whole_share {
+            f64::INFINITY
+        } else {
+            mine.efficient_size(MAX_OVERHEAD)
+        };
         if efficient <= 0.0 {
             return 0;
         }
@@ -517,8 +677,9 @@ impl Plan {
             }
         }
         let finish = (left as f64 + overhead_units) / rates;
-        let fair = ((finish - mine.overhead_s) * mine.rate).max(0.0) / self.claimants[d] as f64;
-        ceil_u64(efficient.min(fair))
+        let fair = ((finish - backlog_s - mine.overhead_s) * mine.rate).max(0.0)
+            / self.claimants[d] as f64;
+        ceil_u64(efficient.min(FAIR_SHARE * fair))
     }
 
     /// Whether every claimant of every device other than `d` would decline
@@ -718,12 +879,19 @@ mod tests {
         // and still probes on its first package.
         est.record(0, 3000, 1.0);
         assert_eq!(p.package_size(&mut b, 100, &est), 1);
-        assert_eq!(p.package_size(&mut a, 100, &est), 25);
-        // Both measured, 3000 and 1000 u/s: ceil(100*3000/8000) = 38.
+        // ...and, while it is unmeasured, device 0's packages at most
+        // double: its last was 7 units.
+        assert_eq!(p.package_size(&mut a, 100, &est), 14);
+        // Both measured, 3000 and 1000 u/s: the formula would say
+        // ceil(100*3000/8000) = 38 and 13, but each GPU, its device's lone
+        // claimant, takes FAIR_SHARE of its share of an even finish at once
+        // (75 and 25 units).
         est.record(1, 1000, 1.0);
-        assert_eq!(p.package_size(&mut a, 100, &est), 38);
-        assert_eq!(p.package_size(&mut b, 100, &est), 13); // ceil(12.5)
-                                                           // Requeued work never explores.
+        assert_eq!(p.package_size(&mut a, 100, &est), 68);
+        // The slower one's 23 units (23 ms) are past its guard (half of
+        // the 33 ms the other needs for all): the most that passes it.
+        assert_eq!(p.package_size(&mut b, 100, &est), 16);
+        // Requeued work never explores.
         let fresh_b = p.claimant(1, 0);
         est.reset();
         assert_eq!(p.requeued_size(&fresh_b, 100, &est), 25);
@@ -940,8 +1108,9 @@ mod tests {
         let mut gpu = p.claimant(1, 0);
         gpu.record(&(0..1), Source::Fresh);
         est.record(1, 1_000_000, 1.0);
-        // The CPU counts as the mean of the measured: 100 * 1 / (2 * 2) = 25.
-        assert_eq!(p.package_size(&mut gpu, 100, &est), 25);
+        // The CPU counts as the mean of the measured: 100 * 1 / (2 * 2) = 25,
+        // but while it is unmeasured the GPU at most doubles its last (1).
+        assert_eq!(p.package_size(&mut gpu, 100, &est), 2);
         est.record(0, 1, 1.0);
         assert_eq!(p.package_size(&mut gpu, 100, &est), 100);
     }
@@ -967,13 +1136,28 @@ mod tests {
         let (mut cpu, mut gpu) = (p.claimant(0, 0), p.claimant(1, 0));
         cpu.record(&(0..1), Source::Fresh);
         gpu.record(&(1..2), Source::Fresh);
-        // Plenty left: the formula, ceil(100000 / 4) = 25000.
-        assert_eq!(p.package_size(&mut gpu, 100_000, &est), 25_000);
-        // 10000 left: the formula says 2500, the overhead 4000.
-        assert_eq!(p.package_size(&mut gpu, 10_000, &est), 4_000);
-        // ...but never more than its share of an even finish: with 3000
-        // left, T = (3000 + 1000) / 2e6 = 2 ms, the GPU's share 1000 units.
-        assert_eq!(p.package_size(&mut gpu, 3_000, &est), 1_000);
+        // The GPU is its device's lone claimant and every cost is known:
+        // FAIR_SHARE of its share of an even finish at once, whatever the
+        // formula (ceil(100000 / 4) = 25000) says: T = (100000 + 1000) /
+        // 2e6 = 50.5 ms, its share (50.5 - 1) ms * 1e6 = 49500 units.
+        assert_eq!(p.package_size(&mut gpu, 100_000, &est), 44_550);
+        // 10000 left: 4050 of 4500.
+        assert_eq!(p.package_size(&mut gpu, 10_000, &est), 4_050);
+        // With 3000 left: T = (3000 + 1000) / 2e6 = 2 ms, the GPU's share
+        // 1000 units, 900 of them taken.
+        assert_eq!(p.package_size(&mut gpu, 3_000, &est), 900);
+        // With 1000 left, the GPU's overhead alone outlasts the CPU doing
+        // everything (1 ms): the fastest device declines too.
+        assert_eq!(p.package_size(&mut gpu, 1_000, &est), 0);
+        assert!(gpu.declined_s().unwrap() > 1e-3);
+        // 2000 left: 500 units (1.5 ms) end before the CPU's 2 ms alone...
+        assert_eq!(p.package_size(&mut gpu, 2_000, &est), 500);
+        // ...unless claimed ahead, behind 1 ms of packages in flight.
+        gpu.set_backlog_s(1e-3);
+        assert_eq!(p.package_size(&mut gpu, 2_000, &est), 0);
+        assert!((gpu.declined_s().unwrap() - 2.5e-3).abs() < 1e-9);
+        gpu.set_backlog_s(f64::NAN);
+        assert_eq!(p.package_size(&mut gpu, 2_000, &est), 500);
         // A CPU worker (no overhead) keeps the formula: 10000 * 0.5 / 4.
         assert_eq!(p.package_size(&mut cpu, 10_000, &est), 1_250);
         assert_eq!(cpu.declined_s(), None);
@@ -998,23 +1182,53 @@ mod tests {
         let mut slow = p.claimant(0, 0);
         slow.record(&(0..1), Source::Fresh);
         // 10000 left: the fast one alone needs 10 ms. The slow one's
-        // package is its share of an even finish, 728 units (under the 800
-        // that would pay its overhead): 9.28 ms > 5 ms, declined.
-        assert_eq!(p.package_size(&mut slow, 10_000, &est), 0);
+        // package is FAIR_SHARE of its share of an even finish, 655 of 728
+        // units (under the 800 that would pay its overhead): 8.55 ms, past
+        // the guard's 5 ms; it takes the most that ends within them, 300.
+        assert_eq!(p.package_size(&mut slow, 10_000, &est), 300);
+        assert_eq!(slow.declined_s(), None);
+        // 3000 left: even one unit (2.01 ms) is past 1.5 ms: declined, and
+        // the package it declined (137 units by the formula) took 3.37 ms.
+        assert_eq!(p.package_size(&mut slow, 3_000, &est), 0);
         let t = slow.declined_s().unwrap();
-        assert!((t - 9.28e-3).abs() < 1e-9, "{t}");
-        // Without the overhead the formula's 455 units (4.6 ms) would pass.
+        assert!((t - 3.37e-3).abs() < 1e-9, "{t}");
+        // Without the overhead: 819 units (FAIR_SHARE of its even-finish
+        // share) take 8.19 ms, past the 5 ms of the guard: the most that
+        // passes it.
         let est2 = crate::sched::ThroughputEstimator::new(2);
         est2.seed(0, Cost::rate_only(1e5), 4.0);
         est2.seed(1, Cost::rate_only(1e6), 4.0);
         let mut slow2 = p.claimant(0, 0);
         slow2.record(&(0..1), Source::Fresh);
-        assert_eq!(p.package_size(&mut slow2, 10_000, &est2), 455);
+        assert_eq!(p.package_size(&mut slow2, 10_000, &est2), 499);
         assert_eq!(slow2.declined_s(), None);
         // A device of hinted power 0 declines, with an infinite package.
         let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 1), &slots, 100, &est).unwrap();
         let mut zero = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut zero, 100, &est), 0);
         assert_eq!(zero.declined_s(), Some(f64::INFINITY));
+    }
+
+    #[test]
+    fn one_probe_per_device_while_it_is_unmeasured() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
+        // Worker 0 probes; workers 1-3 wait for its measurement.
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 1000, &est), 1);
+        for j in 1..4 {
+            assert_eq!(p.package_size(&mut p.claimant(0, j), 1000, &est), 0);
+        }
+        assert_eq!(p.package_size(&mut p.claimant(1, 0), 1000, &est), 1);
+        // Measured: every worker takes work.
+        est.record(0, 100, 1e-3);
+        est.record(0, 300, 3e-3);
+        assert!(p.package_size(&mut p.claimant(0, 3), 1000, &est) > 0);
+        // A device alone, or with hints: every claimant starts at once.
+        let alone = Plan::new(&hg(None, 2.0, 1), &slots[..1], 1000, &est).unwrap();
+        est.reset();
+        assert_eq!(alone.package_size(&mut alone.claimant(0, 3), 1000, &est), 1);
+        let hinted = Plan::new(&hg(Some(vec![1.0, 1.0]), 2.0, 1), &slots, 1000, &est).unwrap();
+        assert!(hinted.package_size(&mut hinted.claimant(0, 3), 1000, &est) > 0);
     }
 }
