@@ -21,6 +21,10 @@ verified against the kernel's CPU reference) and reports:
 
 Usage: he_bench.py COEXEC_BINARY OUT_JSON KERNEL:SIZE[:WORKERS] ...
 Environment: HE_REPS (default 5), HE_COLD (default 3).
+
+With HE_SWEEP=1 each spec is measured warm only (each device alone with
+hguided and static, and co-executed HGuided without hints, a process each):
+the ratio to the best single device at every size of a sweep.
 """
 
 import json
@@ -51,9 +55,38 @@ def bench(binary, kernel, size, workers, devices, scheduler, warmup, reps, env=N
     return r
 
 
+def sweep(binary, out_path, specs, reps):
+    """Warm co-executed HGuided against the best single device, per size."""
+    off = {"COEXEC_PROFILE": "off"}
+    results = []
+    for spec in specs:
+        parts = spec.split(":")
+        kernel, size = parts[0], parts[1]
+        workers = parts[2] if len(parts) > 2 else None
+        row = {"kernel": kernel, "size": size}
+        try:
+            solo = {f"{d} {s}": bench(binary, kernel, size, workers, d, s, 3, reps, off)["time_s"]
+                    for d in ["gpu", "cpu"] for s in ["hguided", "static"]}
+            best = min(solo, key=solo.get)
+            co = bench(binary, kernel, size, workers, "all", "hguided", 3, reps, off)
+            row.update(solo=solo, best=best, t_best=solo[best], t_co=co["time_s"],
+                       ratio=solo[best] / co["time_s"], cpu_items=co["cpu_items"])
+            print(f"{kernel:<12} {size:<12} best {best:<12} {solo[best]*1e3:9.3f} ms  "
+                  f"co {co['time_s']*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {co['cpu_items']}",
+                  flush=True)
+        except Exception as e:
+            row["error"] = str(e)
+            print(f"{kernel} {size} ERROR {e}", flush=True)
+        results.append(row)
+        with open(out_path, "w") as f:
+            json.dump(results, f, indent=1)
+
+
 def main():
     binary, out_path, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
     reps = int(os.environ.get("HE_REPS", "5"))
+    if os.environ.get("HE_SWEEP") == "1":
+        return sweep(binary, out_path, specs, reps)
     cold_n = int(os.environ.get("HE_COLD", "3"))
     off = {"COEXEC_PROFILE": "off"}
     results = []

@@ -5,7 +5,7 @@
 //! attaches a [`RunView`] (the C view of its buffers) to its `Args` as the
 //! engine's per-run context, and the kernel's closure passes it on to C.
 
-use crate::types::{coexec_cpu_args, coexec_cpu_buffer, coexec_package};
+use super::types::{coexec_cpu_args, coexec_cpu_buffer, coexec_package};
 use ::coexec_engine::{CpuArgs, CpuFn, Package};
 use std::cell::Cell;
 use std::ffi::c_void;

@@ -2,12 +2,12 @@
 //! reading any memory whose size C declares), locks its buffers, runs it, and
 //! turns the engine's errors into C's terms.
 
-use crate::callback::{in_cpu_fn, RunView};
-use crate::handles::{self, BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
-use crate::status::{self, guard, FfiError, FfiResult};
-use crate::types::coexec_status::*;
-use crate::types::*;
-use crate::{invalid, name_buf, put, slice, validation_scope};
+use super::callback::{in_cpu_fn, RunView};
+use super::handles::{self, BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
+use super::status::{self, guard, FfiError, FfiResult};
+use super::types::coexec_status::*;
+use super::types::*;
+use super::{invalid, name_buf, put, slice, validation_scope};
 use ::coexec_engine::{Args, Buffer, Devices, Error, IndexSpace, Kernel, Report, Scheduler};
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
