@@ -607,9 +607,16 @@ impl Engine {
             .map(|&(_, slot)| slot)
             .collect();
         scheduler.validate(present.len())?;
-        let sit = inner
-            .learning
-            .sit_out(&scheduler, &present, &*kernel.estimator, geometry.units);
+        let with_claimants: Vec<(usize, usize)> = present
+            .iter()
+            .map(|&slot| (slot, if slot == 0 { inner.workers } else { 1 }))
+            .collect();
+        let sit = inner.learning.sit_out(
+            &scheduler,
+            &with_claimants,
+            &*kernel.estimator,
+            geometry.units,
+        );
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&p, &s)| p == slot && s);
         let (use_cpu, gpu_unit) = (use_cpu && !sits(0), gpu_unit.filter(|_| !sits(1)));
         if sit.contains(&true) {

@@ -83,9 +83,11 @@ impl Learning {
         learned.from_profile
     }
 
-    /// After a successful run: writes the kernel's figures to its profile
+    /// After a successful run: trusts what it measured, and writes the
+    /// kernel's figures to its profile
     /// when they moved since they were last saved or loaded.
     pub(crate) fn after_run(&self, kernel: &Kernel) {
+        kernel.estimator.settle();
         let mut learned = lock(kernel);
         let Some(key) = learned.key.clone() else {
             return;
@@ -106,7 +108,8 @@ impl Learning {
     }
 
     /// Which of the run's devices sit it out, in the order of `present`
-    /// (the devices that can take part, each with its engine slot):
+    /// (the devices that can take part, each as its engine slot and its
+    /// number of claimants):
     /// devices given a power of 0 while another has a positive one, and
     /// under HGuided without hints, every device but the fastest when the
     /// kernel's learned costs say co-executing cannot pay (see
@@ -114,7 +117,7 @@ impl Learning {
     pub(crate) fn sit_out(
         &self,
         scheduler: &Scheduler,
-        present: &[usize],
+        present: &[(usize, usize)],
         estimator: &dyn PowerEstimator,
         units: u64,
     ) -> Vec<bool> {
@@ -135,7 +138,10 @@ impl Learning {
                 }
             }
             Scheduler::HGuided { powers: None, .. } if self.fallback => {
-                let costs: Vec<Option<Cost>> = present.iter().map(|&s| estimator.cost(s)).collect();
+                let costs: Vec<(Option<Cost>, usize)> = present
+                    .iter()
+                    .map(|&(slot, claimants)| (estimator.cost(slot), claimants))
+                    .collect();
                 if let Some(alone) = single_device(&costs, units, MIN_GAIN, WAKE_S) {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
@@ -210,15 +216,15 @@ mod tests {
         let est = ThroughputEstimator::new(2);
         let st = |p: Vec<f64>| Scheduler::Static { powers: Some(p) };
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 0.0]), &[0, 1], &est, 100),
+            l.sit_out(&st(vec![1.0, 0.0]), &[(0, 1), (1, 1)], &est, 100),
             [false, true]
         );
         assert_eq!(
-            l.sit_out(&st(vec![0.0, 2.0]), &[0, 1], &est, 100),
+            l.sit_out(&st(vec![0.0, 2.0]), &[(0, 1), (1, 1)], &est, 100),
             [true, false]
         );
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 2.0]), &[0, 1], &est, 100),
+            l.sit_out(&st(vec![1.0, 2.0]), &[(0, 1), (1, 1)], &est, 100),
             [false, false]
         );
         let hg = Scheduler::HGuided {
@@ -226,9 +232,9 @@ mod tests {
             k: 2.0,
             min_package: 1,
         };
-        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 100), [true, false]);
+        assert_eq!(l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 100), [true, false]);
         // One device: nothing to decide.
-        assert_eq!(l.sit_out(&st(vec![0.0]), &[1], &est, 100), [false]);
+        assert_eq!(l.sit_out(&st(vec![0.0]), &[(1, 1)], &est, 100), [false]);
     }
 
     #[test]
@@ -237,26 +243,41 @@ mod tests {
         let est = ThroughputEstimator::new(2);
         let hg = Scheduler::hguided();
         // Nothing known: co-execute (and measure).
-        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 1 << 20), [false, false]);
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            [false, false]
+        );
         // A GPU 100x faster: the GPU alone.
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
-        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 1 << 20), [true, false]);
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            [true, false]
+        );
         // Comparable: co-execute.
         est.reset();
         est.seed(0, Cost::rate_only(5e7), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
-        assert_eq!(l.sit_out(&hg, &[0, 1], &est, 1 << 20), [false, false]);
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            [false, false]
+        );
         // Hints or another scheduler: no fallback.
         let dynamic = Scheduler::Dynamic { packages: 8 };
         est.seed(0, Cost::rate_only(1.0), 100.0);
-        assert_eq!(l.sit_out(&dynamic, &[0, 1], &est, 1 << 20), [false, false]);
+        assert_eq!(
+            l.sit_out(&dynamic, &[(0, 1), (1, 1)], &est, 1 << 20),
+            [false, false]
+        );
         // Off for measurement.
         let off = Learning {
             fallback: false,
             ..learning()
         };
-        assert_eq!(off.sit_out(&hg, &[0, 1], &est, 1 << 20), [false, false]);
+        assert_eq!(
+            off.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            [false, false]
+        );
     }
 
     #[test]

@@ -116,6 +116,16 @@ impl ThroughputEstimator {
         }
     }
 
+    /// Trusts what every device recorded so far (see [`CostFit::settle`]):
+    /// the engine calls it when a run ends.
+    pub fn settle(&self) {
+        for d in &self.devices {
+            let mut fit = d.lock();
+            fit.settle();
+            d.publish(&fit);
+        }
+    }
+
     /// Starts `device` from `cost` as if it had measured it over `weight`
     /// packages (a prior, from a profile); live records soon outweigh it.
     pub fn seed(&self, device: usize, cost: Cost, weight: f64) {

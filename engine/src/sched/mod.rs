@@ -86,7 +86,9 @@ mod tests;
 
 pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
 pub use model::{single_device, Cost, CostFit};
-pub use plan::{ClaimantState, Plan, FAIR_SHARE, GUARD_MARGIN, MAX_OVERHEAD, PROBE_PACKAGES};
+pub use plan::{
+    ClaimantState, Plan, FAIR_SHARE, GUARD_MARGIN, MAX_OVERHEAD, PROBE_PACKAGES, PROBE_SHARE,
+};
 pub use queue::{Source, WorkQueue};
 pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};
 pub use steal::{worth_splitting, StealBoard};

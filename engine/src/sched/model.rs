@@ -99,6 +99,9 @@ pub struct CostFit {
     /// Smallest and largest size recorded since the last reset.
     min_n: f64,
     max_n: f64,
+    /// A run that recorded these samples has ended: trust them whatever
+    /// their number (see [`settle`](Self::settle)).
+    settled: bool,
 }
 
 impl CostFit {
@@ -106,6 +109,14 @@ impl CostFit {
     /// packages and times that are not finite and positive.
     pub fn record(&mut self, units: u64, seconds: f64) {
         self.add(units as f64, seconds, 1.0, FORGET);
+    }
+
+    /// Marks what was recorded so far as trusted: the run that recorded it
+    /// ended, and a small run may never give more (without this, a device
+    /// measured on a few tiny packages would stay unmeasured, and another
+    /// device would take every small run whole). No-op before any record.
+    pub fn settle(&mut self) {
+        self.settled = self.w > 0.0;
     }
 
     /// Seeds the fit with `cost` as if `weight` packages spread over sizes
@@ -167,23 +178,28 @@ impl CostFit {
         }
         let cost = Cost::rate_only(mean_rate);
         // Forgetting-weighted: recent work, not a lifetime total.
-        let trusted = self.t >= TRUST_S || self.w >= TRUST_PACKAGES;
+        let trusted = self.t >= TRUST_S || self.w >= TRUST_PACKAGES || self.settled;
         cost.is_usable().then_some((cost, trusted))
     }
 }
 
 /// Whether running everything on one device beats co-executing, from each
-/// device's cost (`None`: unknown, then co-execute) for a run of `units`:
-/// the device to run alone, or `None` to co-execute.
+/// device's cost (`None`: unknown, then co-execute) and its number of
+/// claimants, for a run of `units`: the device to run alone, or `None` to
+/// co-execute.
 ///
-/// The fastest device alone takes `T_f = overhead_f + units / rate_f`; the
-/// devices together at best `T_co = (units + sum overhead_j rate_j) / sum
-/// rate_j` (every device busy until a common finish, each paying its
-/// overhead once). Co-execution is declined when `T_f <= (1 + min_gain) *
-/// T_co`, or when `T_f` is below `wake_s` (too short to be worth waking
-/// another device).
+/// A device of `c` claimants alone takes `c * overhead + ceil(units / c) *
+/// c / rate` (each claimant a share of whole units at `rate / c`: a run of
+/// fewer units than a CPU has workers leaves workers idle); the devices
+/// together at best `T_co = (units + sum overhead_j rate_j) / sum rate'_j`,
+/// where `rate'_j` is a device's rate scaled down by the part of its
+/// claimants the run can keep busy. Co-execution is declined when the
+/// fastest alone, `T_f <= (1 + min_gain) * T_co`, when one unit on a
+/// claimant of any other device takes `T_f` or more (it could add nothing),
+/// or when `T_f` is below `wake_s` (too short to be worth waking another
+/// device).
 pub fn single_device(
-    costs: &[Option<Cost>],
+    costs: &[(Option<Cost>, usize)],
     units: u64,
     min_gain: f64,
     wake_s: f64,
@@ -191,19 +207,31 @@ pub fn single_device(
     if costs.len() < 2 || units == 0 {
         return None;
     }
-    let known: Option<Vec<Cost>> = costs.iter().map(|c| c.filter(Cost::is_usable)).collect();
+    let known: Option<Vec<(Cost, f64)>> = costs
+        .iter()
+        .map(|(c, n)| c.filter(Cost::is_usable).map(|c| (c, (*n).max(1) as f64)))
+        .collect();
     let known = known?;
     let g = units as f64;
+    let alone = |(c, n): &(Cost, f64)| n * c.overhead_s + (g / n).ceil() * n / c.rate;
     let (fastest, t_f) = known
         .iter()
-        .map(|c| c.time(g))
+        .map(alone)
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
-    if t_f < wake_s {
+    // One unit on a claimant of another device: if even that outlasts the
+    // fastest alone, the others can add nothing.
+    let one_unit = known
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != fastest)
+        .map(|(_, (c, n))| n * c.time(1.0))
+        .fold(f64::INFINITY, f64::min);
+    if t_f < wake_s || one_unit >= t_f {
         return Some(fastest);
     }
-    let rates: f64 = known.iter().map(|c| c.rate).sum();
-    let t_co = (g + known.iter().map(Cost::overhead_units).sum::<f64>()) / rates;
+    let rates: f64 = known.iter().map(|(c, n)| c.rate * (g / n).min(1.0)).sum();
+    let t_co = (g + known.iter().map(|(c, _)| c.overhead_units()).sum::<f64>()) / rates;
     (t_f <= (1.0 + min_gain) * t_co).then_some(fastest)
 }
 
@@ -242,9 +270,15 @@ mod tests {
         assert_eq!(c.overhead_s, 0.0);
         assert!(close(c.rate, 8.0 / 60e-6, 1e-9));
         assert!(!trusted);
-        // A second short probe of the same size: still not.
+        // A second short probe of the same size: still not...
         f.record(8, 60e-6);
         assert!(!f.fit().unwrap().1);
+        // ...until the run that measured them ends.
+        f.settle();
+        assert!(f.fit().unwrap().1);
+        let mut empty = CostFit::default();
+        empty.settle();
+        assert_eq!(empty.fit(), None);
         // One package of 1 ms: trusted.
         let mut f = CostFit::default();
         f.record(64, 1e-3);
@@ -326,18 +360,18 @@ mod tests {
         };
         // S_max ~1.01: the GPU alone.
         assert_eq!(
-            single_device(&[Some(cpu), Some(gpu)], 1 << 24, 0.05, 0.0),
+            single_device(&[(Some(cpu), 1), (Some(gpu), 1)], 1 << 24, 0.05, 0.0),
             Some(1)
         );
         // Comparable devices: co-execute.
         let cpu2 = Cost::rate_only(8e7);
         assert_eq!(
-            single_device(&[Some(cpu2), Some(gpu)], 1 << 24, 0.05, 0.0),
+            single_device(&[(Some(cpu2), 1), (Some(gpu), 1)], 1 << 24, 0.05, 0.0),
             None
         );
         // ...unless the run is too short to wake the other device.
         assert_eq!(
-            single_device(&[Some(cpu2), Some(gpu)], 100, 0.05, 50e-6),
+            single_device(&[(Some(cpu2), 1), (Some(gpu), 1)], 100, 0.05, 50e-6),
             Some(0)
         );
         // Overheads count: a slow-to-start GPU on a small run.
@@ -346,12 +380,31 @@ mod tests {
             rate: 1e8,
         };
         assert_eq!(
-            single_device(&[Some(cpu2), Some(laggard)], 100_000, 0.05, 0.0),
+            single_device(&[(Some(cpu2), 1), (Some(laggard), 1)], 100_000, 0.05, 0.0),
             Some(0)
         );
         // Anything unknown: co-execute (and measure).
-        assert_eq!(single_device(&[None, Some(gpu)], 1 << 24, 0.05, 0.0), None);
-        assert_eq!(single_device(&[Some(gpu)], 1 << 24, 0.05, 0.0), None);
-        assert_eq!(single_device(&[Some(cpu), Some(gpu)], 0, 0.05, 0.0), None);
+        assert_eq!(
+            single_device(&[(None, 1), (Some(gpu), 1)], 1 << 24, 0.05, 0.0),
+            None
+        );
+        assert_eq!(single_device(&[(Some(gpu), 1)], 1 << 24, 0.05, 0.0), None);
+        assert_eq!(
+            single_device(&[(Some(cpu), 1), (Some(gpu), 1)], 0, 0.05, 0.0),
+            None
+        );
+        // A CPU of 16 workers as fast as the GPU over large runs: on a run
+        // of 2 units 14 of them idle, so the GPU alone is faster; on 2^20
+        // units both together.
+        let cpu16 = Cost::rate_only(1e6);
+        let gpu = Cost::rate_only(1e6);
+        assert_eq!(
+            single_device(&[(Some(cpu16), 16), (Some(gpu), 1)], 2, 0.05, 0.0),
+            Some(1)
+        );
+        assert_eq!(
+            single_device(&[(Some(cpu16), 16), (Some(gpu), 1)], 1 << 20, 0.05, 0.0),
+            None
+        );
     }
 }

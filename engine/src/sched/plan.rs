@@ -16,6 +16,10 @@ use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
 /// sizes every later package.
 pub const PROBE_PACKAGES: u64 = 1;
 
+/// A device's probe is one granule only where the run holds at least this
+/// many granules; in smaller runs it is `min_package` units.
+pub const PROBE_SHARE: u64 = 8;
+
 /// Safety margin of HGuided's finish-time guard (see `Plan::declines`): a
 /// slower claimant declines fresh work whose package would take more than
 /// this fraction of the time the other devices need for all that is left.
@@ -487,6 +491,12 @@ impl Plan {
                 // it, which a GPU would have done in a fraction of the
                 // time).
                 return 0;
+            }
+            // A probe is one granule (a GPU's wave), unless that is a large
+            // part of a small run: then `min_package`, so that the other
+            // devices get to measure too.
+            if self.claimants.len() > 1 && granule.saturating_mul(PROBE_SHARE) > left {
+                return (*min_package).clamp(1, left);
             }
             return whole(*min_package);
         }
@@ -1230,5 +1240,12 @@ mod tests {
         assert_eq!(alone.package_size(&mut alone.claimant(0, 3), 1000, &est), 1);
         let hinted = Plan::new(&hg(Some(vec![1.0, 1.0]), 2.0, 1), &slots, 1000, &est).unwrap();
         assert!(hinted.package_size(&mut hinted.claimant(0, 3), 1000, &est) > 0);
+        // A GPU's probe is a wave (8 units), unless the run holds fewer than
+        // PROBE_SHARE waves: then one unit, leaving the rest to measure the
+        // others by.
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu().with_granule(8)];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
+        assert_eq!(p.package_size(&mut p.claimant(1, 0), 1000, &est), 8);
+        assert_eq!(p.package_size(&mut p.claimant(1, 0), 60, &est), 1);
     }
 }
