@@ -191,9 +191,9 @@ impl CostFit {
 /// A device of `c` claimants alone takes `c * overhead + ceil(units / c) *
 /// c / rate` (each claimant a share of whole units at `rate / c`: a run of
 /// fewer units than a CPU has workers leaves workers idle); the devices
-/// together at best `T_co = (units + sum overhead_j rate_j) / sum rate'_j`,
-/// where `rate'_j` is a device's rate scaled down by the part of its
-/// claimants the run can keep busy. Co-execution is declined when the
+/// together at best `T_co = units / sum rate'_j`, where `rate'_j` is a
+/// device's rate scaled down by the part of its claimants the run can keep
+/// busy. Co-execution is declined when the
 /// fastest alone, `T_f <= (1 + min_gain) * T_co`, when one unit on a
 /// claimant of any other device takes `T_f` or more (it could add nothing),
 /// or when `T_f` is below `wake_s` (too short to be worth waking another
@@ -230,8 +230,11 @@ pub fn single_device(
     if t_f < wake_s || one_unit >= t_f {
         return Some(fastest);
     }
+    // Rates only: overheads fitted over irregular packages can be far off,
+    // and a wrong fallback forfeits all of co-execution's gain, so `S_max`
+    // is estimated from the rates (as the solo throughputs define it).
     let rates: f64 = known.iter().map(|(c, n)| c.rate * (g / n).min(1.0)).sum();
-    let t_co = (g + known.iter().map(|(c, _)| c.overhead_units()).sum::<f64>()) / rates;
+    let t_co = g / rates;
     (t_f <= (1.0 + min_gain) * t_co).then_some(fastest)
 }
 
