@@ -147,6 +147,7 @@ struct InFlight {
     units: Range<u64>,
     /// Taken from a CPU worker's package rather than from the queue.
     stolen: bool,
+    /// When its submission began.
     submitted: Instant,
 }
 
@@ -397,6 +398,10 @@ impl Loop<'_, '_> {
             base,
             count,
         };
+        // From before the call: a CPU implementation (lavapipe) may run much
+        // of the package inside `vkQueueSubmit`, which is then the
+        // package's time too.
+        let submitting = Instant::now();
         // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
         // tickets are in flight, all newer than the one `depth` back. The
         // set was made by this pipeline for this run, its buffers are
@@ -409,7 +414,7 @@ impl Loop<'_, '_> {
                     ticket,
                     units,
                     stolen,
-                    submitted: Instant::now(),
+                    submitted: submitting,
                 });
                 Ok(())
             }

@@ -635,21 +635,32 @@ impl Plan {
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> Option<f64> {
         let mine = cost(d)?;
-        let (mut rates, mut overhead_units) = (0.0, 0.0);
-        for (j, &claimants) in self.claimants.iter().enumerate() {
-            if j != d && claimants > 0 {
-                if let Some(c) = cost(j) {
-                    rates += c.rate;
-                    overhead_units += c.overhead_units();
-                }
-            }
-        }
-        if rates <= 0.0 {
+        let others = self.pool(Some(d), cost);
+        if others.rates <= 0.0 {
             return None;
         }
+        let (rates, overhead_units) = (others.rates, others.overhead_units);
         let mine_s = backlog_s + self.claimants[d] as f64 * mine.time(size as f64);
         let others_s = (left as f64 + overhead_units) / rates;
         (mine_s > others_s).then_some(mine_s)
+    }
+
+    /// The devices with claimants and a known cost, but `except`: their
+    /// summed rates and overheads (in units) and the fastest per-claimant
+    /// rate among them.
+    fn pool(&self, except: Option<usize>, cost: &dyn Fn(usize) -> Option<Cost>) -> Pool {
+        let mut p = Pool::default();
+        for (j, &claimants) in self.claimants.iter().enumerate() {
+            if Some(j) == except || claimants == 0 {
+                continue;
+            }
+            if let Some(c) = cost(j) {
+                p.rates += c.rate;
+                p.overhead_units += c.overhead_units();
+                p.fastest_claimant = p.fastest_claimant.max(c.rate / claimants as f64);
+            }
+        }
+        p
     }
 
     /// The smallest fresh package a claimant of `d` (cost `mine`) takes
@@ -679,14 +690,8 @@ impl Plan {
         if efficient <= 0.0 {
             return 0;
         }
-        let (mut rates, mut overhead_units) = (0.0, 0.0);
-        for j in 0..self.claimants.len() {
-            if let Some(c) = cost(j) {
-                rates += c.rate;
-                overhead_units += c.overhead_units();
-            }
-        }
-        let finish = (left as f64 + overhead_units) / rates;
+        let all = self.pool(None, cost);
+        let finish = (left as f64 + all.overhead_units) / all.rates;
         let fair = ((finish - backlog_s - mine.overhead_s) * mine.rate).max(0.0)
             / self.claimants[d] as f64;
         ceil_u64(efficient.min(FAIR_SHARE * fair))
@@ -745,19 +750,12 @@ impl Plan {
         left: u64,
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> Option<f64> {
-        let (mut rates, mut overhead_units, mut fastest_other) = (0.0, 0.0, 0.0f64);
-        for (j, &claimants) in self.claimants.iter().enumerate() {
-            if j != d && claimants > 0 {
-                if let Some(c) = cost(j) {
-                    rates += c.rate;
-                    overhead_units += c.overhead_units();
-                    fastest_other = fastest_other.max(c.rate / claimants as f64);
-                }
-            }
-        }
+        let others = self.pool(Some(d), cost);
+        let (rates, overhead_units) = (others.rates, others.overhead_units);
         if rates <= 0.0 {
             return None;
         }
+        let fastest_other = others.fastest_claimant;
         let claimants = self.claimants[d] as f64;
         let Some(mine) = cost(d).filter(|c| c.rate / claimants < fastest_other) else {
             // The fastest never declines; a device of power 0 always does.
@@ -767,6 +765,14 @@ impl Plan {
         let others_s = (left as f64 + overhead_units) / rates;
         (mine_s > GUARD_MARGIN * others_s).then_some(mine_s)
     }
+}
+
+/// Devices taken together (see `Plan::pool`).
+#[derive(Debug, Default)]
+struct Pool {
+    rates: f64,
+    overhead_units: f64,
+    fastest_claimant: f64,
 }
 
 /// `n` rounded up to whole granules, capped at `left`.
