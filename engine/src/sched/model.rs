@@ -195,7 +195,8 @@ impl CostFit {
 /// device's rate scaled down by the part of its claimants the run can keep
 /// busy. Co-execution is declined when the
 /// fastest alone, `T_f <= (1 + min_gain) * T_co`, when one unit on a
-/// claimant of any other device takes `T_f` or more (it could add nothing),
+/// claimant of every other device takes `T_f` or more at its rate (it could
+/// add nothing),
 /// or when `T_f` is below `wake_s` (too short to be worth waking another
 /// device).
 pub fn single_device(
@@ -219,13 +220,14 @@ pub fn single_device(
         .map(alone)
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
-    // One unit on a claimant of another device: if even that outlasts the
-    // fastest alone, the others can add nothing.
+    // One unit on a claimant of another device (at its rate: see below on
+    // overheads): if even that outlasts the fastest alone, the others can
+    // add nothing.
     let one_unit = known
         .iter()
         .enumerate()
         .filter(|(j, _)| *j != fastest)
-        .map(|(_, (c, n))| n * c.time(1.0))
+        .map(|(_, (c, n))| n / c.rate)
         .fold(f64::INFINITY, f64::min);
     if t_f < wake_s || one_unit >= t_f {
         return Some(fastest);
@@ -377,14 +379,16 @@ mod tests {
             single_device(&[(Some(cpu2), 1), (Some(gpu), 1)], 100, 0.05, 50e-6),
             Some(0)
         );
-        // Overheads count: a slow-to-start GPU on a small run.
+        // Overheads count for the device alone (a slow-to-start GPU on a
+        // small run is not the fastest), not against co-executing: there
+        // the guards keep its packages out at run time.
         let laggard = Cost {
             overhead_s: 5e-3,
             rate: 1e8,
         };
         assert_eq!(
             single_device(&[(Some(cpu2), 1), (Some(laggard), 1)], 100_000, 0.05, 0.0),
-            Some(0)
+            None
         );
         // Anything unknown: co-execute (and measure).
         assert_eq!(
