@@ -55,14 +55,18 @@ def bench(binary, kernel, size, workers, devices, scheduler, warmup, reps, env=N
     return r
 
 
+def parse_spec(spec):
+    """`KERNEL:SIZE[:WORKERS]` as (kernel, size, workers or None)."""
+    parts = spec.split(":")
+    return parts[0], parts[1], (parts[2] if len(parts) > 2 else None)
+
+
 def sweep(binary, out_path, specs, reps):
     """Warm co-executed HGuided against the best single device, per size."""
     off = {"COEXEC_PROFILE": "off"}
     results = []
     for spec in specs:
-        parts = spec.split(":")
-        kernel, size = parts[0], parts[1]
-        workers = parts[2] if len(parts) > 2 else None
+        kernel, size, workers = parse_spec(spec)
         row = {"kernel": kernel, "size": size}
         try:
             solo = {f"{d} {s}": bench(binary, kernel, size, workers, d, s, 3, reps, off)["time_s"]
@@ -91,9 +95,7 @@ def main():
     off = {"COEXEC_PROFILE": "off"}
     results = []
     for spec in specs:
-        parts = spec.split(":")
-        kernel, size = parts[0], parts[1]
-        workers = parts[2] if len(parts) > 2 else None
+        kernel, size, workers = parse_spec(spec)
         row = {"kernel": kernel, "size": size, "workers": workers}
         try:
             solo = {}
