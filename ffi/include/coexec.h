@@ -296,6 +296,14 @@ typedef struct coexec_engine_options {
      * (else `COEXEC_ERROR_INVALID_ARGUMENT`).
      */
     const char *pipeline_cache_dir;
+    /**
+     * `true`: no profiles. By default what the scheduler learns about each
+     * kernel (every device's package cost) is kept in `profiles/` under the
+     * pipeline cache directory and used by the next process's first run;
+     * a missing, stale or corrupt profile is ignored. Also off when the
+     * cache is disabled or the environment sets `COEXEC_PROFILE=off`.
+     */
+    bool disable_profiles;
 } coexec_engine_options;
 
 /**
@@ -650,6 +658,14 @@ typedef struct coexec_device_report {
      * `true` when the device failed during the run (the others finished its work).
      */
     bool failed;
+    /**
+     * When the device stopped taking work by design: the seconds the
+     * package it declined would have taken (HGuided's finish-time guard),
+     * or `INFINITY` when it sat the run out (a power of 0, or the
+     * single-device fallback; it then comes after the devices that ran).
+     * -1 when it took work until none was left.
+     */
+    double declined_s;
 } coexec_device_report;
 
 /**
@@ -676,17 +692,31 @@ typedef struct coexec_report {
     /**
      * Earliest device finish / latest device finish, counting only the
      * devices that executed at least one package (1.0: they finished
-     * together). A device that was selected but got no package is left out,
-     * so a run where one device did all the work has balance 1.0; look at
-     * `devices[i].packages` to see who worked.
+     * together), where a device that declined work by design counts as
+     * finishing when its declined package would have ended (at most the
+     * latest finish; see `declined_s`). A device that was selected but got
+     * no package is left out, so a run where one device did all the work
+     * has balance 1.0; look at `devices[i].packages` to see who worked.
      */
     double balance;
+    /**
+     * The plain earliest / latest finish over the devices that executed a
+     * package, declined or not.
+     */
+    double balance_raw;
+    /**
+     * `true` when the scheduler's figures for this kernel and index space
+     * came, at least in part, from a profile on disk (see
+     * `coexec_engine_options.disable_profiles`).
+     */
+    bool from_profile;
     /**
      * Devices filled in `devices`.
      */
     uint32_t num_devices;
     /**
-     * Per device, in run order (CPU first).
+     * Per device, in run order (CPU first; devices that sat the run out
+     * last).
      */
     struct coexec_device_report devices[COEXEC_MAX_DEVICES];
 } coexec_report;

@@ -188,6 +188,7 @@ pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
         gpu_in_flight: u32::try_from(d.gpu_in_flight).unwrap_or(2),
         gpu_timeout_s: d.gpu_timeout.as_secs_f64(),
         pipeline_cache_dir: std::ptr::null(),
+        disable_profiles: !d.profiles,
     }
 }
 
@@ -283,6 +284,7 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
     opts.allocator = allocator;
     opts.validation = validation;
     opts.pipeline_cache_dir = cache.map(PathBuf::from);
+    opts.profiles = !o.disable_profiles;
     Ok(opts)
 }
 

@@ -63,6 +63,7 @@ fn fill_report(r: &Report) -> coexec_report {
         first_start_s: 0.0,
         finish_s: 0.0,
         failed: false,
+        declined_s: -1.0,
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
     for (o, d) in devices.iter_mut().zip(&r.devices) {
@@ -79,6 +80,7 @@ fn fill_report(r: &Report) -> coexec_report {
             first_start_s: d.first_start_s,
             finish_s: d.finish_s,
             failed: d.failure.is_some(),
+            declined_s: d.declined_s.unwrap_or(-1.0),
         };
     }
     coexec_report {
@@ -87,6 +89,8 @@ fn fill_report(r: &Report) -> coexec_report {
         units: r.units,
         packages: r.package_count() as u64,
         balance: r.balance(),
+        balance_raw: r.balance_raw(),
+        from_profile: r.from_profile,
         num_devices: r.devices.len().min(COEXEC_MAX_DEVICES) as u32,
         devices,
     }

@@ -215,6 +215,12 @@ pub struct coexec_engine_options {
     /// A directory given here is created if missing and must be writable
     /// (else `COEXEC_ERROR_INVALID_ARGUMENT`).
     pub pipeline_cache_dir: *const c_char,
+    /// `true`: no profiles. By default what the scheduler learns about each
+    /// kernel (every device's package cost) is kept in `profiles/` under the
+    /// pipeline cache directory and used by the next process's first run;
+    /// a missing, stale or corrupt profile is ignored. Also off when the
+    /// cache is disabled or the environment sets `COEXEC_PROFILE=off`.
+    pub disable_profiles: bool,
 }
 
 /// Facts about an engine.
@@ -442,6 +448,12 @@ pub struct coexec_device_report {
     pub finish_s: f64,
     /// `true` when the device failed during the run (the others finished its work).
     pub failed: bool,
+    /// When the device stopped taking work by design: the seconds the
+    /// package it declined would have taken (HGuided's finish-time guard),
+    /// or `INFINITY` when it sat the run out (a power of 0, or the
+    /// single-device fallback; it then comes after the devices that ran).
+    /// -1 when it took work until none was left.
+    pub declined_s: f64,
 }
 
 /// The result of a run.
@@ -459,12 +471,22 @@ pub struct coexec_report {
     pub packages: u64,
     /// Earliest device finish / latest device finish, counting only the
     /// devices that executed at least one package (1.0: they finished
-    /// together). A device that was selected but got no package is left out,
-    /// so a run where one device did all the work has balance 1.0; look at
-    /// `devices[i].packages` to see who worked.
+    /// together), where a device that declined work by design counts as
+    /// finishing when its declined package would have ended (at most the
+    /// latest finish; see `declined_s`). A device that was selected but got
+    /// no package is left out, so a run where one device did all the work
+    /// has balance 1.0; look at `devices[i].packages` to see who worked.
     pub balance: f64,
+    /// The plain earliest / latest finish over the devices that executed a
+    /// package, declined or not.
+    pub balance_raw: f64,
+    /// `true` when the scheduler's figures for this kernel and index space
+    /// came, at least in part, from a profile on disk (see
+    /// `coexec_engine_options.disable_profiles`).
+    pub from_profile: bool,
     /// Devices filled in `devices`.
     pub num_devices: u32,
-    /// Per device, in run order (CPU first).
+    /// Per device, in run order (CPU first; devices that sat the run out
+    /// last).
     pub devices: [coexec_device_report; COEXEC_MAX_DEVICES],
 }
