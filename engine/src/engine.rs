@@ -601,23 +601,19 @@ impl Engine {
         if requested.contains(&false) {
             scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&requested));
         }
-        let present: Vec<usize> = [(use_cpu, 0), (gpu_unit.is_some(), 1)]
-            .iter()
-            .filter(|(p, _)| *p)
-            .map(|&(_, slot)| slot)
-            .collect();
+        // The devices that can take part: (estimator slot, claimants).
+        let present: Vec<(usize, usize)> =
+            [(use_cpu, (0, inner.workers)), (gpu_unit.is_some(), (1, 1))]
+                .iter()
+                .filter(|(p, _)| *p)
+                .map(|&(_, device)| device)
+                .collect();
         scheduler.validate(present.len())?;
-        let with_claimants: Vec<(usize, usize)> = present
-            .iter()
-            .map(|&slot| (slot, if slot == 0 { inner.workers } else { 1 }))
-            .collect();
-        let sit = inner.learning.sit_out(
-            &scheduler,
-            &with_claimants,
-            &*kernel.estimator,
-            geometry.units,
-        );
-        let sits = |slot: usize| present.iter().zip(&sit).any(|(&p, &s)| p == slot && s);
+        let sit = inner
+            .learning
+            .sit_out(&scheduler, &present, &*kernel.estimator, geometry.units);
+        let is_present = |slot: usize| present.iter().any(|&(p, _)| p == slot);
+        let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let (use_cpu, gpu_unit) = (use_cpu && !sits(0), gpu_unit.filter(|_| !sits(1)));
         if sit.contains(&true) {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
@@ -765,14 +761,14 @@ impl Engine {
             return Err(l.error);
         }
         // Devices that sat the run out by design come last.
-        if present.contains(&0) && !use_cpu {
+        if is_present(0) && !use_cpu {
             devices_out.push(DeviceReport::sat_out(
                 &inner.topology.model,
                 DeviceKind::Cpu,
                 inner.workers,
             ));
         }
-        if let (Some(unit), true) = (&inner.gpu, present.contains(&1) && gpu_unit.is_none()) {
+        if let (Some(unit), true) = (&inner.gpu, is_present(1) && gpu_unit.is_none()) {
             devices_out.push(DeviceReport::sat_out(
                 &unit.device.info().name,
                 DeviceKind::Gpu,
@@ -908,14 +904,13 @@ fn profile_dir(options: &EngineOptions) -> Option<PathBuf> {
 
 /// What a GPU's measurements depend on: the device and its driver.
 fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
-    let uuid: String = info
-        .pipeline_cache_uuid
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
     format!(
-        "gpu {} {:04x}:{:04x} driver {} cache {uuid}",
-        info.name, info.vendor_id, info.device_id, info.driver_version
+        "gpu {} {:04x}:{:04x} driver {} cache {}",
+        info.name,
+        info.vendor_id,
+        info.device_id,
+        info.driver_version,
+        info.pipeline_cache_uuid_hex()
     )
 }
 

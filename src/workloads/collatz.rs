@@ -4,7 +4,7 @@
 //! neighbouring items (1-D, variable iteration count). Integer: verified
 //! exactly against a 128-bit reference.
 
-use super::{mix64, par_sum, spirv, spread, Verification, Workload};
+use super::{mix64, spirv, Verification, Workload, UNWRITTEN};
 use crate::{
     Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
 };
@@ -16,8 +16,6 @@ use std::sync::Arc;
 pub const START_BITS: u32 = 33;
 /// The result of an item whose trajectory would leave 64 bits.
 pub const OVERFLOW: u32 = 0xFFFF_FFFE;
-/// The output's value before a run.
-const UNWRITTEN: u32 = u32::MAX;
 /// Items the verification recomputes at most (evenly spread).
 const CHECK_ITEMS: usize = 1 << 17;
 
@@ -144,23 +142,9 @@ impl Workload for Collatz {
     }
 
     fn verify(&self) -> Verification {
-        let n = self.n as usize;
-        let (starts, out) = (&self.starts[..], &self.steps[..]);
-        let unwritten = out.iter().filter(|&&v| v == UNWRITTEN).count() as u64;
-        let items = spread(n, CHECK_ITEMS);
-        let mismatches = par_sum(items.len(), |k| {
-            let i = items[k];
-            let s = u64::from(starts[i][0]) | (u64::from(starts[i][1]) << 32);
-            u64::from(out[i] != steps_reference(s))
-        });
-        Verification::sampled(
-            items.len() as u64,
-            mismatches,
-            unwritten,
-            format!(
-                "every item written; exact on {} of {n} items (evenly spread)",
-                items.len()
-            ),
-        )
+        let starts = &self.starts[..];
+        super::verify_exact_u32(&self.steps, CHECK_ITEMS, |i| {
+            steps_reference(u64::from(starts[i][0]) | (u64::from(starts[i][1]) << 32))
+        })
     }
 }

@@ -4,7 +4,7 @@
 //! caches: latency-bound random access (1-D). Sums wrap modulo 2^32:
 //! verified exactly.
 
-use super::{mix64, par_sum, spirv, spread, Verification, Workload};
+use super::{mix64, spirv, Verification, Workload, UNWRITTEN};
 use crate::{
     Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
 };
@@ -16,8 +16,6 @@ pub const K: usize = 16;
 pub const MAX_TABLE: usize = 1 << 24;
 /// Table values are below this, so no sum of `K` reaches [`UNWRITTEN`].
 const VALUE_BOUND: u32 = 1 << 24;
-/// The output's value before a run: no sum of `K` values can equal it.
-const UNWRITTEN: u32 = u32::MAX;
 /// Items the verification recomputes at most (evenly spread).
 const CHECK_ITEMS: usize = 1 << 18;
 
@@ -143,22 +141,7 @@ impl Workload for Gather {
     }
 
     fn verify(&self) -> Verification {
-        let n = self.n as usize;
-        let (table, out) = (&self.table[..], &self.out[..]);
-        let unwritten = out.iter().filter(|&&v| v == UNWRITTEN).count() as u64;
-        let items = spread(n, CHECK_ITEMS);
-        let mismatches = par_sum(items.len(), |k| {
-            let i = items[k];
-            u64::from(out[i] != gather_item(table, i))
-        });
-        Verification::sampled(
-            items.len() as u64,
-            mismatches,
-            unwritten,
-            format!(
-                "every item written; exact on {} of {n} items (evenly spread)",
-                items.len()
-            ),
-        )
+        let table = &self.table[..];
+        super::verify_exact_u32(&self.out, CHECK_ITEMS, |i| gather_item(table, i))
     }
 }

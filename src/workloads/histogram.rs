@@ -8,7 +8,7 @@
 //! against the reference histogram, and each partial summing to its group's
 //! byte count.
 
-use super::{mix64, spirv, Verification, Workload};
+use super::{mix64, spirv, Verification, Workload, UNWRITTEN};
 use crate::{
     Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
 };
@@ -20,8 +20,6 @@ pub const BINS: usize = 256;
 pub const GROUP: usize = 256;
 /// Words (4 bytes each) per work-item (the shader's `WORDS`).
 pub const WORDS: usize = 8;
-/// The output's value before a run: no count can equal it.
-const UNWRITTEN: u32 = u32::MAX;
 
 /// The histogram workload.
 pub struct Histogram {

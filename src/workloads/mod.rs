@@ -279,6 +279,36 @@ pub(crate) fn par_sum<F: Fn(usize) -> u64 + Sync>(n: usize, f: F) -> u64 {
     })
 }
 
+/// What a `u32` output holds before a run, where no item's result can
+/// equal it: an element still holding it was never written.
+pub(crate) const UNWRITTEN: u32 = u32::MAX;
+
+/// The verdict of an exact check of a `u32` output of `out.len()` items
+/// whose unwritten elements hold [`UNWRITTEN`]: every element written, and at
+/// most `check` of them, evenly spread, equal to `reference(i)`.
+pub(crate) fn verify_exact_u32<F: Fn(usize) -> u32 + Sync>(
+    out: &[u32],
+    check: usize,
+    reference: F,
+) -> Verification {
+    let n = out.len();
+    let unwritten = out.iter().filter(|&&v| v == UNWRITTEN).count() as u64;
+    let idx = spread(n, check);
+    let mismatches = par_sum(idx.len(), |k| {
+        let i = idx[k];
+        u64::from(out[i] != reference(i))
+    });
+    Verification::sampled(
+        idx.len() as u64,
+        mismatches,
+        unwritten,
+        format!(
+            "every item written; exact on {} of {n} items (evenly spread)",
+            idx.len()
+        ),
+    )
+}
+
 /// `true` when `d` is NaN or `|d| > tol` (a verification mismatch).
 pub(crate) fn off(d: f64, tol: f64) -> bool {
     d.is_nan() || d.abs() > tol

@@ -5,7 +5,7 @@
 //! linearly along the index range: each package costs more than the one
 //! before. Integer arithmetic: verified exactly.
 
-use super::{par_sum, random_f32, spirv, spread, Verification, Workload};
+use super::{random_f32, spirv, Verification, Workload, UNWRITTEN};
 use crate::{
     Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
 };
@@ -173,7 +173,7 @@ impl Workload for Rap {
     }
 
     fn run(&mut self, engine: &Engine, scheduler: &Scheduler, devices: Devices) -> Result<Report> {
-        self.best.as_mut_slice().fill(u32::MAX);
+        self.best.as_mut_slice().fill(UNWRITTEN);
         let space = self.space();
         let args = Args::new()
             .input(&self.table)
@@ -184,22 +184,7 @@ impl Workload for Rap {
     }
 
     fn verify(&self) -> Verification {
-        let n = self.n as usize;
-        let (table, items, best) = (&self.table[..], &self.items[..], &self.best[..]);
-        let unwritten = best.iter().filter(|&&v| v == u32::MAX).count() as u64;
-        let idx = spread(n, CHECK_ITEMS);
-        let mismatches = par_sum(idx.len(), |k| {
-            let i = idx[k];
-            u64::from(best[i] != rap_item(table, items[i]))
-        });
-        Verification::sampled(
-            idx.len() as u64,
-            mismatches,
-            unwritten,
-            format!(
-                "every item written; exact on {} of {n} items (evenly spread)",
-                idx.len()
-            ),
-        )
+        let (table, items) = (&self.table[..], &self.items[..]);
+        super::verify_exact_u32(&self.best, CHECK_ITEMS, |i| rap_item(table, items[i]))
     }
 }

@@ -75,10 +75,11 @@ impl Lanes {
             log.push_lane(lane.records);
             // The device stopped early by design when a worker declined: by
             // the shortest package one of them declined.
-            report.declined_s = match (report.declined_s, lane.declined_s) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            report.declined_s = report
+                .declined_s
+                .into_iter()
+                .chain(lane.declined_s)
+                .reduce(f64::min);
             if panic.is_none() {
                 panic = lane.panic;
             }

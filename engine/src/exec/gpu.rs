@@ -110,12 +110,13 @@ impl Lane {
         name: &str,
         log: &mut PackageLog,
     ) -> (DeviceReport, Option<LostItems>) {
-        let d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
-        let lost = (!d.lost.is_empty()).then(|| LostItems {
+        let mut d = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        let items = std::mem::take(&mut d.lost);
+        let lost = (!items.is_empty()).then(|| LostItems {
             units: d.lost_units,
             error: Error::GpuLostMidPackage {
                 device: name.to_string(),
-                items: d.lost.clone(),
+                items,
                 cause: d.failure.clone().unwrap_or_default(),
             },
         });

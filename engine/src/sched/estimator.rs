@@ -65,18 +65,19 @@ impl DeviceModel {
             Some((c, true)) => (c.overhead_s, c.rate),
             _ => (0.0, 0.0),
         };
-        // Relaxed: the two words carry no other data. A reader racing a
-        // publication may pair one fit's overhead with the next fit's rate:
-        // two consecutive fits of one device, so a blend of two estimates,
-        // never garbage; the rate is stored last and read first, so a reader
-        // never sees a rate before the first overhead published with it.
+        // Relaxed on the overhead, Release on the rate (paired with the
+        // Acquire in `cost`): a reader that sees a rate sees at least the
+        // overhead published with it. A reader racing a later publication
+        // may pair that rate with a newer overhead: a blend of two
+        // consecutive fits of one device, never garbage.
         self.overhead.store(overhead.to_bits(), Ordering::Relaxed);
-        self.rate.store(rate.to_bits(), Ordering::Relaxed);
+        self.rate.store(rate.to_bits(), Ordering::Release);
     }
 
     fn cost(&self) -> Option<Cost> {
-        // Relaxed: see `publish`.
-        let rate = f64::from_bits(self.rate.load(Ordering::Relaxed));
+        // Acquire: pairs with the Release in `publish` (see there); the
+        // overhead is read after it, Relaxed.
+        let rate = f64::from_bits(self.rate.load(Ordering::Acquire));
         let overhead = f64::from_bits(self.overhead.load(Ordering::Relaxed));
         let c = Cost {
             overhead_s: overhead,

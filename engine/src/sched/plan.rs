@@ -533,27 +533,27 @@ impl Plan {
                 size = size.min((2 * c.last_fresh).max(*min_package));
             }
         }
-        let size = whole(size);
+        let mut size = whole(size);
         if !(fresh && all_known) {
             return size;
         }
         let smallest = whole(*min_package);
-        let mut size = size;
         if let Some(t) = self.declines(d, size, left, &cost) {
             if self.declines(d, smallest, left, &cost).is_some() {
                 c.declined_s.set(Some(t));
                 return 0;
             }
-            // Its smallest package passes the guard (which `others_decline`
-            // counts on): the largest whole-granule size that passes.
+            // Its smallest package passes the guard (which `others` counts
+            // on): the largest whole-granule size that passes.
             size = self.largest_accepted(d, size, smallest, left, granule, &cost);
         }
-        if self.claimants[d] == 1 && self.others_decline(d, *min_package, left, &cost) {
+        let others = self.others(d, *min_package, left, &cost);
+        if self.claimants[d] == 1 && others.all_decline {
             // Nobody else would take any of it: cutting the range would only
             // add per-package costs (and a partial last wave per package).
             return left;
         }
-        if self.slower_would_take(d, *min_package, left, &cost) {
+        if others.slower_takes {
             if let Some(t) = self.overshoots(d, size, left, c.backlog_s, &cost) {
                 c.declined_s.set(Some(t));
                 return 0;
@@ -587,41 +587,11 @@ impl Plan {
         (ok * granule).clamp(smallest, size)
     }
 
-    /// Whether a claimant of a device slower than `d` (per claimant) would
-    /// take at least its smallest fresh package with `left` units left: it
-    /// then takes work whatever `d` does (its guard accepts some size, and
-    /// only the fastest claimants [`overshoot`](Self::overshoots)), so `d`
-    /// may decline without stalling the run.
-    fn slower_would_take(
-        &self,
-        d: usize,
-        min_package: u64,
-        left: u64,
-        cost: &dyn Fn(usize) -> Option<Cost>,
-    ) -> bool {
-        let per_claimant = |j: usize| cost(j).map_or(0.0, |c| c.rate / self.claimants[j] as f64);
-        let mine = per_claimant(d);
-        self.claimants.iter().enumerate().any(|(j, &claimants)| {
-            j != d
-                && claimants > 0
-                && per_claimant(j) < mine
-                && cost(j).is_some()
-                && self
-                    .declines(
-                        j,
-                        whole_granules(min_package, self.granule[j], left),
-                        left,
-                        cost,
-                    )
-                    .is_none()
-        })
-    }
-
     /// The end-of-run guard of the faster claimants: a claimant of `d`
     /// declines a package that, overhead included, would end after the
     /// other devices could have done all `left` units (margin 1: declining
     /// can then only make the run end sooner), provided a slower device
-    /// would take work (see `slower_would_take`; else it must take it). A GPU package cannot be
+    /// would take work (see `others`; else it must take it). A GPU package cannot be
     /// split once dispatched, and on an irregular kernel each pays for its
     /// slowest work-group: the last one must not outlast the devices that
     /// split finely. A package claimed ahead counts from when it can start
@@ -639,9 +609,8 @@ impl Plan {
         if others.rates <= 0.0 {
             return None;
         }
-        let (rates, overhead_units) = (others.rates, others.overhead_units);
         let mine_s = backlog_s + self.claimants[d] as f64 * mine.time(size as f64);
-        let others_s = (left as f64 + overhead_units) / rates;
+        let others_s = (left as f64 + others.overhead_units) / others.rates;
         (mine_s > others_s).then_some(mine_s)
     }
 
@@ -697,21 +666,30 @@ impl Plan {
         ceil_u64(efficient.min(FAIR_SHARE * fair))
     }
 
-    /// Whether every claimant of every device other than `d` would decline
-    /// even its smallest fresh package (`min_package`, in whole granules) with
-    /// `left` units left. The guard's condition only tightens as `left`
-    /// shrinks and a package never gets smaller than that, so with the
-    /// costs unchanged they would decline all the rest: the claimant of `d`
-    /// may as well take it in one package. `false` when `d` has no other
-    /// device to compare with (see the lone-claimant rule).
-    fn others_decline(
+    /// What the claimants of the devices other than `d` would do with their
+    /// smallest fresh package (`min_package`, in whole granules) with `left`
+    /// units left, each device asked once:
+    /// * `all_decline`: every one of them would decline it (`false` when `d`
+    ///   has no other device; see the lone-claimant rule). The guard's
+    ///   condition only tightens as `left` shrinks and a package never gets
+    ///   smaller than that, so with the costs unchanged they would decline
+    ///   all the rest: a lone claimant of `d` may as well take it in one
+    ///   package.
+    /// * `slower_takes`: a device slower than `d` (per claimant) would take
+    ///   it: it then takes work whatever `d` does (its guard accepts some
+    ///   size, and only the faster claimants
+    ///   [`overshoot`](Self::overshoots)), so `d` may decline without
+    ///   stalling the run.
+    fn others(
         &self,
         d: usize,
         min_package: u64,
         left: u64,
         cost: &dyn Fn(usize) -> Option<Cost>,
-    ) -> bool {
-        let mut any = false;
+    ) -> Others {
+        let per_claimant = |j: usize| cost(j).map_or(0.0, |c| c.rate / self.claimants[j] as f64);
+        let mine = per_claimant(d);
+        let (mut any, mut all_decline, mut slower_takes) = (false, true, false);
         for (j, &claimants) in self.claimants.iter().enumerate() {
             if j == d || claimants == 0 {
                 continue;
@@ -719,10 +697,14 @@ impl Plan {
             any = true;
             let smallest = whole_granules(min_package, self.granule[j], left);
             if self.declines(j, smallest, left, cost).is_none() {
-                return false;
+                all_decline = false;
+                slower_takes |= cost(j).is_some() && per_claimant(j) < mine;
             }
         }
-        any
+        Others {
+            all_decline: any && all_decline,
+            slower_takes,
+        }
     }
 
     /// The finish-time guard of HGuided: a claimant of `d` declines fresh
@@ -751,20 +733,26 @@ impl Plan {
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> Option<f64> {
         let others = self.pool(Some(d), cost);
-        let (rates, overhead_units) = (others.rates, others.overhead_units);
-        if rates <= 0.0 {
+        if others.rates <= 0.0 {
             return None;
         }
-        let fastest_other = others.fastest_claimant;
         let claimants = self.claimants[d] as f64;
-        let Some(mine) = cost(d).filter(|c| c.rate / claimants < fastest_other) else {
+        let Some(mine) = cost(d).filter(|c| c.rate / claimants < others.fastest_claimant) else {
             // The fastest never declines; a device of power 0 always does.
             return cost(d).is_none().then_some(f64::INFINITY);
         };
         let mine_s = claimants * mine.time(size as f64);
-        let others_s = (left as f64 + overhead_units) / rates;
+        let others_s = (left as f64 + others.overhead_units) / others.rates;
         (mine_s > GUARD_MARGIN * others_s).then_some(mine_s)
     }
+}
+
+/// What the other devices would do at the end of a run (see
+/// `Plan::others`).
+#[derive(Debug)]
+struct Others {
+    all_decline: bool,
+    slower_takes: bool,
 }
 
 /// Devices taken together (see `Plan::pool`).

@@ -208,6 +208,15 @@ impl ShaderCores {
 }
 
 impl PhysicalDeviceInfo {
+    /// [`pipeline_cache_uuid`](Self::pipeline_cache_uuid) as 32 lowercase
+    /// hex digits (it names the pipeline cache file and keys profiles).
+    pub fn pipeline_cache_uuid_hex(&self) -> String {
+        self.pipeline_cache_uuid
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     fn query(instance: &Instance, pd: vk::PhysicalDevice, index: usize) -> Self {
         let raw = instance.raw();
         // SAFETY: `pd` was enumerated from this live instance; these are plain

@@ -27,14 +27,11 @@ impl PipelineCache {
     /// Path of the cache file for a device inside `dir` (keyed by the
     /// driver's pipeline cache UUID, so another driver never reads it).
     pub fn file_for(dir: &Path, info: &PhysicalDeviceInfo) -> PathBuf {
-        let uuid: String = info
-            .pipeline_cache_uuid
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
         dir.join(format!(
-            "pipelines-{:04x}-{:04x}-{uuid}.bin",
-            info.vendor_id, info.device_id
+            "pipelines-{:04x}-{:04x}-{}.bin",
+            info.vendor_id,
+            info.device_id,
+            info.pipeline_cache_uuid_hex()
         ))
     }
 
