@@ -91,6 +91,19 @@ fn check_files(out: &Path) {
     }
 }
 
+/// The stdout of a `coexec` run that must have succeeded (else the test
+/// fails with both of its outputs).
+fn succeeded(o: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "exit {:?}\n{stdout}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
 /// `path` is a whole SVG document.
 fn assert_svg(path: &Path) {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
@@ -233,13 +246,7 @@ fn suite_command_writes_json_and_pictures() {
         .arg(&out)
         .output()
         .expect("coexec runs");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "exit {:?}\n{stdout}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = succeeded(&o);
     assert!(stdout.contains("HGuided (hints)"), "{stdout}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     check_json(&doc);
@@ -270,13 +277,7 @@ fn comparable_set_quick_suite_verifies_and_records_the_ceiling() {
         .arg(&json)
         .output()
         .expect("coexec runs");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "exit {:?}\n{stdout}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = succeeded(&o);
     assert!(
         stdout.contains("S_ceil") && stdout.contains("cpu_co"),
         "{stdout}"
