@@ -14,7 +14,7 @@ use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanR
 use crate::learn::Learning;
 use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
 use crate::sched::{
-    DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
+    Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
     WorkQueue,
 };
 use crate::vk::{
@@ -887,6 +887,9 @@ impl PowerEstimator for Remap<'_> {
     fn power(&self, device: usize) -> Option<f64> {
         self.map.get(device).and_then(|&d| self.inner.power(d))
     }
+    fn cost(&self, device: usize) -> Option<Cost> {
+        self.map.get(device).and_then(|&d| self.inner.cost(d))
+    }
 }
 
 /// Where profiles live: `profiles/` under the pipeline cache directory, or
@@ -924,6 +927,32 @@ fn stealing() -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The plan sees each run device's fitted cost (overhead included), not
+    /// only its rate: every estimator query is forwarded through the map.
+    #[test]
+    fn remap_forwards_costs_and_powers() {
+        use super::Remap;
+        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
+        let est = ThroughputEstimator::new(2);
+        est.seed(
+            1,
+            Cost {
+                overhead_s: 1e-4,
+                rate: 5e6,
+            },
+            8.0,
+        );
+        let map = [1usize];
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+        };
+        assert_eq!(remap.cost(0), est.cost(1));
+        assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
+        assert_eq!(remap.power(0), est.power(1));
+        assert_eq!(remap.cost(1), None);
+    }
+
     #[test]
     fn engine_and_kernel_are_send_and_sync() {
         fn is<T: Send + Sync>() {}
