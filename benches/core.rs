@@ -926,7 +926,7 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
     let count = [w.div_ceil(lx), h.div_ceil(ly), 1];
     let set = raw
         .pipeline
-        .bind(&[(buf.vk_handle(), buf.size_bytes())])
+        .bind(&[buf.binding()])
         .map_err(|x| x.to_string())?;
     let push = bytemuck::bytes_of(&p);
     // The raw image first, to compare the engine's output with.
@@ -973,10 +973,7 @@ fn bench_gpu_vs_raw(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String
     ];
     let set = raw
         .pipeline
-        .bind(&[
-            (xb.vk_handle(), xb.size_bytes()),
-            (yb.vk_handle(), yb.size_bytes()),
-        ])
+        .bind(&[xb.binding(), yb.binding()])
         .map_err(|x| x.to_string())?;
     let (raw_s, runs) = interleaved(o, &mut raw, &set, &push, count, &scheds, |s| {
         e.run(

@@ -60,9 +60,7 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
     let iface = spirv::reflect(&words, "main").unwrap();
     let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
     let mut out = e.buffer::<u32>(64).unwrap();
-    let set = pipeline
-        .bind(&[(buffer_handle(&out), out.size_bytes())])
-        .unwrap();
+    let set = pipeline.bind(&[out.binding()]).unwrap();
     let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();
     // Work-groups 5..8 -> items 20..32.
     // SAFETY: fresh ring (slot idle), set made by this pipeline, buffer alive
@@ -104,9 +102,7 @@ void main() {
     let iface = spirv::reflect(&words, "main").unwrap();
     let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
     let out = e.buffer::<u32>(64 * 64).unwrap();
-    let set = pipeline
-        .bind(&[(buffer_handle(&out), out.size_bytes())])
-        .unwrap();
+    let set = pipeline.bind(&[out.binding()]).unwrap();
     for read in [StampRead::Copy, StampRead::Query, StampRead::Off] {
         let mut ring = DispatchRing::with_stamps(e.device().clone(), 2, read).unwrap();
         assert_eq!(ring.stamp_read(), read);
@@ -134,8 +130,69 @@ void main() {
     assert_validation_clean(&e);
 }
 
-fn buffer_handle<T: bytemuck::Pod>(b: &coexec::Buffer<T>) -> coexec::vk::ash::vk::Buffer {
-    b.vk_handle()
+/// The safe functions of the Vulkan layer refuse what the driver could not
+/// use: a set of the wrong size, another device's buffer, an interface that
+/// is not the shader's, and the span of a ticket that did not complete or
+/// whose slot was reused.
+#[test]
+fn the_vulkan_layer_refuses_what_the_driver_cannot_use() {
+    let Some(e) = engine() else { return };
+    let glsl = "#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer O { uint o[]; };
+void main() { o[gl_GlobalInvocationID.x] = 7u; }";
+    let words = coexec::shader::compile_glsl(glsl, "seven.comp").unwrap();
+    let iface = spirv::reflect(&words, "main").unwrap();
+    let mut other_iface = iface.clone();
+    other_iface.bindings.clear();
+    assert!(matches!(
+        ComputePipeline::new(e.device().clone(), &words, other_iface),
+        Err(coexec::Error::Interface(_))
+    ));
+    let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
+    let out = e.buffer::<u32>(64).unwrap();
+    assert!(matches!(
+        pipeline.bind(&[]),
+        Err(coexec::Error::Interface(_))
+    ));
+    assert!(matches!(
+        pipeline.bind(&[out.binding(), out.binding()]),
+        Err(coexec::Error::Interface(_))
+    ));
+    let other = engine_with(Some(1), AllocatorBackend::default()).unwrap();
+    let foreign = other.buffer::<u32>(64).unwrap();
+    assert!(matches!(
+        pipeline.bind(&[foreign.binding()]),
+        Err(coexec::Error::ForeignBuffer { binding: 0 })
+    ));
+    let set = pipeline.bind(&[out.binding()]).unwrap();
+    let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();
+    assert_eq!(ring.span(0).unwrap(), None);
+    assert_eq!(ring.span(1).unwrap(), None, "not submitted yet");
+    let mut tickets = Vec::new();
+    for g in 0..3u32 {
+        // SAFETY: each ticket is waited on before the next submission, so
+        // the slot is idle; the set was made by this pipeline; `out` lives
+        // until the end; no push constants.
+        let t = unsafe { ring.submit(&pipeline, &set, &[], [g, 0, 0], [1, 1, 1]) }.unwrap();
+        assert!(ring.wait(t, 10_000_000_000).unwrap());
+        tickets.push(t);
+    }
+    // Two slots: the first ticket's slot was reused by the third.
+    assert_eq!(ring.span(tickets[0]).unwrap(), None, "slot reused");
+    assert_eq!(ring.span(tickets[2] + 1).unwrap(), None, "future ticket");
+    if ring.stamp_read() != StampRead::Off {
+        assert!(ring.span(tickets[2]).unwrap().is_some());
+    }
+    assert!(out[..12].iter().all(|&v| v == 7));
+    // A timeline of the device: its counter, waits that end and that time out.
+    let t = coexec::vk::Timeline::new(e.device(), 5).unwrap();
+    assert_eq!(t.value().unwrap(), 5);
+    assert!(t.wait(3, 0).unwrap());
+    assert!(!t.wait(6, 1_000_000).unwrap());
+    drop(set);
+    assert_validation_clean(&e);
+    assert_validation_clean(&other);
 }
 
 fn saxpy_on(backend: AllocatorBackend) {

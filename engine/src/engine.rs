@@ -12,7 +12,7 @@ use crate::exec::pool::{Pool, ThreadSpec};
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::learn::Learning;
-use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
+use crate::mem::{AllocatorBackend, Buffer, BufferBinding, UnifiedMemory};
 use crate::sched::{
     Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
     WorkQueue,
@@ -653,7 +653,7 @@ impl Engine {
                 let bufs: Vec<_> = args
                     .buffers
                     .iter()
-                    .map(|b| (b.raw.handle(), b.raw.bytes()))
+                    .map(|b| BufferBinding::of(b.raw))
                     .collect();
                 Some(p.bind(&bufs)?)
             }

@@ -564,7 +564,7 @@ impl Loop<'_, '_> {
         let device = &self.role.unit.device;
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = &self.injected {
-            inj.release(device);
+            inj.release();
         }
         if self.ring.last_ticket() > 0 && !matches!(self.ring.drain(self.timeout_ns()), Ok(true)) {
             let _ = device.wait_idle();
@@ -572,7 +572,7 @@ impl Loop<'_, '_> {
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self.injected {
             // SAFETY: released above, and the queue drained.
-            unsafe { inj.destroy(device) };
+            unsafe { inj.destroy() };
         }
         let mut data = self.data;
         data.declined_s = self.state.declined_s();

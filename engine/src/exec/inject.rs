@@ -5,8 +5,9 @@
 use super::settle::{settle, Observe, Outcome, RingObserver};
 use crate::error::VkError;
 use crate::hooks::{FaultInjection, GpuFault};
-use crate::vk::{Device, Dispatch, DispatchRing};
+use crate::vk::{Device, Dispatch, DispatchRing, Timeline};
 use ash::vk;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What the injected loss reports.
@@ -17,9 +18,9 @@ const INJECTED_LOSS: VkError = VkError::DeviceLost {
 /// The injected fault of a run.
 pub(crate) struct Injected {
     spec: FaultInjection,
-    /// Timeline semaphore the injected hangs wait on (null where it could
+    /// Timeline semaphore the injected hangs wait on (`None` where it could
     /// not be created: the hang then fails to submit).
-    blocker: vk::Semaphore,
+    blocker: Option<Timeline>,
     /// Ticket of the sabotaged package once it is submitted (0: its
     /// submission failed).
     ticket: Option<u64>,
@@ -27,10 +28,10 @@ pub(crate) struct Injected {
 
 impl Injected {
     /// The fault `spec`, not armed yet.
-    pub(crate) fn new(spec: FaultInjection, device: &Device) -> Self {
+    pub(crate) fn new(spec: FaultInjection, device: &Arc<Device>) -> Self {
         Injected {
             spec,
-            blocker: device.create_timeline(0).unwrap_or_default(),
+            blocker: Timeline::new(device, 0).ok(),
             ticket: None,
         }
     }
@@ -50,15 +51,16 @@ impl Injected {
         d: Dispatch<'_>,
     ) -> Result<u64, VkError> {
         let hang = |ring: &mut DispatchRing, d: Option<Dispatch<'_>>| {
-            if self.blocker == vk::Semaphore::null() {
+            let Some(blocker) = &self.blocker else {
                 return Err(VkError::Other {
                     call: "vkCreateSemaphore (injected hang)",
                     result: vk::Result::ERROR_UNKNOWN,
                 });
-            }
-            // SAFETY: as for `submit` (caller); the blocker is a live
-            // timeline at 0 that `release` signals before `destroy`.
-            unsafe { ring.submit_blocked(self.blocker, d) }
+            };
+            // SAFETY: as for `submit` (caller); the blocker is a timeline
+            // of the ring's device at 0 that `release` signals, and that
+            // outlives the submission (`destroy` comes after the drain).
+            unsafe { ring.submit_blocked(blocker, d) }
         };
         let r = match self.spec.fault {
             GpuFault::SubmitError => Err(VkError::Other {
@@ -103,7 +105,7 @@ impl Injected {
     ) -> Vec<Outcome> {
         match self.spec.fault {
             GpuFault::Hang => {
-                self.release(obs.device);
+                self.release();
                 settle(obs, tickets, timeout)
             }
             GpuFault::HangThenLost if self.ticket.is_some_and(|t| tickets.contains(&t)) => {
@@ -118,18 +120,16 @@ impl Injected {
     }
 
     /// Ends the injected hang (once: later calls do nothing).
-    pub(crate) fn release(&self, device: &Device) {
-        if self.blocker == vk::Semaphore::null()
-            || device.timeline_value(self.blocker).is_ok_and(|v| v >= 1)
-        {
+    pub(crate) fn release(&self) {
+        let Some(blocker) = &self.blocker else {
+            return;
+        };
+        if blocker.value().is_ok_and(|v| v >= 1) {
             return;
         }
-        let info = vk::SemaphoreSignalInfo::default()
-            .semaphore(self.blocker)
-            .value(1);
-        // SAFETY: the blocker is ours and live, a timeline below 1 (read
-        // above; only the dispatch loop's thread signals it).
-        let _ = unsafe { device.raw().signal_semaphore(&info) };
+        // SAFETY: a timeline below 1 (read above) that nothing on the device
+        // signals, and only the dispatch loop's thread signals it.
+        let _ = unsafe { blocker.signal(1) };
     }
 
     /// Destroys the blocker.
@@ -137,11 +137,8 @@ impl Injected {
     /// # Safety
     /// No submission waits on it any more: it was released and the queue
     /// drained.
-    pub(crate) unsafe fn destroy(self, device: &Device) {
-        if self.blocker != vk::Semaphore::null() {
-            // SAFETY: ours, and idle (function contract).
-            unsafe { device.destroy_semaphore(self.blocker) };
-        }
+    pub(crate) unsafe fn destroy(self) {
+        drop(self.blocker);
     }
 }
 
@@ -163,7 +160,7 @@ impl Observe for Lost<'_> {
     }
 
     fn wait_idle(&self) -> Result<(), VkError> {
-        self.hook.release(self.inner.device);
+        self.hook.release();
         let _ = self.inner.wait_idle();
         Err(INJECTED_LOSS)
     }

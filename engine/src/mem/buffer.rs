@@ -227,6 +227,38 @@ impl RawBuffer {
     pub(crate) fn id(&self) -> BufferId {
         self.id
     }
+
+    /// The device the buffer lives on.
+    pub(crate) fn device(&self) -> &Arc<crate::vk::Device> {
+        self.memory.device()
+    }
+}
+
+/// A buffer of any element type, as a compute pipeline binds it (see
+/// [`ComputePipeline::bind`](crate::vk::ComputePipeline::bind)): its handle
+/// and size are those of a live buffer of a known device.
+#[derive(Clone, Copy)]
+pub struct BufferBinding<'a>(&'a RawBuffer);
+
+impl<'a> BufferBinding<'a> {
+    /// The binding of `raw`.
+    pub(crate) fn of(raw: &'a RawBuffer) -> Self {
+        BufferBinding(raw)
+    }
+
+    /// The buffer.
+    pub(crate) fn raw(self) -> &'a RawBuffer {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for BufferBinding<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferBinding")
+            .field("id", &self.0.id())
+            .field("bytes", &self.0.bytes())
+            .finish()
+    }
 }
 
 impl Drop for RawBuffer {
@@ -387,6 +419,11 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// It stays valid while `self` lives.
     pub fn vk_handle(&self) -> vk::Buffer {
         self.raw.handle()
+    }
+
+    /// The buffer as a compute pipeline binds it.
+    pub fn binding(&self) -> BufferBinding<'_> {
+        BufferBinding(&self.raw)
     }
 
     pub(crate) fn raw(&self) -> &RawBuffer {

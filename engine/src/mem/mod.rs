@@ -12,7 +12,7 @@ mod buffer;
 
 pub use backend::AllocatorBackend;
 pub(crate) use buffer::RawBuffer;
-pub use buffer::{Buffer, BufferId};
+pub use buffer::{Buffer, BufferBinding, BufferId};
 
 use crate::error::{Error, Result};
 use crate::vk::Device;

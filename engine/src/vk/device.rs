@@ -1,7 +1,7 @@
 //! Logical device: one compute queue, timeline semaphores, command and query
 //! objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
 
-use super::{Instance, PhysicalDeviceInfo, PipelineCache};
+use super::{Instance, PhysicalDeviceInfo, PipelineCache, Timeline};
 use crate::error::{Error, Result, VkError, VkResultExt};
 use ash::vk;
 use std::path::PathBuf;
@@ -144,13 +144,13 @@ impl Device {
     }
 
     /// Marks the device as failed.
-    pub fn mark_lost(&self) {
+    pub(crate) fn mark_lost(&self) {
         // Release: see `is_lost`.
         self.lost.store(true, Ordering::Release);
     }
 
     /// Records a failure: a lost device is marked so that it is not used again.
-    pub fn check<T>(&self, r: Result<T, VkError>) -> Result<T, VkError> {
+    pub(crate) fn check<T>(&self, r: Result<T, VkError>) -> Result<T, VkError> {
         if let Err(e) = &r {
             if e.is_device_lost() {
                 self.mark_lost();
@@ -159,67 +159,21 @@ impl Device {
         r
     }
 
-    /// Creates a timeline semaphore starting at `initial`.
-    pub fn create_timeline(&self, initial: u64) -> Result<vk::Semaphore, VkError> {
-        let mut ty = vk::SemaphoreTypeCreateInfo::default()
-            .semaphore_type(vk::SemaphoreType::TIMELINE)
-            .initial_value(initial);
-        let info = vk::SemaphoreCreateInfo::default().push_next(&mut ty);
-        // SAFETY: timeline semaphores were enabled at device creation.
-        unsafe { self.raw.create_semaphore(&info, None) }.call("vkCreateSemaphore")
-    }
-
-    /// Destroys a semaphore.
-    ///
-    /// # Safety
-    /// `sem` was created by this device and no pending GPU work uses it.
-    pub unsafe fn destroy_semaphore(&self, sem: vk::Semaphore) {
-        // SAFETY: the caller guarantees it is ours and idle.
-        unsafe { self.raw.destroy_semaphore(sem, None) }
-    }
-
-    /// Waits until timeline `sem` reaches `value`; `Ok(false)` on timeout.
-    pub fn wait_timeline(
-        &self,
-        sem: vk::Semaphore,
-        value: u64,
-        timeout_ns: u64,
-    ) -> Result<bool, VkError> {
-        let sems = [sem];
-        let values = [value];
-        let info = vk::SemaphoreWaitInfo::default()
-            .semaphores(&sems)
-            .values(&values);
-        // SAFETY: `sem` is a live timeline semaphore of this device.
-        match unsafe { self.raw.wait_semaphores(&info, timeout_ns) } {
-            Ok(()) => Ok(true),
-            Err(vk::Result::TIMEOUT) => Ok(false),
-            Err(r) => self.check(Err(VkError::from_result("vkWaitSemaphores", r))),
-        }
-    }
-
-    /// Current value of timeline `sem`.
-    pub fn timeline_value(&self, sem: vk::Semaphore) -> Result<u64, VkError> {
-        // SAFETY: `sem` is a live timeline semaphore of this device.
-        let r =
-            unsafe { self.raw.get_semaphore_counter_value(sem) }.call("vkGetSemaphoreCounterValue");
-        self.check(r)
-    }
-
     /// Submits `cb` signalling timeline `sem` to `value` when it completes.
     ///
     /// # Safety
     /// `cb` is a fully recorded primary command buffer of this device that is
-    /// not pending; `value` is greater than every value `sem` was or will be
-    /// signalled to before it.
-    pub unsafe fn submit(
+    /// not pending; `sem` belongs to this device and stays alive until the
+    /// submission completed; `value` is greater than every value `sem` was
+    /// or will be signalled to before it.
+    pub(crate) unsafe fn submit(
         &self,
         cb: vk::CommandBuffer,
-        sem: vk::Semaphore,
+        sem: &Timeline,
         value: u64,
     ) -> Result<(), VkError> {
         let cbs = [cb];
-        let sems = [sem];
+        let sems = [sem.raw()];
         let values = [value];
         let mut timeline =
             vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);

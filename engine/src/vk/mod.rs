@@ -9,6 +9,7 @@ mod device;
 mod instance;
 mod pipeline;
 pub mod spirv;
+mod timeline;
 
 pub use device::{Device, DeviceOptions};
 pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
@@ -17,6 +18,7 @@ pub use pipeline::{
     BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead, MAX_IN_FLIGHT,
 };
 pub use spirv::{ShaderInterface, SpirvBinding};
+pub use timeline::Timeline;
 
 use ash::vk;
 

@@ -2,8 +2,9 @@
 //! pipeline cache, per-run descriptor sets, and the dispatch ring that records
 //! and submits one package per command buffer.
 
-use super::{Device, PhysicalDeviceInfo, ShaderInterface};
-use crate::error::{Result, VkError, VkResultExt};
+use super::{Device, PhysicalDeviceInfo, ShaderInterface, Timeline};
+use crate::error::{Error, Result, VkError, VkResultExt};
+use crate::mem::BufferBinding;
 use ash::vk;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -128,8 +129,14 @@ impl ComputePipeline {
     ///
     /// The module is validated first ([`super::spirv::validate`]): an
     /// invalid one is an [`Error::InvalidSpirv`](crate::Error::InvalidSpirv),
-    /// never handed to the driver.
+    /// never handed to the driver; an `interface` other than the module's
+    /// is an [`Error::Interface`] (the pipeline's layout is built from it).
     pub fn new(device: Arc<Device>, words: &[u32], interface: ShaderInterface) -> Result<Self> {
+        if super::spirv::reflect(words, "main")? != interface {
+            return Err(Error::Interface(
+                "the interface given is not the shader's (see spirv::reflect)".into(),
+            ));
+        }
         super::spirv::validate(words, device.info().api_version)?;
         let raw = device.raw();
         let module_info = vk::ShaderModuleCreateInfo::default().code(words);
@@ -219,9 +226,75 @@ impl ComputePipeline {
         &self.device
     }
 
-    /// Creates a descriptor set binding `buffers[i]` (handle, size in bytes)
-    /// at `self.interface().bindings[i]`.
-    pub fn bind(&self, buffers: &[(vk::Buffer, u64)]) -> Result<BindingSet, VkError> {
+    /// Creates a descriptor set binding `buffers[i]` at
+    /// `self.interface().bindings[i]`.
+    ///
+    /// Fails with [`Error::Interface`] unless there is exactly one buffer
+    /// per binding, [`Error::ForeignBuffer`] for a buffer of another device,
+    /// and [`Error::BindingRange`] for one larger than the device's
+    /// `maxStorageBufferRange`.
+    pub fn bind(&self, buffers: &[BufferBinding<'_>]) -> Result<BindingSet> {
+        self.check_bindings(buffers)?;
+        let set = self.allocate_set()?;
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+            .iter()
+            .map(|b| {
+                [vk::DescriptorBufferInfo::default()
+                    .buffer(b.raw().handle())
+                    .offset(0)
+                    .range(b.raw().bytes())]
+            })
+            .collect();
+        let writes: Vec<_> = self
+            .interface
+            .bindings
+            .iter()
+            .zip(&infos)
+            .map(|(b, info)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set.set)
+                    .dst_binding(b.binding)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(info)
+            })
+            .collect();
+        // SAFETY: the set is freshly allocated and not in use; every binding
+        // of its layout gets one live buffer of this device, within the
+        // storage range limit (checked above).
+        unsafe { self.device.raw().update_descriptor_sets(&writes, &[]) };
+        Ok(set)
+    }
+
+    /// Checks that `buffers` fit the interface and the device (see
+    /// [`ComputePipeline::bind`]).
+    fn check_bindings(&self, buffers: &[BufferBinding<'_>]) -> Result<()> {
+        if buffers.len() != self.interface.bindings.len() {
+            return Err(Error::Interface(format!(
+                "the shader declares {} storage buffer(s) but {} were given",
+                self.interface.bindings.len(),
+                buffers.len()
+            )));
+        }
+        let info = self.device.info();
+        for (i, b) in buffers.iter().enumerate() {
+            let binding = i as u32;
+            if !Arc::ptr_eq(b.raw().device(), &self.device) {
+                return Err(Error::ForeignBuffer { binding });
+            }
+            if b.raw().bytes() > u64::from(info.max_storage_buffer_range) {
+                return Err(Error::BindingRange {
+                    binding,
+                    bytes: b.raw().bytes(),
+                    limit: info.max_storage_buffer_range,
+                    device: info.name.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// A descriptor set of this pipeline's layout, in a pool of its own.
+    fn allocate_set(&self) -> Result<BindingSet, VkError> {
         let raw = self.device.raw();
         let n = self.interface.bindings.len().max(1) as u32;
         let sizes = [vk::DescriptorPoolSize::default()
@@ -238,44 +311,18 @@ impl ComputePipeline {
             .descriptor_pool(pool)
             .set_layouts(&layouts);
         // SAFETY: the pool has room for exactly this set.
-        let set = match unsafe { raw.allocate_descriptor_sets(&alloc) } {
-            Ok(s) => s[0],
+        match unsafe { raw.allocate_descriptor_sets(&alloc) } {
+            Ok(s) => Ok(BindingSet {
+                device: self.device.clone(),
+                pool,
+                set: s[0],
+            }),
             Err(r) => {
                 // SAFETY: created above, unused.
                 unsafe { raw.destroy_descriptor_pool(pool, None) };
-                return Err(VkError::from_result("vkAllocateDescriptorSets", r));
+                Err(VkError::from_result("vkAllocateDescriptorSets", r))
             }
-        };
-        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
-            .iter()
-            .map(|&(b, size)| {
-                [vk::DescriptorBufferInfo::default()
-                    .buffer(b)
-                    .offset(0)
-                    .range(size)]
-            })
-            .collect();
-        let writes: Vec<_> = self
-            .interface
-            .bindings
-            .iter()
-            .zip(&infos)
-            .map(|(b, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(set)
-                    .dst_binding(b.binding)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
-            })
-            .collect();
-        // SAFETY: the set is freshly allocated and not in use; buffers are
-        // live (the caller holds them for the run).
-        unsafe { raw.update_descriptor_sets(&writes, &[]) };
-        Ok(BindingSet {
-            device: self.device.clone(),
-            pool,
-            set,
-        })
+        }
     }
 }
 
@@ -337,7 +384,9 @@ pub struct DispatchRing {
     queries: vk::QueryPool,
     /// Present in [`StampRead::Copy`] mode only.
     stamps: Option<Stamps>,
-    sem: vk::Semaphore,
+    /// Signalled to each ticket as its package completes; `None` only while
+    /// the ring is being built.
+    sem: Option<Timeline>,
     last: u64,
 }
 
@@ -513,7 +562,7 @@ impl DispatchRing {
             cbs: Vec::new(),
             queries: vk::QueryPool::null(),
             stamps: None,
-            sem: vk::Semaphore::null(),
+            sem: None,
             last: 0,
         };
         let alloc = vk::CommandBufferAllocateInfo::default()
@@ -536,7 +585,7 @@ impl DispatchRing {
                 ring.stamps = Some(Stamps::new(&device, depth)?);
             }
         }
-        ring.sem = device.create_timeline(0)?;
+        ring.sem = Some(Timeline::new(&device, 0)?);
         Ok(ring)
     }
 
@@ -610,8 +659,10 @@ impl DispatchRing {
         // SAFETY: the slot is idle and `d` is valid (function contract).
         let cb = unsafe { self.record(ticket, Some(d))? };
         // SAFETY: `cb` is fully recorded and not pending (slot idle); the
-        // ticket is one more than the last signalled value.
-        unsafe { self.device.submit(cb, self.sem, ticket)? };
+        // timeline is the ring's own, which outlives its submissions (Drop
+        // drains them first); the ticket is one more than the last
+        // signalled value.
+        unsafe { self.device.submit(cb, self.timeline(), ticket)? };
         self.last = ticket;
         Ok(ticket)
     }
@@ -745,27 +796,40 @@ impl DispatchRing {
         }
     }
 
+    /// The ring's timeline semaphore.
+    fn timeline(&self) -> &Timeline {
+        self.sem.as_ref().expect("a built ring has its timeline")
+    }
+
     /// Waits until `ticket` completed; `Ok(false)` on timeout.
     pub fn wait(&self, ticket: u64, timeout_ns: u64) -> Result<bool, VkError> {
-        self.device.wait_timeline(self.sem, ticket, timeout_ns)
+        self.timeline().wait(ticket, timeout_ns)
     }
 
     /// `true` once `ticket` completed (does not block).
     pub fn is_complete(&self, ticket: u64) -> Result<bool, VkError> {
-        Ok(self.device.timeline_value(self.sem)? >= ticket)
+        Ok(self.timeline().value()? >= ticket)
     }
 
-    /// The GPU span of a completed `ticket` (only the last `depth()` tickets
-    /// are kept); `None` when the queue has no timestamps.
+    /// The GPU span of `ticket`; `None` when the queue has no timestamps,
+    /// when the ticket has not completed yet, and when its slot was reused
+    /// since (only the last `depth()` tickets are kept).
     pub fn span(&self, ticket: u64) -> Result<Option<GpuSpan>, VkError> {
-        if self.queries == vk::QueryPool::null() {
+        if self.queries == vk::QueryPool::null()
+            || ticket == 0
+            || ticket > self.last
+            || self.last - ticket >= self.cbs.len() as u64
+            || !self.is_complete(ticket)?
+        {
             return Ok(None);
         }
         let slot = (ticket as usize) % self.cbs.len();
         let data = match &self.stamps {
-            // SAFETY: the ticket completed (caller), and its command buffer's
-            // copy was made visible to the host by the barrier recorded after
-            // it; the slot is not rewritten until the ring reuses it.
+            // SAFETY: the ticket completed (checked above, on the timeline
+            // its submission signals), and its command buffer's copy was
+            // made visible to the host by the barrier recorded after it; no
+            // later ticket reuses the slot (checked above: it is among the
+            // last `depth` submissions, and only `&mut self` submits).
             // Volatile: the device, not this thread, wrote the memory.
             Some(st) => unsafe {
                 [
@@ -776,7 +840,8 @@ impl DispatchRing {
             None => {
                 let mut data = [0u64; 2];
                 // SAFETY: live pool; the two queries of the slot; `data`
-                // holds two 64-bit results. No WAIT: the ticket completed,
+                // holds two 64-bit results. No WAIT: the ticket completed
+                // (checked above),
                 // so its stamps are available, and a slot whose submission
                 // wrote none (reset on the host, see `clear_slot`) answers
                 // NOT_READY instead of blocking.
@@ -817,22 +882,22 @@ impl DispatchRing {
     ///
     /// # Safety
     /// As for [`DispatchRing::submit`] (idle slot, valid dispatch);
-    /// `blocker` is a live timeline semaphore of this device at a value below
-    /// 1 that the caller signals before destroying it.
+    /// `blocker` is a timeline of this device at a value below 1 that the
+    /// caller signals before dropping it.
     #[cfg(feature = "test-hooks")]
     pub(crate) unsafe fn submit_blocked(
         &mut self,
-        blocker: vk::Semaphore,
+        blocker: &Timeline,
         dispatch: Option<Dispatch<'_>>,
     ) -> Result<u64, VkError> {
         let ticket = self.last + 1;
         // SAFETY: the slot is idle and `dispatch` is valid (contract).
         let cb = unsafe { self.record(ticket, dispatch)? };
         let cbs = [cb];
-        let waits = [blocker];
+        let waits = [blocker.raw()];
         let wait_values = [1u64];
         let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
-        let signals = [self.sem];
+        let signals = [self.timeline().raw()];
         let signal_values = [ticket];
         let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
             .wait_semaphore_values(&wait_values)
@@ -844,7 +909,8 @@ impl DispatchRing {
             .signal_semaphores(&signals)
             .push_next(&mut timeline);
         // SAFETY: `cb` is fully recorded and not pending (slot idle);
-        // `blocker` is live (caller); the ticket is one more than the last
+        // `blocker` outlives the submission (caller) and the ring's timeline
+        // does (Drop drains first); the ticket is one more than the last
         // signalled value. The queue is only used by this ring's owner during
         // a run (the engine holds the ring's mutex), as for `Device::submit`.
         unsafe { self.device.submit_raw(&[submit])? };
@@ -854,7 +920,7 @@ impl DispatchRing {
 
     /// Waits for everything submitted, up to `timeout_ns`; `Ok(false)` on timeout.
     pub fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
-        if self.last == 0 {
+        if self.last == 0 || self.sem.is_none() {
             return Ok(true);
         }
         self.wait(self.last, timeout_ns)
@@ -870,11 +936,10 @@ impl Drop for DispatchRing {
             let _ = self.device.wait_idle();
         }
         let raw = self.device.raw();
-        // SAFETY: no submission of this ring is pending any more (see above).
+        // No submission of this ring is pending any more (see above).
+        drop(self.sem.take());
+        // SAFETY: as above: nothing pending uses these objects.
         unsafe {
-            if self.sem != vk::Semaphore::null() {
-                self.device.destroy_semaphore(self.sem);
-            }
             if self.queries != vk::QueryPool::null() {
                 raw.destroy_query_pool(self.queries, None);
             }
