@@ -7,8 +7,6 @@
 //! binary takes everything from its arguments, so it can be copied to a
 //! machine without a Rust toolchain and run there.
 
-use coexec::sched::{DeviceSlot, Plan, ThroughputEstimator, WorkQueue};
-use coexec::vk::{spirv as vkspirv, BindingSet, ComputePipeline, DispatchRing};
 use coexec::workloads::mandelbrot::{mandel_pixel, mandelbrot_cpu, Params as MandelParams};
 use coexec::workloads::saxpy::saxpy_cpu;
 use coexec::workloads::{random_f32, spirv, Mandelbrot, Saxpy, Workload};
@@ -17,6 +15,8 @@ use coexec::{
     Package, Report, Scheduler, Validation,
 };
 use coexec_engine::exec::topology::pin_current_thread;
+use coexec_engine::sched::{DeviceSlot, Plan, ThroughputEstimator, WorkQueue};
+use coexec_engine::vk::{spirv as vkspirv, BindingSet, ComputePipeline, DispatchRing};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Barrier};
@@ -1043,7 +1043,7 @@ fn bench_coexec(o: &Opts, e: &Engine, t: &mut Table) -> Result<Value, String> {
             Devices::ALL,
             Scheduler::HGuided {
                 powers: Some(powers.clone()),
-                k: coexec::sched::DEFAULT_K,
+                k: coexec_engine::sched::DEFAULT_K,
                 min_package: 1,
             },
         ),

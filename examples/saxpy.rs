@@ -34,8 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let engine = Engine::new()?;
     println!(
         "device: {} ({}), CPU workers: {}",
-        engine.device().info().name,
-        engine.device().info().device_type,
+        engine.device_info().name,
+        engine.device_info().device_type,
         engine.workers()
     );
 

@@ -96,10 +96,22 @@
 //! A C API mirrors this crate (`ffi/`, `coexec.h`).
 
 pub use coexec_engine::{
-    error, mem, sched, shader, vk, AllocatorBackend, Args, Buffer, CpuArgs, CpuFn, DeviceKind,
-    DeviceReport, Devices, Engine, EngineOptions, Error, GapStats, GpuChoice, IndexSpace, Kernel,
-    Package, PackageLog, PackageRecord, Report, Result, Scheduler, Validation,
+    error, shader, version_string, AllocatorBackend, Args, Buffer, BufferId, CacheLevel, CorePlan,
+    CoreSet, CpuArgs, CpuFn, CpuTopology, DeviceKind, DeviceReport, DeviceType, Devices, Engine,
+    EngineOptions, Error, GapStats, GpuChoice, IndexSpace, Kernel, MemoryHeap, MemoryType,
+    NumaNode, Package, PackageLog, PackageRecord, PhysicalCore, PhysicalDeviceInfo, PlanRequest,
+    QueueFamily, Report, Result, SchedError, Scheduler, ShaderCores, ShaderInterface, SpirvBinding,
+    TopologyError, Validation, VkError, VkResultCode, DEFAULT_K,
 };
+
+/// The engine's internal layers (`vk`, `mem`, `sched`, `exec`), for
+/// benchmarks and tests that drive them directly (cargo feature
+/// `internals`). **Unstable**: not covered by semver; any release may
+/// change them.
+#[cfg(feature = "internals")]
+pub mod internals {
+    pub use coexec_engine::{exec, mem, sched, vk};
+}
 
 pub mod suite;
 #[cfg(feature = "test-hooks")]

@@ -3,8 +3,8 @@
 
 mod common;
 
-use coexec::vk::{spirv, ComputePipeline, DispatchRing, StampRead};
 use coexec::{AllocatorBackend, Args, Devices, IndexSpace, Scheduler};
+use coexec_engine::vk::{spirv, ComputePipeline, DispatchRing, StampRead};
 use common::{assert_validation_clean, engine, engine_with};
 use std::sync::Arc;
 
@@ -186,7 +186,7 @@ void main() { o[gl_GlobalInvocationID.x] = 7u; }";
     }
     assert!(out[..12].iter().all(|&v| v == 7));
     // A timeline of the device: its counter, waits that end and that time out.
-    let t = coexec::vk::Timeline::new(e.device(), 5).unwrap();
+    let t = coexec_engine::vk::Timeline::new(e.device(), 5).unwrap();
     assert_eq!(t.value().unwrap(), 5);
     assert!(t.wait(3, 0).unwrap());
     assert!(!t.wait(6, 1_000_000).unwrap());
@@ -247,15 +247,13 @@ fn vma_backend_without_the_feature_is_a_clear_error() {
 #[test]
 fn memory_type_is_host_visible_and_coherent() {
     let Some(e) = engine() else { return };
-    let info = e.device().info();
-    let t = info.memory_types[e.memory().memory_type() as usize];
-    use coexec::vk::ash::vk::MemoryPropertyFlags as F;
-    assert!(t.flags.contains(F::HOST_VISIBLE | F::HOST_COHERENT));
+    let info = e.device_info();
+    let t = info.memory_types[e.memory_type() as usize];
+    assert!(t.host_visible() && t.host_coherent());
+    use coexec_engine::vk::ash::vk::MemoryPropertyFlags as F;
+    assert!(F::from_raw(t.property_flags()).contains(F::HOST_VISIBLE | F::HOST_COHERENT));
     if !info.is_unified() {
-        assert!(
-            !t.flags.contains(F::DEVICE_LOCAL),
-            "never BAR memory on a discrete GPU"
-        );
+        assert!(!t.device_local(), "never BAR memory on a discrete GPU");
     }
 }
 
@@ -326,8 +324,8 @@ fn kernel_errors_are_typed() {
     // it): found by the C ABI fuzz target, where lavapipe crashed in
     // vkCreateComputePipelines on it. Validated before any driver sees it.
     let bytes = include_bytes!("data/invalid-opname.spv");
-    let words = coexec::vk::spirv::words_from_bytes(bytes).unwrap();
-    coexec::vk::spirv::reflect(&words, "main").expect("the interface reads fine");
+    let words = coexec_engine::vk::spirv::words_from_bytes(bytes).unwrap();
+    coexec_engine::vk::spirv::reflect(&words, "main").expect("the interface reads fine");
     let err = e.kernel("invalid", Some(bytes), None, None).unwrap_err();
     assert!(
         matches!(&err, coexec::Error::InvalidSpirv(m) if m.contains("SPIR-V rule")),
@@ -382,7 +380,7 @@ fn validation_layer_is_on_and_catches_errors() {
     let layers = unsafe { layer_installed.enumerate_instance_layer_properties() }.unwrap();
     let present = layers
         .iter()
-        .any(|l| l.layer_name_as_c_str().ok() == Some(coexec::vk::VALIDATION_LAYER));
+        .any(|l| l.layer_name_as_c_str().ok() == Some(coexec_engine::vk::VALIDATION_LAYER));
     assert_eq!(
         instance.validation_enabled(),
         present,
@@ -394,9 +392,9 @@ fn validation_layer_is_on_and_catches_errors() {
     }
     let before = e.validation_errors();
     // A zero-sized buffer breaks VUID-VkBufferCreateInfo-size-00912.
-    let info = coexec::vk::ash::vk::BufferCreateInfo::default()
+    let info = coexec_engine::vk::ash::vk::BufferCreateInfo::default()
         .size(0)
-        .usage(coexec::vk::ash::vk::BufferUsageFlags::STORAGE_BUFFER);
+        .usage(coexec_engine::vk::ash::vk::BufferUsageFlags::STORAGE_BUFFER);
     // SAFETY: deliberately invalid for the layer to catch; the layer reports
     // before the driver sees it, and whatever comes back is destroyed at once.
     unsafe {

@@ -48,10 +48,11 @@ pub struct EngineOptions {
     pub allocator: AllocatorBackend,
     /// Khronos validation layer.
     pub validation: Validation,
-    /// Pipeline cache directory (see [`vk::DeviceOptions`]).
+    /// Pipeline cache directory (`None`: `$COEXEC_CACHE_DIR`, else the user's cache directory,
+    /// `~/.cache/coexec`; an empty path: no on-disk cache).
     pub pipeline_cache_dir: Option<PathBuf>,
     /// Packages kept in flight per GPU (at least 1, at most
-    /// [`vk::MAX_IN_FLIGHT`]; default 2).
+    /// 64; default 2).
     pub gpu_in_flight: usize,
     /// A GPU package running longer than this (or longer than 4x its
     /// expected time at the GPU's measured throughput, where that is longer:
@@ -331,14 +332,70 @@ impl Engine {
         Instance::new(Validation::Off)?.physical_devices()
     }
 
-    /// The Vulkan device in use.
+    /// The Vulkan device in use (unstable: feature `internals`).
+    #[cfg(feature = "internals")]
     pub fn device(&self) -> &Arc<Device> {
         self.inner.memory.device()
     }
 
-    /// The unified-memory allocator.
+    /// The Vulkan device in use.
+    #[cfg(not(feature = "internals"))]
+    pub(crate) fn device(&self) -> &Arc<Device> {
+        self.inner.memory.device()
+    }
+
+    /// The unified-memory allocator (unstable: feature `internals`).
+    #[cfg(feature = "internals")]
     pub fn memory(&self) -> &Arc<UnifiedMemory> {
         &self.inner.memory
+    }
+
+    /// Facts about the Vulkan device in use.
+    pub fn device_info(&self) -> &PhysicalDeviceInfo {
+        self.device().info()
+    }
+
+    /// Index (in [`PhysicalDeviceInfo::memory_types`]) of the memory type
+    /// every buffer of this engine lives in.
+    pub fn memory_type(&self) -> u32 {
+        self.inner.memory.memory_type()
+    }
+
+    /// The allocator backend of the engine's buffers.
+    pub fn allocator(&self) -> AllocatorBackend {
+        self.inner.memory.backend()
+    }
+
+    /// `minImportedHostPointerAlignment` of the device: the alignment of
+    /// pointers and sizes [`Engine::import_host`] accepts; `None` when the
+    /// device cannot import host memory (no `VK_EXT_external_memory_host`).
+    pub fn host_import_alignment(&self) -> Option<u64> {
+        self.inner.memory.host_import_alignment()
+    }
+
+    /// A buffer over existing host memory, imported zero-copy with
+    /// `VK_EXT_external_memory_host`: CPU code and kernels read and write the
+    /// caller's own pages. The memory is not zeroed.
+    ///
+    /// Errors: [`Error::HostImportUnsupported`] when the device lacks the
+    /// extension or rejects the pointer, [`Error::HostImportMisaligned`] when
+    /// `ptr` or `len * size_of::<T>()` is not a multiple of
+    /// [`host_import_alignment`](Self::host_import_alignment).
+    ///
+    /// # Safety
+    /// - `ptr` points to `len * size_of::<T>()` bytes of readable and writable
+    ///   host memory that stays allocated (not freed, unmapped or remapped)
+    ///   until the returned buffer is dropped;
+    /// - while the buffer lives, that memory is accessed only through it (code
+    ///   outside Rust may access it, but never while a run that writes it is
+    ///   in flight).
+    pub unsafe fn import_host<T: bytemuck::Pod>(
+        &self,
+        ptr: *mut T,
+        len: usize,
+    ) -> Result<Buffer<T>> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.inner.memory.import_host(ptr, len) }
     }
 
     /// The CPU topology.

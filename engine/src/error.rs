@@ -36,14 +36,36 @@ pub enum VkError {
     Other {
         /// The Vulkan entry point that reported it.
         call: &'static str,
-        /// The raw result code.
-        result: vk::Result,
+        /// The result code.
+        result: VkResultCode,
     },
+}
+
+/// A raw `VkResult` code (shown by its Vulkan name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VkResultCode(i32);
+
+impl VkResultCode {
+    /// The code of `result`.
+    pub(crate) fn of(result: vk::Result) -> Self {
+        VkResultCode(result.as_raw())
+    }
+
+    /// The raw `VkResult` value (negative for errors).
+    pub fn raw(self) -> i32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for VkResultCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&vk::Result::from_raw(self.0), f)
+    }
 }
 
 impl VkError {
     /// Maps a raw `vk::Result` returned by `call`.
-    pub fn from_result(call: &'static str, result: vk::Result) -> Self {
+    pub(crate) fn from_result(call: &'static str, result: vk::Result) -> Self {
         match result {
             vk::Result::ERROR_DEVICE_LOST => VkError::DeviceLost { call },
             vk::Result::ERROR_OUT_OF_HOST_MEMORY => VkError::OutOfMemory {
@@ -52,7 +74,10 @@ impl VkError {
             },
             vk::Result::ERROR_OUT_OF_DEVICE_MEMORY => VkError::OutOfMemory { call, device: true },
             vk::Result::TIMEOUT => VkError::Timeout { call },
-            result => VkError::Other { call, result },
+            result => VkError::Other {
+                call,
+                result: VkResultCode::of(result),
+            },
         }
     }
 

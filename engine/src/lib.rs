@@ -3,30 +3,74 @@
 //! The engine under [coexec](https://docs.rs/coexec): one data-parallel kernel
 //! co-executed on every CPU core and Vulkan GPU of a machine at once.
 //!
-//! Layers, bottom up:
-//! - [`vk`]: the Vulkan layer (instance, devices, pipelines, dispatch rings);
-//! - [`mem`]: unified host-visible buffers and allocator backends;
-//! - [`sched`]: the schedulers and the lock-free claim protocol (no Vulkan);
-//! - [`exec`]: CPU topology, the pinned worker pool and the device executors;
-//! - [`engine`]: a co-execution engine tying them together.
+//! The public API is the one `coexec` re-exports: [`Engine`] and its options,
+//! kernels and their arguments, unified [`Buffer`]s, the [`Scheduler`], the
+//! [`Report`] of a run, the [`Error`] types, facts about the machine's
+//! devices and CPU topology, and [`shader`] compilation.
+//!
+//! Layers, bottom up (private unless the `internals` feature is on):
+//! - `vk`: the Vulkan layer (instance, devices, pipelines, dispatch rings);
+//! - `mem`: unified host-visible buffers and allocator backends;
+//! - `sched`: the schedulers and the lock-free claim protocol (no Vulkan);
+//! - `exec`: CPU topology, the pinned worker pool and the device executors.
+//!
+//! ## The `internals` feature
+//!
+//! Makes the four layers public, for the benchmarks and tests that measure
+//! or drive them directly (and for code that makes its own Vulkan calls on
+//! the engine's device, through `vk::ash`). They are **not** a stable API:
+//! any release may change them.
 
+/// Declares an internal layer: public with the `internals` feature, private
+/// otherwise. Its items are `pub` for that feature, so they are unreachable
+/// (and, where only `internals` users call them, unused) without it.
+macro_rules! layer {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$meta])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(unreachable_pub, dead_code, unused_imports)]
+        mod $name;
+    };
+}
+
+mod engine;
 pub mod error;
 #[cfg(feature = "test-hooks")]
 pub mod hooks;
 mod learn;
-pub mod mem;
 mod profile;
-pub mod sched;
 pub mod shader;
-pub mod vk;
 
-pub use error::{Error, Result, VkError};
-pub mod engine;
-pub mod exec;
+layer!(
+    /// Executors: CPU topology, the pinned pool, the device loops (unstable).
+    exec
+);
+layer!(
+    /// Unified memory: buffers and allocator backends (unstable).
+    mem
+);
+layer!(
+    /// Schedulers and the claim protocol (unstable).
+    sched
+);
+layer!(
+    /// The Vulkan layer (unstable).
+    vk
+);
 
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
+pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
 pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report};
-pub use mem::{AllocatorBackend, Buffer};
-pub use sched::{DeviceKind, Scheduler};
-pub use vk::Validation;
+pub use exec::topology::{
+    CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,
+};
+pub use mem::{AllocatorBackend, Buffer, BufferId};
+pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
+pub use vk::{
+    version_string, DeviceType, MemoryHeap, MemoryType, PhysicalDeviceInfo, QueueFamily,
+    ShaderCores, ShaderInterface, SpirvBinding, Validation,
+};

@@ -24,7 +24,7 @@ mod types;
 pub use run::coexec_run;
 pub use types::*;
 
-use ::coexec_engine::exec::topology::CpuTopology;
+use ::coexec_engine::CpuTopology;
 use ::coexec_engine::{AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, Validation};
 use callback::cpu_fn;
 use handles::{BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
@@ -351,13 +351,13 @@ pub unsafe extern "C" fn coexec_engine_get_info(
             return Err(null("out"));
         }
         let (_, value) = with_engine(engine, |e| {
-            let info = e.device().info();
+            let info = e.device_info();
             Ok(coexec_engine_info {
                 device_name: name_buf(&info.name),
-                device_is_cpu: info.device_type == ::coexec_engine::vk::DeviceType::Cpu,
+                device_is_cpu: info.device_type == ::coexec_engine::DeviceType::Cpu,
                 gpu_available: e.gpu_available(),
                 workers: u32::try_from(e.workers()).unwrap_or(u32::MAX),
-                host_import_alignment: e.memory().host_import_alignment().unwrap_or(0),
+                host_import_alignment: e.host_import_alignment().unwrap_or(0),
                 validation_errors: e.validation_errors(),
             })
         })?;
@@ -497,7 +497,7 @@ pub unsafe extern "C" fn coexec_buffer_import(
             // coexec_buffer_free returns, and free drops the buffer before
             // returning (it refuses while a run holds it); C code may access
             // it, but per the documented rules not while a run writes it.
-            Ok(unsafe { e.memory().import_host::<u8>(host_ptr.cast(), bytes) }?)
+            Ok(unsafe { e.import_host::<u8>(host_ptr.cast(), bytes) }?)
         })?;
         let (handle, _) = register_buffer(obj.engine_id, b, count, elem_size, true)?;
         // SAFETY: as above.

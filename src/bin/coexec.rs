@@ -151,7 +151,7 @@ fn info() -> Result<ExitCode, String> {
             d.index,
             d.name,
             d.device_type,
-            coexec::vk::version_string(d.api_version),
+            coexec::version_string(d.api_version),
             if d.is_unified() {
                 "unified"
             } else {
@@ -199,7 +199,7 @@ fn info() -> Result<ExitCode, String> {
     let engine = Engine::new().map_err(|e| e.to_string())?;
     println!("\nCPU topology:\n{}", engine.topology());
     let plan = engine.core_plan();
-    println!("Engine: device {:?}", engine.device().info().name);
+    println!("Engine: device {:?}", engine.device_info().name);
     println!(
         "  CPU workers: {} on PUs {:?}",
         engine.workers(),
@@ -216,8 +216,8 @@ fn info() -> Result<ExitCode, String> {
     }
     println!(
         "  unified buffers: memory type {} via {}",
-        engine.memory().memory_type(),
-        engine.memory().backend()
+        engine.memory_type(),
+        engine.allocator()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -232,7 +232,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let mut scheduler: Scheduler = a
         .scheduler
         .parse()
-        .map_err(|e: coexec::sched::SchedError| e.to_string())?;
+        .map_err(|e: coexec::SchedError| e.to_string())?;
     if let Some(f) = a.cpu_power {
         if !(0.0..=1.0).contains(&f) {
             return Err(format!("--cpu-power {f} is outside 0..1"));

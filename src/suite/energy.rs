@@ -8,7 +8,6 @@
 //! NVML (`libnvidia-ml.so.1`) is opened at run time with `libloading`, so the
 //! crate builds and runs on machines without the NVIDIA driver.
 
-use coexec_engine::vk::ash::vk;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::path::{Path, PathBuf};
 
@@ -251,22 +250,8 @@ fn uuid_string(u: &[u8; 16]) -> String {
 /// The engine's Vulkan device UUID (`VkPhysicalDeviceIDProperties`), when the
 /// device is an NVIDIA one (the only vendor NVML knows).
 fn engine_nvidia_uuid(engine: &crate::Engine) -> Option<[u8; 16]> {
-    let dev = engine.device();
-    let info = dev.info();
-    if info.vendor_id != 0x10de || info.api_version < vk::API_VERSION_1_1 {
-        return None;
-    }
-    let mut id = vk::PhysicalDeviceIDProperties::default();
-    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
-    // SAFETY: `info.handle` was enumerated from this live instance, which
-    // supports Vulkan 1.1 (`api_version` checked above); `props` chains one
-    // valid output structure.
-    unsafe {
-        dev.instance()
-            .raw()
-            .get_physical_device_properties2(info.handle, &mut props)
-    };
-    Some(id.device_uuid)
+    let info = engine.device_info();
+    (info.vendor_id == 0x10de).then_some(info.device_uuid)
 }
 
 /// One reading of every source.

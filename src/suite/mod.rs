@@ -678,7 +678,7 @@ fn co_scheduler(key: &str, powers: &[f64]) -> Scheduler {
         },
         "hguided:hints" => Scheduler::HGuided {
             powers: Some(powers.to_vec()),
-            k: crate::sched::DEFAULT_K,
+            k: crate::DEFAULT_K,
             min_package: 1,
         },
         _ => Scheduler::hguided(),
@@ -823,7 +823,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     } else {
         EnergyMeter::none()
     };
-    let info = engine.device().info();
+    let info = engine.device_info();
     let machine = Machine {
         cpu_model: engine.topology().model.clone(),
         cores_used: engine.workers(),
@@ -844,7 +844,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
             "set": opts.set.name(),
             "solo_schedulers": opts.solo_schedulers(),
             "schedulers": SCHEDULERS.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "hguided_k": crate::sched::DEFAULT_K,
+            "hguided_k": crate::DEFAULT_K,
             "energy_window_s": meter.available().then(|| opts.energy_window_s()),
             "note": "hguided:nohints runs on a fresh instance of the workload, so it \
                      learns device powers only from its own warm-up and repetitions",

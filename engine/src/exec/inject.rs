@@ -3,7 +3,7 @@
 //! [`crate::hooks`]).
 
 use super::settle::{settle, Observe, Outcome, RingObserver};
-use crate::error::VkError;
+use crate::error::{VkError, VkResultCode};
 use crate::hooks::{FaultInjection, GpuFault};
 use crate::vk::{Device, Dispatch, DispatchRing, Timeline};
 use ash::vk;
@@ -54,7 +54,7 @@ impl Injected {
             let Some(blocker) = &self.blocker else {
                 return Err(VkError::Other {
                     call: "vkCreateSemaphore (injected hang)",
-                    result: vk::Result::ERROR_UNKNOWN,
+                    result: VkResultCode::of(vk::Result::ERROR_UNKNOWN),
                 });
             };
             // SAFETY: as for `submit` (caller); the blocker is a timeline
@@ -65,7 +65,7 @@ impl Injected {
         let r = match self.spec.fault {
             GpuFault::SubmitError => Err(VkError::Other {
                 call: "vkQueueSubmit (injected)",
-                result: vk::Result::ERROR_UNKNOWN,
+                result: VkResultCode::of(vk::Result::ERROR_UNKNOWN),
             }),
             GpuFault::Hang => hang(ring, Some(d)),
             GpuFault::HangThenLost => hang(ring, None),

@@ -416,12 +416,15 @@ impl<T: bytemuck::Pod> Buffer<T> {
     }
 
     /// The raw `VkBuffer`, for code that records its own Vulkan commands.
-    /// It stays valid while `self` lives.
+    /// It stays valid while `self` lives (unstable: feature `internals`).
+    #[cfg(feature = "internals")]
     pub fn vk_handle(&self) -> vk::Buffer {
         self.raw.handle()
     }
 
-    /// The buffer as a compute pipeline binds it.
+    /// The buffer as a compute pipeline binds it (unstable: feature
+    /// `internals`).
+    #[cfg(feature = "internals")]
     pub fn binding(&self) -> BufferBinding<'_> {
         BufferBinding(&self.raw)
     }

@@ -90,7 +90,7 @@ pub enum Scheduler {
     /// One package per device, proportional to power.
     ///
     /// Without `powers`: the measured powers of the estimator given to
-    /// [`Plan::new`](super::Plan::new) when it has a measurement for every
+    /// `Plan::new` when it has a measurement for every
     /// device (a later run of the same kernel), else equal power per device.
     /// A device of power 0 gets no share.
     Static {
@@ -111,9 +111,9 @@ pub enum Scheduler {
     /// `G_r` is the fresh work left, `P_i` the claimant's power (its device's
     /// power divided by the device's claimants), `sum P` over devices. A
     /// device of power 0 gets `min_package`-sized packages. Without `powers`
-    /// the powers are measured live; see [`Plan`](super::Plan) for the
+    /// the powers are measured live; see `Plan` for the
     /// exploration rule. On a device with a granule above 1
-    /// ([`DeviceSlot::granule`], a GPU's wave) the size is then rounded up
+    /// (`DeviceSlot::granule`, a GPU's wave) the size is then rounded up
     /// to whole granules, still capped at G_r. A run with a single claimant
     /// (one GPU alone) takes all of G_r in one package, after its probe
     /// where it is unmeasured: there is nothing to balance, and every cut

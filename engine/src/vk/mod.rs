@@ -94,12 +94,37 @@ pub struct MemoryHeap {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryType {
     /// Vulkan property flags.
-    pub flags: vk::MemoryPropertyFlags,
+    pub(crate) flags: vk::MemoryPropertyFlags,
     /// The heap it allocates from.
     pub heap: u32,
 }
 
 impl MemoryType {
+    /// The raw `VkMemoryPropertyFlags` bits.
+    pub fn property_flags(&self) -> u32 {
+        self.flags.as_raw()
+    }
+
+    /// `VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT`.
+    pub fn device_local(&self) -> bool {
+        self.flags.contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+    }
+
+    /// `VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT`.
+    pub fn host_visible(&self) -> bool {
+        self.flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+    }
+
+    /// `VK_MEMORY_PROPERTY_HOST_COHERENT_BIT`.
+    pub fn host_coherent(&self) -> bool {
+        self.flags.contains(vk::MemoryPropertyFlags::HOST_COHERENT)
+    }
+
+    /// `VK_MEMORY_PROPERTY_HOST_CACHED_BIT`.
+    pub fn host_cached(&self) -> bool {
+        self.flags.contains(vk::MemoryPropertyFlags::HOST_CACHED)
+    }
+
     /// Short readable form of the flags, e.g. `DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT`.
     pub fn flags_string(&self) -> String {
         let mut parts = Vec::new();
@@ -145,7 +170,7 @@ pub struct PhysicalDeviceInfo {
     /// Index in the instance's enumeration order.
     pub index: usize,
     /// The raw handle.
-    pub handle: vk::PhysicalDevice,
+    pub(crate) handle: vk::PhysicalDevice,
     /// The driver's name of the device.
     pub name: String,
     /// Its kind.
@@ -160,6 +185,9 @@ pub struct PhysicalDeviceInfo {
     pub device_id: u32,
     /// Pipeline cache UUID, keys the on-disk pipeline cache.
     pub pipeline_cache_uuid: [u8; 16],
+    /// `VkPhysicalDeviceIDProperties::deviceUUID`: the device's identity
+    /// across APIs (NVML names the same GPU by it).
+    pub device_uuid: [u8; 16],
     /// Memory heaps.
     pub heaps: Vec<MemoryHeap>,
     /// Memory types.
@@ -244,6 +272,13 @@ impl PhysicalDeviceInfo {
                 .any(|e| e.extension_name_as_c_str().ok() == Some(n))
         };
         let shader_cores = Self::shader_cores(instance, pd, &has_ext);
+        let mut id = vk::PhysicalDeviceIDProperties::default();
+        if props.api_version >= vk::API_VERSION_1_1 {
+            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
+            // SAFETY: Vulkan 1.1 entry point (the instance is 1.2+) on a 1.1+
+            // device; the chain holds one core 1.1 output structure.
+            unsafe { raw.get_physical_device_properties2(pd, &mut p2) };
+        }
         let heaps = mem.memory_heaps[..mem.memory_heap_count as usize]
             .iter()
             .map(|h| MemoryHeap {
@@ -283,6 +318,7 @@ impl PhysicalDeviceInfo {
             vendor_id: props.vendor_id,
             device_id: props.device_id,
             pipeline_cache_uuid: props.pipeline_cache_uuid,
+            device_uuid: id.device_uuid,
             heaps,
             memory_types,
             compute_families,
@@ -350,7 +386,7 @@ impl PhysicalDeviceInfo {
         self.device_type.is_unified()
     }
 
-    /// The memory type unified buffers use on this device; see [`choose_memory_type`].
+    /// The memory type unified buffers use on this device; see `choose_memory_type`.
     pub fn unified_memory_type(&self) -> Option<u32> {
         choose_memory_type(&self.memory_types, &self.heaps, self.is_unified())
     }

@@ -474,10 +474,10 @@ impl Stamps {
         }) else {
             // SAFETY: unused.
             unsafe { raw.destroy_buffer(buffer, None) };
-            return Err(VkError::Other {
-                call: "vkAllocateMemory (timestamps)",
-                result: vk::Result::ERROR_FEATURE_NOT_PRESENT,
-            });
+            return Err(VkError::from_result(
+                "vkAllocateMemory (timestamps)",
+                vk::Result::ERROR_FEATURE_NOT_PRESENT,
+            ));
         };
         let alloc = vk::MemoryAllocateInfo::default()
             .allocation_size(req.size)
