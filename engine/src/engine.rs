@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec::cpu::{self, CpuRole};
-use crate::exec::gpu::{self, GpuRole};
+use crate::exec::gpu::{self, GpuRole, GpuUnit};
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
 use crate::exec::pool::{Pool, ThreadSpec};
 use crate::exec::report::{DeviceReport, PackageLog, Report};
@@ -153,12 +153,6 @@ impl std::str::FromStr for Devices {
 }
 
 static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
-
-pub(crate) struct GpuUnit {
-    pub(crate) device: Arc<Device>,
-    pub(crate) ring: Mutex<vk::DispatchRing>,
-    pub(crate) thread: usize,
-}
 
 /// A co-execution engine: the CPU workers, one Vulkan device and its unified
 /// memory. Cheap to clone (shared); `Send + Sync`.

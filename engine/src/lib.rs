@@ -25,11 +25,9 @@
 /// otherwise. Its items are `pub` for that feature, so they are unreachable
 /// (and, where only `internals` users call them, unused) without it.
 macro_rules! layer {
-    ($(#[$meta:meta])* $name:ident) => {
-        $(#[$meta])*
+    ($name:ident) => {
         #[cfg(feature = "internals")]
         pub mod $name;
-        $(#[$meta])*
         #[cfg(not(feature = "internals"))]
         #[allow(unreachable_pub, dead_code, unused_imports)]
         mod $name;
@@ -44,22 +42,10 @@ mod learn;
 mod profile;
 pub mod shader;
 
-layer!(
-    /// Executors: CPU topology, the pinned pool, the device loops (unstable).
-    exec
-);
-layer!(
-    /// Unified memory: buffers and allocator backends (unstable).
-    mem
-);
-layer!(
-    /// Schedulers and the claim protocol (unstable).
-    sched
-);
-layer!(
-    /// The Vulkan layer (unstable).
-    vk
-);
+layer!(exec);
+layer!(mem);
+layer!(sched);
+layer!(vk);
 
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use error::{Error, Result, VkError, VkResultCode};

@@ -8,19 +8,31 @@ use super::inject::Injected;
 use super::kernel::Geometry;
 use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord};
 use super::settle::{settle, Outcome, RingObserver};
-use crate::engine::GpuUnit;
 use crate::error::{Error, VkError};
 use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
     WorkQueue,
 };
-use crate::vk::{BindingSet, ComputePipeline, Dispatch, DispatchRing};
+use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// An engine's GPU: its device, the dispatch ring its runs submit to, and
+/// the pool thread that runs its dispatch loop.
+pub(crate) struct GpuUnit {
+    /// The device.
+    pub(crate) device: Arc<Device>,
+    /// The ring; a run's dispatch loop holds it for the whole run.
+    pub(crate) ring: Mutex<DispatchRing>,
+    /// Index of the dispatch loop's thread in the engine's pool.
+    pub(crate) thread: usize,
+}
+
+/// What a run's dispatch loop needs: the GPU, the kernel's pipeline and
+/// binding set, the geometry, and the CPU device it may take work from.
 pub(crate) struct GpuRole<'a> {
     pub(crate) device: usize,
     pub(crate) unit: &'a GpuUnit,

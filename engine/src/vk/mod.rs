@@ -5,18 +5,24 @@
 //! call of the engine is made here or in the memory layer, each in a small
 //! `unsafe` block whose `SAFETY` comment states why it holds.
 
+mod cache;
+mod descriptors;
 mod device;
 mod instance;
 mod pipeline;
+mod ring;
 pub mod spirv;
 mod timeline;
+mod timestamps;
 
 pub use device::{Device, DeviceOptions};
 pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
-pub(crate) use pipeline::Dispatch;
-pub use pipeline::{
-    BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead, MAX_IN_FLIGHT,
-};
+pub use cache::PipelineCache;
+pub use descriptors::BindingSet;
+pub use pipeline::ComputePipeline;
+pub(crate) use ring::Dispatch;
+pub use ring::{DispatchRing, MAX_IN_FLIGHT};
+pub use timestamps::{GpuSpan, StampRead};
 pub use spirv::{ShaderInterface, SpirvBinding};
 pub use timeline::Timeline;
 

@@ -1,0 +1,344 @@
+//! The dispatch ring: one command buffer per package in flight, re-recorded
+//! and submitted for each package, signalling one timeline semaphore.
+
+use super::timestamps::SlotStamps;
+use super::{BindingSet, ComputePipeline, Device, GpuSpan, StampRead, Timeline};
+use crate::error::{VkError, VkResultExt};
+use ash::vk;
+use std::sync::Arc;
+
+/// One package's dispatch, as a [`DispatchRing`] records it: `count`
+/// work-groups from work-group `base`, with `pipeline`, `set` and `push`.
+#[derive(Clone, Copy)]
+pub(crate) struct Dispatch<'a> {
+    pub(crate) pipeline: &'a ComputePipeline,
+    pub(crate) set: &'a BindingSet,
+    pub(crate) push: &'a [u8],
+    pub(crate) base: [u32; 3],
+    pub(crate) count: [u32; 3],
+}
+
+/// A ring of command buffers, one per in-flight package, signalling one
+/// timeline semaphore. Nothing is allocated per package: a slot's command
+/// buffer is reset and re-recorded (a handful of commands).
+pub struct DispatchRing {
+    device: Arc<Device>,
+    pool: vk::CommandPool,
+    cbs: Vec<vk::CommandBuffer>,
+    /// Absent in [`StampRead::Off`] mode.
+    stamps: Option<SlotStamps>,
+    /// Signalled to each ticket as its package completes; `None` only while
+    /// the ring is being built.
+    sem: Option<Timeline>,
+    last: u64,
+}
+
+/// The most slots (GPU packages in flight) a [`DispatchRing`] has: a deeper
+/// ring is cut to this. Each slot holds a command buffer, two timestamp
+/// queries and a fence value; a few packages in flight already hide the
+/// submission gaps, and a depth near `u32::MAX` would allocate tens of GiB.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+impl DispatchRing {
+    /// Creates a ring with `depth` slots (packages in flight; 0 counts as 1,
+    /// more than [`MAX_IN_FLIGHT`] as that many), reading
+    /// timestamps back as [`StampRead::for_device`] chooses.
+    pub fn new(device: Arc<Device>, depth: usize) -> Result<Self, VkError> {
+        let read = StampRead::for_device(&device);
+        Self::with_stamps(device, depth, read)
+    }
+
+    /// Creates a ring with `depth` slots reading timestamps back by `read`
+    /// ([`StampRead::Off`] where the queue writes no timestamps).
+    pub fn with_stamps(
+        device: Arc<Device>,
+        depth: usize,
+        read: StampRead,
+    ) -> Result<Self, VkError> {
+        let read = if device.has_timestamps() {
+            read
+        } else {
+            StampRead::Off
+        };
+        let raw = device.raw();
+        let depth = depth.clamp(1, MAX_IN_FLIGHT);
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
+            .queue_family_index(device.queue_family());
+        // SAFETY: plain object creation on a live device.
+        let pool =
+            unsafe { raw.create_command_pool(&pool_info, None) }.call("vkCreateCommandPool")?;
+        let mut ring = DispatchRing {
+            device: device.clone(),
+            pool,
+            cbs: Vec::new(),
+            stamps: None,
+            sem: None,
+            last: 0,
+        };
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(depth as u32);
+        // SAFETY: the pool is live and owned by the ring.
+        ring.cbs =
+            unsafe { raw.allocate_command_buffers(&alloc) }.call("vkAllocateCommandBuffers")?;
+        ring.stamps = SlotStamps::new(&device, depth, read)?;
+        ring.sem = Some(Timeline::new(&device, 0)?);
+        Ok(ring)
+    }
+
+    /// Number of slots.
+    pub fn depth(&self) -> usize {
+        self.cbs.len()
+    }
+
+    /// The ticket of the last submission (0: none yet).
+    pub fn last_ticket(&self) -> u64 {
+        self.last
+    }
+
+    /// How this ring reads timestamps back.
+    pub fn stamp_read(&self) -> StampRead {
+        self.stamps.as_ref().map_or(StampRead::Off, SlotStamps::mode)
+    }
+
+    /// Records and submits one package: `count` work-groups starting at
+    /// work-group `base`. Returns its ticket.
+    ///
+    /// # Safety
+    /// The slot reused by this submission is idle: the ticket `depth()`
+    /// submissions back has completed (see [`DispatchRing::wait`]). `set` was
+    /// made by `pipeline`, its buffers stay alive until this ticket
+    /// completes, and `push` is exactly the pipeline's push-constant size.
+    pub unsafe fn submit(
+        &mut self,
+        pipeline: &ComputePipeline,
+        set: &BindingSet,
+        push: &[u8],
+        base: [u32; 3],
+        count: [u32; 3],
+    ) -> Result<u64, VkError> {
+        let ticket = self.last + 1;
+        let d = Dispatch {
+            pipeline,
+            set,
+            push,
+            base,
+            count,
+        };
+        // SAFETY: the slot is idle and `d` is valid (function contract).
+        let cb = unsafe { self.record(ticket, Some(d))? };
+        // SAFETY: `cb` is fully recorded and not pending (slot idle); the
+        // timeline is the ring's own, which outlives its submissions (Drop
+        // drains them first); the ticket is one more than the last
+        // signalled value.
+        unsafe { self.device.submit(cb, self.timeline(), ticket)? };
+        self.last = ticket;
+        Ok(ticket)
+    }
+
+    /// Re-records the command buffer of `ticket`'s slot with `dispatch` (or
+    /// with nothing, where `None`) and returns it, ready to submit.
+    ///
+    /// # Safety
+    /// The slot is idle, and `dispatch` obeys the contract of
+    /// [`DispatchRing::submit`].
+    unsafe fn record(
+        &self,
+        ticket: u64,
+        dispatch: Option<Dispatch<'_>>,
+    ) -> Result<vk::CommandBuffer, VkError> {
+        let raw = self.device.raw();
+        let slot = (ticket as usize) % self.cbs.len();
+        let cb = self.cbs[slot];
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        let r = {
+            // SAFETY: the caller guarantees the slot is idle, so resetting and
+            // re-recording its command buffer is allowed (the pool was created
+            // with RESET_COMMAND_BUFFER).
+            unsafe {
+                raw.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                    .and_then(|_| raw.begin_command_buffer(cb, &begin))
+            }
+        };
+        self.device.check(r.call("vkBeginCommandBuffer"))?;
+        // The queries are reset here on the host, not by a command: a reset
+        // command would sit on the device between this package and the one
+        // before it. A slot recorded empty writes no stamps, so they read as
+        // "no span".
+        if let Some(stamps) = &self.stamps {
+            // SAFETY: the slot is idle (function contract).
+            unsafe { stamps.clear(slot) };
+        }
+        if let Some(d) = dispatch {
+            // SAFETY: `cb` is recording; `d` is valid (function contract).
+            unsafe { self.record_dispatch(cb, slot, d) };
+        }
+        // SAFETY: `cb` is recording.
+        let r = unsafe { raw.end_command_buffer(cb) }.call("vkEndCommandBuffer");
+        self.device.check(r)?;
+        Ok(cb)
+    }
+
+    /// Records one package's commands into `cb`: its stamps, the dispatch,
+    /// and the barriers that make its writes visible to the host.
+    ///
+    /// # Safety
+    /// `cb` is the recording command buffer of the idle `slot`; `d` obeys
+    /// the contract of [`DispatchRing::submit`].
+    unsafe fn record_dispatch(&self, cb: vk::CommandBuffer, slot: usize, d: Dispatch<'_>) {
+        let raw = self.device.raw();
+        let barrier = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ);
+        // SAFETY: `cb` is in the recording state; see the function contract
+        // for the pipeline, set and push-constant size.
+        unsafe {
+            if let Some(stamps) = &self.stamps {
+                stamps.record_start(cb, slot);
+            }
+            raw.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, d.pipeline.pipeline);
+            raw.cmd_bind_descriptor_sets(
+                cb,
+                vk::PipelineBindPoint::COMPUTE,
+                d.pipeline.layout,
+                0,
+                &[d.set.set],
+                &[],
+            );
+            if !d.push.is_empty() {
+                raw.cmd_push_constants(
+                    cb,
+                    d.pipeline.layout,
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    d.push,
+                );
+            }
+            let (base, count) = (d.base, d.count);
+            raw.cmd_dispatch_base(cb, base[0], base[1], base[2], count[0], count[1], count[2]);
+            // Make the shader's writes visible to the host once the timeline
+            // signal is observed.
+            raw.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[barrier],
+                &[],
+                &[],
+            );
+            if let Some(stamps) = &self.stamps {
+                stamps.record_end(cb, slot);
+            }
+        }
+    }
+
+    /// The ring's timeline semaphore.
+    fn timeline(&self) -> &Timeline {
+        self.sem.as_ref().expect("a built ring has its timeline")
+    }
+
+    /// Waits until `ticket` completed; `Ok(false)` on timeout.
+    pub fn wait(&self, ticket: u64, timeout_ns: u64) -> Result<bool, VkError> {
+        self.timeline().wait(ticket, timeout_ns)
+    }
+
+    /// `true` once `ticket` completed (does not block).
+    pub fn is_complete(&self, ticket: u64) -> Result<bool, VkError> {
+        Ok(self.timeline().value()? >= ticket)
+    }
+
+    /// The GPU span of `ticket`; `None` when the queue has no timestamps,
+    /// when the ticket has not completed yet, and when its slot was reused
+    /// since (only the last `depth()` tickets are kept).
+    pub fn span(&self, ticket: u64) -> Result<Option<GpuSpan>, VkError> {
+        let Some(stamps) = &self.stamps else {
+            return Ok(None);
+        };
+        if ticket == 0
+            || ticket > self.last
+            || self.last - ticket >= self.cbs.len() as u64
+            || !self.is_complete(ticket)?
+        {
+            return Ok(None);
+        }
+        let slot = (ticket as usize) % self.cbs.len();
+        // SAFETY: the ticket completed (checked above, on the timeline its
+        // submission signals), and no later ticket reuses its slot (checked
+        // above: it is among the last `depth` submissions, and only
+        // `&mut self` submits).
+        unsafe { stamps.span(slot) }
+    }
+
+    /// Submits a package that waits until the host signals timeline
+    /// `blocker` to 1 and then runs `dispatch` (or nothing, where `None`): a
+    /// GPU hang that can be ended, after which the package really writes its
+    /// outputs. Test hook.
+    ///
+    /// (A timeline wait is a real blocking wait in every driver; lavapipe's
+    /// `vkCmdWaitEvents` spins on a plain field and may never see the set.)
+    ///
+    /// # Safety
+    /// As for [`DispatchRing::submit`] (idle slot, valid dispatch);
+    /// `blocker` is a timeline of this device at a value below 1 that the
+    /// caller signals before dropping it.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) unsafe fn submit_blocked(
+        &mut self,
+        blocker: &Timeline,
+        dispatch: Option<Dispatch<'_>>,
+    ) -> Result<u64, VkError> {
+        let ticket = self.last + 1;
+        // SAFETY: the slot is idle and `dispatch` is valid (contract).
+        let cb = unsafe { self.record(ticket, dispatch)? };
+        let cbs = [cb];
+        let waits = [blocker.raw()];
+        let wait_values = [1u64];
+        let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
+        let signals = [self.timeline().raw()];
+        let signal_values = [ticket];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&signal_values);
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cbs)
+            .signal_semaphores(&signals)
+            .push_next(&mut timeline);
+        // SAFETY: `cb` is fully recorded and not pending (slot idle);
+        // `blocker` outlives the submission (caller) and the ring's timeline
+        // does (Drop drains first); the ticket is one more than the last
+        // signalled value. The queue is only used by this ring's owner during
+        // a run (the engine holds the ring's mutex), as for `Device::submit`.
+        unsafe { self.device.submit_raw(&[submit])? };
+        self.last = ticket;
+        Ok(ticket)
+    }
+
+    /// Waits for everything submitted, up to `timeout_ns`; `Ok(false)` on timeout.
+    pub fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
+        if self.last == 0 || self.sem.is_none() {
+            return Ok(true);
+        }
+        self.wait(self.last, timeout_ns)
+    }
+}
+
+impl Drop for DispatchRing {
+    fn drop(&mut self) {
+        // Never destroy objects the GPU may still use: wait (bounded) first;
+        // if the wait fails (device lost) or times out, wait for the whole
+        // device, which returns once nothing is pending or the device is lost.
+        if !matches!(self.drain(10_000_000_000), Ok(true)) {
+            let _ = self.device.wait_idle();
+        }
+        // No submission of this ring is pending any more (see above): the
+        // timeline and the stamps go with the fields, after this.
+        // SAFETY: as above: nothing pending uses the pool's command buffers.
+        unsafe { self.device.raw().destroy_command_pool(self.pool, None) };
+    }
+}
