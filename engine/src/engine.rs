@@ -4,19 +4,17 @@
 //! dispatch loop of the GPU) takes its own packages from the run's
 //! [`WorkQueue`] until every unit is done; no thread hands out work.
 
+mod run;
+
 use crate::error::{Error, Result};
-use crate::exec::cpu::{self, CpuRole};
-use crate::exec::gpu::{self, GpuRole, GpuUnit};
+use crate::exec::gpu::GpuUnit;
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
 use crate::exec::pool::{Pool, ThreadSpec};
-use crate::exec::report::{DeviceReport, PackageLog, Report};
+use crate::exec::report::Report;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::learn::Learning;
-use crate::mem::{AllocatorBackend, Buffer, BufferBinding, UnifiedMemory};
-use crate::sched::{
-    Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
-    WorkQueue,
-};
+use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
+use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
     Validation,
@@ -24,7 +22,7 @@ use crate::vk::{
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Which Vulkan device the engine uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -600,243 +598,6 @@ impl Engine {
         self.validated(|| self.run_unvalidated(kernel, args, space, scheduler, devices))
     }
 
-    /// [`run`](Self::run) without the validation check of
-    /// [`validated`](Self::validated).
-    fn run_unvalidated(
-        &self,
-        kernel: &Kernel,
-        args: Args<'_>,
-        space: IndexSpace,
-        scheduler: &Scheduler,
-        devices: Devices,
-    ) -> Result<Report> {
-        let inner = &*self.inner;
-        let geometry = Geometry::new(space, kernel.local)?;
-        let use_cpu = devices.cpu && inner.workers > 0;
-        let gpu_unit = inner
-            .gpu
-            .as_ref()
-            .filter(|g| devices.gpu && !g.device.is_lost());
-        if !devices.cpu && !devices.gpu {
-            return Err(Error::NoDeviceSelected(
-                "select the CPU, the GPU or both".into(),
-            ));
-        }
-        if devices.cpu && inner.workers == 0 && !devices.gpu {
-            return Err(Error::NoDeviceSelected(
-                "the engine has no CPU workers".into(),
-            ));
-        }
-        if devices.gpu && gpu_unit.is_none() && !use_cpu {
-            return Err(Error::NoDeviceSelected(
-                "the GPU failed earlier and was left out; recreate the engine".into(),
-            ));
-        }
-        if use_cpu && kernel.cpu.is_none() {
-            return Err(Error::MissingImplementation("CPU"));
-        }
-        if gpu_unit.is_some() && kernel.pipeline.is_none() {
-            return Err(Error::MissingImplementation("GPU"));
-        }
-        self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
-
-        let from_profile = inner.learning.prepare(kernel, space, geometry.units);
-        // Hints are given for the devices asked for; drop those of devices
-        // that cannot take part, then of those that sit the run out.
-        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
-            .iter()
-            .filter(|(asked, _)| *asked)
-            .map(|&(_, present)| present)
-            .collect();
-        let mut scheduler = std::borrow::Cow::Borrowed(scheduler);
-        if requested.contains(&false) {
-            scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&requested));
-        }
-        // The devices that can take part: (estimator slot, claimants).
-        let present: Vec<(usize, usize)> =
-            [(use_cpu, (0, inner.workers)), (gpu_unit.is_some(), (1, 1))]
-                .iter()
-                .filter(|(p, _)| *p)
-                .map(|&(_, device)| device)
-                .collect();
-        scheduler.validate(present.len())?;
-        let sit = inner
-            .learning
-            .sit_out(&scheduler, &present, &*kernel.estimator, geometry.units);
-        let is_present = |slot: usize| present.iter().any(|&(p, _)| p == slot);
-        let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
-        let (use_cpu, gpu_unit) = (use_cpu && !sits(0), gpu_unit.filter(|_| !sits(1)));
-        if sit.contains(&true) {
-            let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
-            scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&keep));
-        }
-        let scheduler = &*scheduler;
-
-        // Devices of this run, in order: CPU, GPU.
-        let mut slots = Vec::new();
-        let mut engine_index = Vec::new();
-        if use_cpu {
-            slots.push(DeviceSlot::cpu(inner.workers));
-            engine_index.push(0usize);
-        }
-        if let Some(unit) = gpu_unit {
-            // One wave of the GPU in units: work-groups (1-D) or rows of
-            // work-groups (2-D); 1 where the GPU's width is unknown.
-            let granule = unit.device.info().shader_cores.map_or(1, |c| {
-                let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
-                c.wave_groups(invocations)
-                    .div_ceil(geometry.groups_per_unit())
-            });
-            slots.push(DeviceSlot::gpu().with_granule(granule));
-            engine_index.push(1usize);
-        }
-        scheduler.validate(slots.len())?;
-        let estimates = Remap {
-            inner: &kernel.estimator,
-            map: &engine_index,
-        };
-        let plan = Plan::new(scheduler, &slots, geometry.units, &estimates)?;
-        let queue = WorkQueue::new(geometry.units);
-
-        let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let binding = match (gpu_unit, &kernel.pipeline) {
-            (Some(_), Some(p)) => {
-                let bufs: Vec<_> = args
-                    .buffers
-                    .iter()
-                    .map(|b| BufferBinding::of(b.raw))
-                    .collect();
-                Some(p.bind(&bufs)?)
-            }
-            _ => None,
-        };
-        let board = StealBoard::new(
-            if use_cpu && stealing() {
-                inner.workers
-            } else {
-                0
-            },
-            geometry.units,
-            gpu_unit.is_some(),
-        );
-        let cpu_role = use_cpu.then(|| CpuRole {
-            device: 0,
-            kernel: kernel.cpu.as_deref().expect("checked above"),
-            args: &args,
-            geometry: &geometry,
-            workers: inner.workers,
-            board: &board,
-        });
-        let gpu_role = match (gpu_unit, &kernel.pipeline, &binding) {
-            (Some(unit), Some(pipeline), Some(set)) => Some(GpuRole {
-                device: slots.len() - 1,
-                unit,
-                pipeline,
-                set,
-                push: &args.push,
-                geometry: &geometry,
-                timeout: inner.options.gpu_timeout,
-                warm: &kernel.gpu_warm,
-                cpu: use_cpu.then_some(gpu::CpuPeers {
-                    board: &board,
-                    device: 0,
-                    workers: inner.workers,
-                }),
-                #[cfg(feature = "test-hooks")]
-                fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
-            }),
-            _ => None,
-        };
-        let gpu_thread = gpu_unit.map(|g| g.thread);
-        let cpu_lanes = cpu::Lanes::new(if use_cpu { inner.workers } else { 0 });
-        let gpu_lane = gpu::Lane::default();
-        let t0 = Instant::now();
-        let results = inner
-            .pool
-            .broadcast_to(
-                &|thread| Some(thread) == gpu_thread || (use_cpu && thread < inner.workers),
-                &|thread| {
-                    if Some(thread) == gpu_thread {
-                        if let Some(role) = &gpu_role {
-                            gpu::dispatch_loop(role, &plan, &queue, &estimates, t0, &gpu_lane);
-                        }
-                    } else if thread < inner.workers {
-                        if let Some(role) = &cpu_role {
-                            cpu::worker_loop(
-                                role, thread, &plan, &queue, &estimates, t0, &cpu_lanes,
-                            );
-                        }
-                    }
-                },
-            )
-            .map_err(|e| Error::Cpu(e.to_string()))?;
-        let time_s = t0.elapsed().as_secs_f64();
-        drop(binding);
-        if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
-            // Kernel panics are caught per package; a panic outside a kernel
-            // call is an engine bug: report it rather than hide it.
-            return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
-        }
-        let mut devices_out = Vec::new();
-        let mut packages = PackageLog::default();
-        let mut failure = None;
-        if use_cpu {
-            let (report, panic) =
-                cpu_lanes.finish(&inner.topology.model, inner.workers, &mut packages);
-            devices_out.push(report);
-            failure = failure.or(panic);
-        }
-        let mut lost = None;
-        if let Some(unit) = gpu_unit {
-            let (report, l) = gpu_lane.finish(&unit.device.info().name, &mut packages);
-            devices_out.push(report);
-            lost = l;
-        }
-        if let Some(err) = failure {
-            return Err(err);
-        }
-        if !queue.is_done() {
-            let cause = devices_out
-                .iter()
-                .filter_map(|d| d.failure.clone())
-                .collect::<Vec<_>>()
-                .join("; ");
-            // Lost units were counted done only to let the others finish.
-            let lost_units = lost.as_ref().map_or(0, |l| l.units);
-            return Err(Error::AllDevicesFailed {
-                remaining: queue.total() - queue.completed() + lost_units,
-                cause,
-            });
-        }
-        if let Some(l) = lost {
-            return Err(l.error);
-        }
-        // Devices that sat the run out by design come last.
-        if is_present(0) && !use_cpu {
-            devices_out.push(DeviceReport::sat_out(
-                &inner.topology.model,
-                DeviceKind::Cpu,
-                inner.workers,
-            ));
-        }
-        if let (Some(unit), true) = (&inner.gpu, is_present(1) && gpu_unit.is_none()) {
-            devices_out.push(DeviceReport::sat_out(
-                &unit.device.info().name,
-                DeviceKind::Gpu,
-                1,
-            ));
-        }
-        inner.learning.after_run(kernel);
-        Ok(Report {
-            time_s,
-            items: space.items(),
-            units: geometry.units,
-            devices: devices_out,
-            packages,
-            from_profile,
-        })
-    }
-
     fn validate_args(
         &self,
         kernel: &Kernel,
@@ -923,26 +684,6 @@ impl Engine {
     }
 }
 
-/// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU).
-pub(crate) struct Remap<'a> {
-    inner: &'a ThroughputEstimator,
-    map: &'a [usize],
-}
-
-impl PowerEstimator for Remap<'_> {
-    fn record(&self, device: usize, units: u64, seconds: f64) {
-        if let Some(&d) = self.map.get(device) {
-            self.inner.record(d, units, seconds);
-        }
-    }
-    fn power(&self, device: usize) -> Option<f64> {
-        self.map.get(device).and_then(|&d| self.inner.power(d))
-    }
-    fn cost(&self, device: usize) -> Option<Cost> {
-        self.map.get(device).and_then(|&d| self.inner.cost(d))
-    }
-}
-
 /// Where profiles live: `profiles/` under the pipeline cache directory, or
 /// nowhere when profiles or the cache are off.
 fn profile_dir(options: &EngineOptions) -> Option<PathBuf> {
@@ -968,42 +709,8 @@ fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
     )
 }
 
-/// Whether packages may be split by work stealing: yes, unless the
-/// environment sets `COEXEC_STEAL=0` (to measure what stealing changes).
-/// Read once per process, not per run.
-fn stealing() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("COEXEC_STEAL").map_or(true, |v| v.trim() != "0"))
-}
-
 #[cfg(test)]
 mod tests {
-    /// The plan sees each run device's fitted cost (overhead included), not
-    /// only its rate: every estimator query is forwarded through the map.
-    #[test]
-    fn remap_forwards_costs_and_powers() {
-        use super::Remap;
-        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
-        let est = ThroughputEstimator::new(2);
-        est.seed(
-            1,
-            Cost {
-                overhead_s: 1e-4,
-                rate: 5e6,
-            },
-            8.0,
-        );
-        let map = [1usize];
-        let remap = Remap {
-            inner: &est,
-            map: &map,
-        };
-        assert_eq!(remap.cost(0), est.cost(1));
-        assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
-        assert_eq!(remap.power(0), est.power(1));
-        assert_eq!(remap.cost(1), None);
-    }
-
     #[test]
     fn engine_and_kernel_are_send_and_sync() {
         fn is<T: Send + Sync>() {}

@@ -1,0 +1,443 @@
+//! One run, in named steps: which devices take part, the plan, the claimants
+//! at work, and the report.
+
+use super::{Devices, Engine};
+use crate::error::{Error, Result};
+use crate::exec::cpu::{self, CpuRole};
+use crate::exec::gpu::{self, GpuRole, GpuUnit};
+use crate::exec::kernel::{Args, Geometry, IndexSpace, Kernel};
+use crate::exec::report::{DeviceReport, PackageLog, Report};
+use crate::mem::BufferBinding;
+use crate::sched::{
+    Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
+    WorkQueue,
+};
+use std::borrow::Cow;
+use std::time::Instant;
+
+/// The devices of one run.
+struct RunDevices<'e> {
+    /// The CPU workers take part.
+    cpu: bool,
+    /// The GPU takes part.
+    gpu: Option<&'e GpuUnit>,
+    /// Which of the engine's devices (0: CPU, 1: GPU) could take part,
+    /// including those that sat the run out.
+    present: Vec<usize>,
+}
+
+impl RunDevices<'_> {
+    /// Whether engine device `slot` (0: CPU, 1: GPU) could take part.
+    fn is_present(&self, slot: usize) -> bool {
+        self.present.contains(&slot)
+    }
+
+    /// The run's devices in order (CPU, GPU) as the plan sees them, and the
+    /// slot of each in the kernel's estimator.
+    fn slots(&self, workers: usize, geometry: &Geometry) -> (Vec<DeviceSlot>, Vec<usize>) {
+        let mut slots = Vec::new();
+        let mut engine_index = Vec::new();
+        if self.cpu {
+            slots.push(DeviceSlot::cpu(workers));
+            engine_index.push(0usize);
+        }
+        if let Some(unit) = self.gpu {
+            // One wave of the GPU in units: work-groups (1-D) or rows of
+            // work-groups (2-D); 1 where the GPU's width is unknown.
+            let granule = unit.device.info().shader_cores.map_or(1, |c| {
+                let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
+                c.wave_groups(invocations)
+                    .div_ceil(geometry.groups_per_unit())
+            });
+            slots.push(DeviceSlot::gpu().with_granule(granule));
+            engine_index.push(1usize);
+        }
+        (slots, engine_index)
+    }
+}
+
+/// What every claimant of one run shares.
+struct Shared<'r> {
+    geometry: &'r Geometry,
+    plan: &'r Plan,
+    queue: &'r WorkQueue,
+    estimates: &'r Remap<'r>,
+}
+
+/// What the claimants of one run leave behind.
+struct Lanes {
+    /// Wall time of the run, in seconds.
+    time_s: f64,
+    cpu: cpu::Lanes,
+    gpu: gpu::Lane,
+}
+
+impl Engine {
+    /// [`run`](Self::run) without the validation check of
+    /// [`validated`](Self::validated).
+    pub(super) fn run_unvalidated(
+        &self,
+        kernel: &Kernel,
+        args: Args<'_>,
+        space: IndexSpace,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        let inner = &*self.inner;
+        let geometry = Geometry::new(space, kernel.local)?;
+        let (use_cpu, gpu_unit) = self.select(kernel, devices)?;
+        self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
+        let from_profile = inner.learning.prepare(kernel, space, geometry.units);
+        let (run, scheduler) = self.sit_out(
+            kernel,
+            scheduler,
+            devices,
+            (use_cpu, gpu_unit),
+            geometry.units,
+        )?;
+        let (slots, engine_index) = run.slots(inner.workers, &geometry);
+        scheduler.validate(slots.len())?;
+        let estimates = Remap {
+            inner: &kernel.estimator,
+            map: &engine_index,
+        };
+        let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
+        let queue = WorkQueue::new(geometry.units);
+        let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let shared = Shared {
+            geometry: &geometry,
+            plan: &plan,
+            queue: &queue,
+            estimates: &estimates,
+        };
+        let lanes = self.execute(kernel, &args, &run, &shared)?;
+        let time_s = lanes.time_s;
+        let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
+        inner.learning.after_run(kernel);
+        Ok(Report {
+            time_s,
+            items: space.items(),
+            units: geometry.units,
+            devices: devices_out,
+            packages,
+            from_profile,
+        })
+    }
+
+    /// The devices of `devices` that can take part: the CPU workers (where
+    /// the engine has some) and the GPU (unless it failed earlier). An
+    /// error where none can, or where the kernel lacks the implementation
+    /// of one that takes part.
+    fn select(&self, kernel: &Kernel, devices: Devices) -> Result<(bool, Option<&GpuUnit>)> {
+        let inner = &*self.inner;
+        let use_cpu = devices.cpu && inner.workers > 0;
+        let gpu_unit = inner
+            .gpu
+            .as_ref()
+            .filter(|g| devices.gpu && !g.device.is_lost());
+        if !devices.cpu && !devices.gpu {
+            return Err(Error::NoDeviceSelected(
+                "select the CPU, the GPU or both".into(),
+            ));
+        }
+        if devices.cpu && inner.workers == 0 && !devices.gpu {
+            return Err(Error::NoDeviceSelected(
+                "the engine has no CPU workers".into(),
+            ));
+        }
+        if devices.gpu && gpu_unit.is_none() && !use_cpu {
+            return Err(Error::NoDeviceSelected(
+                "the GPU failed earlier and was left out; recreate the engine".into(),
+            ));
+        }
+        if use_cpu && kernel.cpu.is_none() {
+            return Err(Error::MissingImplementation("CPU"));
+        }
+        if gpu_unit.is_some() && kernel.pipeline.is_none() {
+            return Err(Error::MissingImplementation("GPU"));
+        }
+        Ok((use_cpu, gpu_unit))
+    }
+
+    /// The devices that take part once those that would only slow the run
+    /// down sat it out, and the scheduler for them: hints are given for the
+    /// devices asked for, so those of devices that cannot take part are
+    /// dropped, then those of devices that sit out.
+    fn sit_out<'a>(
+        &'a self,
+        kernel: &Kernel,
+        scheduler: &'a Scheduler,
+        devices: Devices,
+        (use_cpu, gpu_unit): (bool, Option<&'a GpuUnit>),
+        units: u64,
+    ) -> Result<(RunDevices<'a>, Cow<'a, Scheduler>)> {
+        let inner = &*self.inner;
+        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
+            .iter()
+            .filter(|(asked, _)| *asked)
+            .map(|&(_, present)| present)
+            .collect();
+        let mut scheduler = Cow::Borrowed(scheduler);
+        if requested.contains(&false) {
+            scheduler = Cow::Owned(scheduler.for_devices(&requested));
+        }
+        // The devices that can take part: (estimator slot, claimants).
+        let present: Vec<(usize, usize)> =
+            [(use_cpu, (0, inner.workers)), (gpu_unit.is_some(), (1, 1))]
+                .iter()
+                .filter(|(p, _)| *p)
+                .map(|&(_, device)| device)
+                .collect();
+        scheduler.validate(present.len())?;
+        let sit = inner
+            .learning
+            .sit_out(&scheduler, &present, &*kernel.estimator, units);
+        let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
+        let run = RunDevices {
+            cpu: use_cpu && !sits(0),
+            gpu: gpu_unit.filter(|_| !sits(1)),
+            present: present.iter().map(|&(p, _)| p).collect(),
+        };
+        if sit.contains(&true) {
+            let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
+            scheduler = Cow::Owned(scheduler.for_devices(&keep));
+        }
+        Ok((run, scheduler))
+    }
+
+    /// Runs the kernel: binds its buffers for the GPU, then every claimant
+    /// (each CPU worker, the GPU's dispatch loop) takes packages until the
+    /// queue is done.
+    fn execute(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        run: &RunDevices<'_>,
+        shared: &Shared<'_>,
+    ) -> Result<Lanes> {
+        let inner = &*self.inner;
+        let binding = match (run.gpu, &kernel.pipeline) {
+            (Some(_), Some(p)) => {
+                let bufs: Vec<_> = args
+                    .buffers
+                    .iter()
+                    .map(|b| BufferBinding::of(b.raw))
+                    .collect();
+                Some(p.bind(&bufs)?)
+            }
+            _ => None,
+        };
+        let use_cpu = run.cpu;
+        let board = StealBoard::new(
+            if use_cpu && stealing() {
+                inner.workers
+            } else {
+                0
+            },
+            shared.geometry.units,
+            run.gpu.is_some(),
+        );
+        let cpu_role = use_cpu.then(|| CpuRole {
+            device: 0,
+            kernel: kernel.cpu.as_deref().expect("checked by select"),
+            args,
+            geometry: shared.geometry,
+            workers: inner.workers,
+            board: &board,
+        });
+        let gpu_role = binding
+            .as_ref()
+            .and_then(|set| self.gpu_role(kernel, args, run, shared, set, &board));
+        let gpu_thread = run.gpu.map(|g| g.thread);
+        let lanes = Lanes {
+            time_s: 0.0,
+            cpu: cpu::Lanes::new(if use_cpu { inner.workers } else { 0 }),
+            gpu: gpu::Lane::default(),
+        };
+        let t0 = Instant::now();
+        let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
+        let results = inner
+            .pool
+            .broadcast_to(
+                &|thread| Some(thread) == gpu_thread || (use_cpu && thread < inner.workers),
+                &|thread| {
+                    if Some(thread) == gpu_thread {
+                        if let Some(role) = &gpu_role {
+                            gpu::dispatch_loop(role, plan, queue, estimates, t0, &lanes.gpu);
+                        }
+                    } else if thread < inner.workers {
+                        if let Some(role) = &cpu_role {
+                            cpu::worker_loop(role, thread, plan, queue, estimates, t0, &lanes.cpu);
+                        }
+                    }
+                },
+            )
+            .map_err(|e| Error::Cpu(e.to_string()))?;
+        let time_s = t0.elapsed().as_secs_f64();
+        drop(binding);
+        if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
+            // Kernel panics are caught per package; a panic outside a kernel
+            // call is an engine bug: report it rather than hide it.
+            return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
+        }
+        Ok(Lanes { time_s, ..lanes })
+    }
+
+    /// The GPU's role in a run whose buffers `set` binds.
+    fn gpu_role<'r>(
+        &'r self,
+        kernel: &'r Kernel,
+        args: &'r Args<'_>,
+        run: &RunDevices<'r>,
+        shared: &Shared<'r>,
+        set: &'r crate::vk::BindingSet,
+        board: &'r StealBoard,
+    ) -> Option<GpuRole<'r>> {
+        let inner = &*self.inner;
+        Some(GpuRole {
+            device: usize::from(run.cpu),
+            unit: run.gpu?,
+            pipeline: kernel.pipeline.as_ref()?,
+            set,
+            push: &args.push,
+            geometry: shared.geometry,
+            timeout: inner.options.gpu_timeout,
+            warm: &kernel.gpu_warm,
+            cpu: run.cpu.then_some(gpu::CpuPeers {
+                board,
+                device: 0,
+                workers: inner.workers,
+            }),
+            #[cfg(feature = "test-hooks")]
+            fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
+        })
+    }
+
+    /// The devices' reports (those that sat the run out last) and the
+    /// package log; the run's error where a device failed it.
+    fn collect(
+        &self,
+        run: &RunDevices<'_>,
+        lanes: Lanes,
+        queue: &WorkQueue,
+    ) -> Result<(Vec<DeviceReport>, PackageLog)> {
+        let inner = &*self.inner;
+        let mut devices_out = Vec::new();
+        let mut packages = PackageLog::default();
+        let mut failure = None;
+        if run.cpu {
+            let (report, panic) =
+                lanes
+                    .cpu
+                    .finish(&inner.topology.model, inner.workers, &mut packages);
+            devices_out.push(report);
+            failure = failure.or(panic);
+        }
+        let mut lost = None;
+        if let Some(unit) = run.gpu {
+            let (report, l) = lanes.gpu.finish(&unit.device.info().name, &mut packages);
+            devices_out.push(report);
+            lost = l;
+        }
+        if let Some(err) = failure {
+            return Err(err);
+        }
+        if !queue.is_done() {
+            let cause = devices_out
+                .iter()
+                .filter_map(|d| d.failure.clone())
+                .collect::<Vec<_>>()
+                .join("; ");
+            // Lost units were counted done only to let the others finish.
+            let lost_units = lost.as_ref().map_or(0, |l| l.units);
+            return Err(Error::AllDevicesFailed {
+                remaining: queue.total() - queue.completed() + lost_units,
+                cause,
+            });
+        }
+        if let Some(l) = lost {
+            return Err(l.error);
+        }
+        devices_out.extend(self.sat_out_reports(run));
+        Ok((devices_out, packages))
+    }
+
+    /// Reports of the devices that could have taken part but sat the run
+    /// out by design.
+    fn sat_out_reports(&self, run: &RunDevices<'_>) -> Vec<DeviceReport> {
+        let inner = &*self.inner;
+        let mut out = Vec::new();
+        if run.is_present(0) && !run.cpu {
+            out.push(DeviceReport::sat_out(
+                &inner.topology.model,
+                DeviceKind::Cpu,
+                inner.workers,
+            ));
+        }
+        if let (Some(unit), true) = (&inner.gpu, run.is_present(1) && run.gpu.is_none()) {
+            out.push(DeviceReport::sat_out(
+                &unit.device.info().name,
+                DeviceKind::Gpu,
+                1,
+            ));
+        }
+        out
+    }
+}
+
+/// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU).
+pub(crate) struct Remap<'a> {
+    inner: &'a ThroughputEstimator,
+    map: &'a [usize],
+}
+
+impl PowerEstimator for Remap<'_> {
+    fn record(&self, device: usize, units: u64, seconds: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record(d, units, seconds);
+        }
+    }
+    fn power(&self, device: usize) -> Option<f64> {
+        self.map.get(device).and_then(|&d| self.inner.power(d))
+    }
+    fn cost(&self, device: usize) -> Option<Cost> {
+        self.map.get(device).and_then(|&d| self.inner.cost(d))
+    }
+}
+
+/// Whether packages may be split by work stealing: yes, unless the
+/// environment sets `COEXEC_STEAL=0` (to measure what stealing changes).
+/// Read once per process, not per run.
+fn stealing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_STEAL").map_or(true, |v| v.trim() != "0"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The plan sees each run device's fitted cost (overhead included), not
+    /// only its rate: every estimator query is forwarded through the map.
+    #[test]
+    fn remap_forwards_costs_and_powers() {
+        use super::Remap;
+        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
+        let est = ThroughputEstimator::new(2);
+        est.seed(
+            1,
+            Cost {
+                overhead_s: 1e-4,
+                rate: 5e6,
+            },
+            8.0,
+        );
+        let map = [1usize];
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+        };
+        assert_eq!(remap.cost(0), est.cost(1));
+        assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
+        assert_eq!(remap.power(0), est.power(1));
+        assert_eq!(remap.cost(1), None);
+    }
+}
