@@ -94,6 +94,23 @@
 //! once per package (a second `output` call for the same argument panics,
 //! which the run reports as [`Error::KernelPanic`]), so no two packages alias.
 //! A C API mirrors this crate (`ffi/`, `coexec.h`).
+//!
+//! ## API surface
+//!
+//! The items at the root are the API: the engine, kernels and their
+//! arguments, buffers, schedulers, reports, errors, device and CPU facts,
+//! and [`shader`] compilation. [`suite`], [`workloads`] and [`trace`] are
+//! the `coexec` command's benchmark suite, its kernels and its trace
+//! writer, public for the command and the tests.
+//!
+//! The engine's layers (Vulkan, memory, scheduling, executors) are not part
+//! of it; the cargo feature `internals` exposes them as `coexec::internals` for
+//! benchmarks and tests, with no stability promise. Without it no public
+//! item names an `ash` type:
+//!
+//! ```compile_fail
+//! use coexec::vk::Device; // error: no `vk` at the root
+//! ```
 
 pub use coexec_engine::{
     error, shader, version_string, AllocatorBackend, Args, Buffer, BufferId, CacheLevel, CorePlan,

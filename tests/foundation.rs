@@ -195,6 +195,31 @@ void main() { o[gl_GlobalInvocationID.x] = 7u; }";
     assert_validation_clean(&other);
 }
 
+/// A device is created from what the driver says, never from a
+/// caller's (editable) copy of its facts, and only on its own instance.
+#[test]
+fn a_device_is_created_from_the_drivers_facts_only() {
+    use coexec_engine::vk::{Device, DeviceOptions, Instance, Validation};
+    if engine().is_none() {
+        return;
+    }
+    let a = Arc::new(Instance::new(Validation::Off).unwrap());
+    let b = Arc::new(Instance::new(Validation::Off).unwrap());
+    let mut info = a.physical_devices().unwrap().remove(0);
+    let real = (info.maintenance4, info.external_memory_host);
+    info.maintenance4 = !real.0;
+    info.external_memory_host = !real.1;
+    let opts = DeviceOptions {
+        pipeline_cache_dir: Some(std::path::PathBuf::new()),
+    };
+    assert!(matches!(
+        Device::new(b, info.clone(), &opts),
+        Err(coexec::Error::NoDevice(_))
+    ));
+    let d = Device::new(a, info, &opts).unwrap();
+    assert_eq!((d.info().maintenance4, d.info().external_memory_host), real);
+}
+
 fn saxpy_on(backend: AllocatorBackend) {
     let Some(e) = engine_with(Some(1), backend) else {
         return;

@@ -44,11 +44,29 @@ impl std::fmt::Debug for Device {
 impl Device {
     /// Creates a logical device on `info` with one queue of its compute family,
     /// timeline semaphores and host query reset on (core in Vulkan 1.2).
+    ///
+    /// `info` only names the device: every fact used is read again from
+    /// `instance`, and a device `instance` did not enumerate is an
+    /// [`Error::NoDevice`].
     pub fn new(
         instance: Arc<Instance>,
         info: PhysicalDeviceInfo,
         opts: &DeviceOptions,
     ) -> Result<Arc<Device>> {
+        // The facts are read again from the driver: `info` is a plain value
+        // that its holder may have changed (a feature flag set on a device
+        // without it) or taken from another instance, and the device is
+        // created from what it says.
+        let info = instance
+            .physical_devices()?
+            .into_iter()
+            .find(|d| d.handle == info.handle)
+            .ok_or_else(|| {
+                Error::NoDevice(format!(
+                    "{} is not a device of this instance (Vulkan 1.2 with compute)",
+                    info.name
+                ))
+            })?;
         let family = info
             .compute_family()
             .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue family", info.name)))?;
