@@ -12,7 +12,7 @@
 //!   many small dispatches beat one big one, so a one-package solo time
 //!   would flatter co-execution).
 //! * `S = T_fastest / T`, `S_max = T_fastest * sum_i 1/T_i`, `HE = S / S_max`,
-//!   balance = earliest device finish / latest ([`Report::balance`]).
+//!   balance = earliest device finish / latest ([`Report::balance`](crate::Report::balance)).
 //! * The co-running ceiling ([`Corun`]): each device's throughput while the
 //!   other runs (its work-items / its busy time) relative to its solo
 //!   throughput (all work-items / `T_i`), and `S_ceiling = T_fastest *
