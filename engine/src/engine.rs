@@ -619,12 +619,6 @@ impl Engine {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
             scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&keep));
         }
-        if let Some(crate::outcomes::Mode::Alone(_)) = mode {
-            // A device the learner runs alone takes one package per
-            // claimant, which balance by stealing: with no other device to
-            // balance against, cutting the range finer only adds claims.
-            scheduler = std::borrow::Cow::Owned(Scheduler::Static { powers: None });
-        }
         let scheduler = &*scheduler;
 
         // Devices of this run, in order: CPU, GPU.

@@ -159,6 +159,13 @@ impl Learning {
         let chosen = lock(kernel)
             .outcomes
             .choose(&candidates, model, &predict, units);
+        tracing::debug!(
+            units,
+            ?model,
+            ?chosen,
+            measured = ?lock(kernel).outcomes.measured(),
+            "configuration of the next run"
+        );
         let sit = present
             .iter()
             .map(|&(slot, _)| chosen != Mode::Together && chosen != Mode::Alone(slot))

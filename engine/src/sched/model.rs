@@ -103,6 +103,8 @@ pub struct CostFit {
     /// Smallest and largest size recorded since the last reset.
     min_n: f64,
     max_n: f64,
+    /// Shortest package time recorded since the last reset.
+    min_t: f64,
     /// A run that recorded these samples has ended: trust them whatever
     /// their number (see [`settle`](Self::settle)).
     settled: bool,
@@ -160,6 +162,9 @@ impl CostFit {
         if self.min_n == 0.0 || n < self.min_n {
             self.min_n = n;
         }
+        if self.min_t == 0.0 || t < self.min_t {
+            self.min_t = t;
+        }
         self.max_n = self.max_n.max(n);
     }
 
@@ -191,20 +196,22 @@ impl CostFit {
             let det = self.w * self.nn - self.n * self.n;
             if det > 1e-9 * self.w * self.nn {
                 let slope = (self.w * self.nt - self.n * self.t) / det;
-                let overhead = (self.t - slope * self.n) / self.w;
+                let intercept = (self.t - slope * self.n) / self.w;
+                // The overhead from the line, but never more than the
+                // quickest package took; then the rate from the time left
+                // over, summed (a ratio, not the line's slope): on packages
+                // of irregular cost the slope follows which ones happened
+                // to hold the heavy items and can be off several times
+                // either way, whereas the summed work over the summed time
+                // is the throughput the device delivered. On exact data
+                // both agree.
+                let overhead = intercept.clamp(0.0, self.min_t);
                 let cost = Cost {
                     overhead_s: overhead,
-                    rate: 1.0 / slope,
+                    rate: self.n / (self.t - self.w * overhead),
                 };
-                if cost.is_usable() {
+                if cost.is_usable() && slope > 0.0 {
                     return Some((cost, true));
-                }
-                if slope > 0.0 && overhead < 0.0 {
-                    // Through the origin: t = n / rate, least squares.
-                    let cost = Cost::rate_only(self.nn / self.nt);
-                    if cost.is_usable() {
-                        return Some((cost, true));
-                    }
                 }
                 if slope <= 0.0 {
                     return self.flat().map(|c| (c, true));
@@ -369,6 +376,32 @@ mod tests {
         f.record(10, f64::NAN);
         f.record(10, -1.0);
         assert_eq!(f.fit().unwrap().0, c);
+    }
+
+    /// Packages of irregular cost (each size's time scattered 3x around
+    /// the truth): the rate is the throughput delivered, within 25%, where
+    /// the line's slope would follow the scatter.
+    #[test]
+    fn irregular_packages_fit_the_delivered_throughput() {
+        let mut f = CostFit::default();
+        let mut x = 12345u64;
+        let (mut sum_n, mut sum_t) = (0.0, 0.0);
+        for i in 0..200u64 {
+            // xorshift: a fixed pseudo-random scatter in [1/3, 3).
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let scatter = 1.0 / 3.0 + (x % 1000) as f64 / 1000.0 * (3.0 - 1.0 / 3.0);
+            let n = 10 + (i * 37) % 500;
+            let t = 1e-6 + n as f64 / 1e6 * scatter;
+            f.record_parallel(n, t, 15.0);
+            sum_n += n as f64;
+            sum_t += t;
+        }
+        let (c, _) = f.fit().unwrap();
+        let delivered = sum_n / sum_t;
+        assert!(close(c.rate, delivered, 0.25), "{c:?} vs {delivered}");
+        assert!(c.overhead_s <= 1e-5, "{c:?}");
     }
 
     /// Package times that do not grow with the size (each waits for its
