@@ -219,6 +219,32 @@ fn no_vulkan_device_is_a_clear_error_not_a_panic() {
     );
 }
 
+/// The `coexec` command (not the library) gives lavapipe its thread count:
+/// `LP_NUM_THREADS` unset becomes the engine's lavapipe cores; a value the
+/// user set is kept.
+#[test]
+fn the_command_sets_lp_num_threads_unless_set() {
+    let info = |lp: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"));
+        c.arg("info").env("COEXEC_VALIDATION", "0");
+        match lp {
+            Some(v) => c.env("LP_NUM_THREADS", v),
+            None => c.env_remove("LP_NUM_THREADS"),
+        };
+        let o = c.output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let out = info(None);
+    let Some(line) = out.lines().find(|l| l.contains("Vulkan CPU device cores")) else {
+        eprintln!("skipping: no CPU Vulkan device\n{out}");
+        return;
+    };
+    let n = coexec::Engine::cpu_device_cores(None).expect("lavapipe has cores");
+    assert!(line.contains(&format!("LP_NUM_THREADS={n})")), "{line}");
+    let out = info(Some("3"));
+    assert!(out.contains("LP_NUM_THREADS=3)"), "{out}");
+}
+
 #[test]
 fn pipeline_cache_is_persisted() {
     let dir = std::env::temp_dir().join(format!("coexec-cache-test-{}", std::process::id()));

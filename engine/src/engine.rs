@@ -218,10 +218,17 @@ impl Engine {
     /// partitions the cores, and starts the pinned threads (parked until a run).
     ///
     /// When the Vulkan device is itself a CPU implementation (Mesa lavapipe),
-    /// it gets cores of its own: `LP_NUM_THREADS` is set to their number (unless
-    /// already set) and the device is created on a thread pinned to them, so its
-    /// threads inherit that affinity; the CPU workers are pinned to the other
-    /// cores. The partition is the same for every run, whichever devices take part.
+    /// it gets cores of its own: the device is created on a thread pinned to
+    /// them, so its threads inherit that affinity; the CPU workers are pinned
+    /// to the other cores. The partition is the same for every run, whichever
+    /// devices take part.
+    ///
+    /// The engine never changes the environment (that would race any other
+    /// thread's `getenv`). Lavapipe sizes its thread pool from
+    /// `LP_NUM_THREADS` when its device is created: an application that
+    /// wants one lavapipe thread per core of its share sets that variable to
+    /// [`Engine::cpu_device_cores`] before it starts any thread, as the
+    /// `coexec` command does.
     pub fn with_options(options: EngineOptions) -> Result<Engine> {
         let topology = CpuTopology::detect();
         let probe = Arc::new(Instance::new(options.validation)?);
@@ -243,11 +250,7 @@ impl Engine {
         };
         let (device, loop_pin) = if cpu_impl {
             let cores = plan.cpu_vulkan_devices[0].clone();
-            if std::env::var_os("LP_NUM_THREADS").is_none() {
-                // Read by lavapipe when it creates its thread pool; set before
-                // the instance below enumerates devices.
-                std::env::set_var("LP_NUM_THREADS", cores.pus.len().to_string());
-            }
+            check_lavapipe_threads(cores.pus.len());
             drop(probe);
             let validation = options.validation;
             let index = chosen.index;
@@ -323,6 +326,26 @@ impl Engine {
                 fault: Mutex::new(None),
             }),
         })
+    }
+
+    /// How many hardware threads an engine built with `workers`
+    /// ([`EngineOptions::workers`]) gives a Vulkan device that is a CPU
+    /// implementation (Mesa lavapipe): the value for `LP_NUM_THREADS`, which
+    /// the application sets before it starts threads (see
+    /// [`with_options`](Self::with_options)). Needs no Vulkan; `None` when
+    /// the CPU topology leaves such a device no cores of its own.
+    pub fn cpu_device_cores(workers: Option<usize>) -> Option<usize> {
+        let plan = CpuTopology::detect()
+            .plan(&PlanRequest {
+                workers,
+                cpu_vulkan_devices: 1,
+                gpu_loops: 0,
+            })
+            .ok()?;
+        plan.cpu_vulkan_devices
+            .first()
+            .map(|c| c.pus.len())
+            .filter(|&n| n > 0)
     }
 
     /// Every Vulkan device with Vulkan >= 1.2 and a compute queue (a fresh
@@ -892,6 +915,22 @@ impl PowerEstimator for Remap<'_> {
     }
 }
 
+/// Warns when lavapipe will run more threads than the `cores` hardware
+/// threads it was given (`LP_NUM_THREADS` unset, or larger): they then share
+/// those cores. Only reads the environment.
+fn check_lavapipe_threads(cores: usize) {
+    let set = std::env::var("LP_NUM_THREADS").ok();
+    match set.as_deref().map(|v| v.trim().parse::<usize>()) {
+        Some(Ok(n)) if n <= cores => {}
+        Some(Ok(n)) => tracing::warn!(
+            "LP_NUM_THREADS={n} but lavapipe has {cores} hardware thread(s) of its own: its threads will share them"
+        ),
+        _ => tracing::info!(
+            "LP_NUM_THREADS is not set: lavapipe starts its default number of threads on its {cores} hardware thread(s); set LP_NUM_THREADS={cores} before starting threads (Engine::cpu_device_cores)"
+        ),
+    }
+}
+
 /// Where profiles live: `profiles/` under the pipeline cache directory, or
 /// nowhere when profiles or the cache are off.
 fn profile_dir(options: &EngineOptions) -> Option<PathBuf> {
@@ -951,6 +990,33 @@ mod tests {
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
         assert_eq!(remap.power(0), est.power(1));
         assert_eq!(remap.cost(1), None);
+    }
+
+    /// Building an engine (on lavapipe, the path that gives a CPU Vulkan
+    /// device its own cores) reads the environment but never writes it.
+    #[test]
+    fn engine_creation_leaves_the_environment_unchanged() {
+        use super::{Engine, EngineOptions};
+        let before: Vec<_> = std::env::vars_os().collect();
+        let engine = Engine::with_options(EngineOptions {
+            workers: Some(1),
+            validation: crate::vk::Validation::IfAvailable,
+            profiles: false,
+            ..Default::default()
+        });
+        let after: Vec<_> = std::env::vars_os().collect();
+        assert_eq!(before, after);
+        if let Ok(e) = engine {
+            if e.device().info().device_type == crate::vk::DeviceType::Cpu {
+                assert_eq!(
+                    Engine::cpu_device_cores(Some(1)),
+                    e.core_plan()
+                        .cpu_vulkan_devices
+                        .first()
+                        .map(|c| c.pus.len())
+                );
+            }
+        }
     }
 
     #[test]

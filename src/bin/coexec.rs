@@ -128,6 +128,12 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let workers = match &cli.command {
+        Command::Info => None,
+        Command::Bench(a) => a.workers,
+        Command::Suite(a) => a.workers,
+    };
+    size_lavapipe(workers);
     let r = match cli.command {
         Command::Info => info(),
         Command::Bench(a) => bench(a),
@@ -139,6 +145,22 @@ fn main() -> ExitCode {
             eprintln!("coexec: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Gives lavapipe (a Vulkan device that runs on the CPU) one thread per
+/// hardware thread the engine leaves it, unless `LP_NUM_THREADS` is set
+/// already. Lavapipe reads the variable when its device is created; the
+/// library never writes the environment, so the application does, here,
+/// before this process starts any thread.
+fn size_lavapipe(workers: Option<usize>) {
+    if std::env::var_os("LP_NUM_THREADS").is_some() {
+        return;
+    }
+    if let Some(n) = Engine::cpu_device_cores(workers) {
+        // Single-threaded here: no other thread can read the environment
+        // while it changes.
+        std::env::set_var("LP_NUM_THREADS", n.to_string());
     }
 }
 
@@ -209,7 +231,11 @@ fn info() -> Result<ExitCode, String> {
             .collect::<Vec<_>>()
     );
     for c in &plan.cpu_vulkan_devices {
-        println!("  Vulkan CPU device cores: PUs {:?}", c.pus);
+        println!(
+            "  Vulkan CPU device cores: PUs {:?} (LP_NUM_THREADS={})",
+            c.pus,
+            std::env::var("LP_NUM_THREADS").unwrap_or_else(|_| "unset".into())
+        );
     }
     for c in &plan.gpu_loops {
         println!("  GPU dispatch loop: PUs {:?}", c.pus);
