@@ -219,6 +219,52 @@ fn no_vulkan_device_is_a_clear_error_not_a_panic() {
     );
 }
 
+/// `coexec info`, `GpuChoice::Index` and `Error::DeviceIndex` count devices
+/// the same way: Vulkan's enumeration order, every device included.
+#[test]
+fn one_device_numbering_everywhere() {
+    let Ok(all) = coexec::Engine::all_vulkan_devices() else {
+        eprintln!("skipping: no Vulkan loader");
+        return;
+    };
+    let usable = coexec::Engine::vulkan_devices().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .arg("info")
+        .env("COEXEC_VALIDATION", "0")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    for d in &all {
+        assert!(
+            out.contains(&format!("  [{}] {}", d.index, d.name)),
+            "{out}"
+        );
+    }
+    for d in &usable {
+        let Some(e) = common::engine_from(coexec::EngineOptions {
+            workers: Some(1),
+            gpu: coexec::GpuChoice::Index(d.index),
+            validation: coexec::Validation::IfAvailable,
+            profiles: false,
+            ..Default::default()
+        }) else {
+            return;
+        };
+        assert_eq!(e.device().info().index, d.index);
+        assert_eq!(e.device().info().name, d.name);
+    }
+    let err = coexec::Engine::with_options(coexec::EngineOptions {
+        gpu: coexec::GpuChoice::Index(all.len()),
+        validation: coexec::Validation::Off,
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, coexec::Error::DeviceIndex { index, available } if index == all.len() && available == all.len()),
+        "{err}"
+    );
+}
+
 /// The `coexec` command (not the library) gives lavapipe its thread count:
 /// `LP_NUM_THREADS` unset becomes the engine's lavapipe cores; a value the
 /// user set is kept.

@@ -32,7 +32,11 @@ pub enum GpuChoice {
     /// The best device: discrete, then integrated, then a CPU implementation.
     #[default]
     Auto,
-    /// The device with this index in [`Engine::vulkan_devices`] order.
+    /// The device with this [`index`](PhysicalDeviceInfo::index): its
+    /// position in Vulkan's enumeration order, counting every device (the
+    /// number `coexec info` prints). A device coexec cannot use is
+    /// [`Error::DeviceUnusable`]; an index past the last device is
+    /// [`Error::DeviceIndex`].
     Index(usize),
 }
 
@@ -193,19 +197,38 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The device `choice` names among `devs`, every physical device in Vulkan's
+/// enumeration order.
 fn pick(devs: &[PhysicalDeviceInfo], choice: GpuChoice) -> Result<PhysicalDeviceInfo> {
     match choice {
-        GpuChoice::Index(i) => devs.get(i).cloned().ok_or(Error::DeviceIndex {
-            index: i,
-            available: devs.len(),
-        }),
+        GpuChoice::Index(i) => {
+            let d = find_index(devs, i)?;
+            match d.unusable_reason() {
+                Some(reason) => Err(Error::DeviceUnusable {
+                    index: i,
+                    device: d.name.clone(),
+                    reason,
+                }),
+                None => Ok(d.clone()),
+            }
+        }
         GpuChoice::Auto => devs
             .iter()
-            .filter(|d| d.unified_memory_type().is_some())
+            .filter(|d| d.unusable_reason().is_none() && d.unified_memory_type().is_some())
             .min_by_key(|d| (d.device_type.rank(), d.index))
             .cloned()
             .ok_or_else(|| Error::NoDevice("no device offers host-visible coherent memory".into())),
     }
+}
+
+/// The device of physical index `index` among `devs` (every device).
+fn find_index(devs: &[PhysicalDeviceInfo], index: usize) -> Result<&PhysicalDeviceInfo> {
+    devs.iter()
+        .find(|d| d.index == index)
+        .ok_or(Error::DeviceIndex {
+            index,
+            available: devs.len(),
+        })
 }
 
 impl Engine {
@@ -232,8 +255,8 @@ impl Engine {
     pub fn with_options(options: EngineOptions) -> Result<Engine> {
         let topology = CpuTopology::detect();
         let probe = Arc::new(Instance::new(options.validation)?);
-        let devs = probe.physical_devices()?;
-        if devs.is_empty() {
+        let devs = probe.all_physical_devices()?;
+        if devs.iter().all(|d| d.unusable_reason().is_some()) {
             return Err(Error::NoDevice("the loader found no usable device".into()));
         }
         let chosen = pick(&devs, options.gpu)?;
@@ -256,14 +279,7 @@ impl Engine {
             let index = chosen.index;
             let device = with_affinity(&cores, move || -> Result<Arc<Device>> {
                 let instance = Arc::new(Instance::new(validation)?);
-                let info = instance
-                    .physical_devices()?
-                    .into_iter()
-                    .find(|d| d.index == index)
-                    .ok_or(Error::DeviceIndex {
-                        index,
-                        available: 0,
-                    })?;
+                let info = find_index(&instance.all_physical_devices()?, index)?.clone();
                 Device::new(instance, info, &dev_opts)
             })?;
             (device, cores)
@@ -349,9 +365,20 @@ impl Engine {
     }
 
     /// Every Vulkan device with Vulkan >= 1.2 and a compute queue (a fresh
-    /// enumeration; for `coexec info`).
+    /// enumeration). Each keeps its
+    /// [`index`](PhysicalDeviceInfo::index) in Vulkan's enumeration order,
+    /// which [`GpuChoice::Index`] takes; devices coexec cannot use are left
+    /// out (see [`all_vulkan_devices`](Self::all_vulkan_devices)), so the
+    /// indices may have gaps.
     pub fn vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
         Instance::new(Validation::Off)?.physical_devices()
+    }
+
+    /// Every Vulkan device, usable or not
+    /// ([`PhysicalDeviceInfo::unusable_reason`]), in Vulkan's enumeration
+    /// order (for `coexec info`).
+    pub fn all_vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
+        Instance::new(Validation::Off)?.all_physical_devices()
     }
 
     /// The Vulkan device in use.
@@ -1017,6 +1044,43 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// One numbering: `GpuChoice::Index` takes a device's position among
+    /// every device, usable or not; an unusable one is named as such.
+    #[test]
+    fn gpu_index_counts_every_device_and_unusable_ones_are_refused() {
+        use super::{pick, Engine, Error, GpuChoice};
+        let Some(real) = Engine::vulkan_devices()
+            .ok()
+            .and_then(|d| d.into_iter().next())
+        else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        let mut old = real.clone();
+        old.index = 0;
+        old.api_version = ash::vk::API_VERSION_1_1;
+        let mut usable = real;
+        usable.index = 1;
+        let devs = [old, usable];
+        match pick(&devs, GpuChoice::Index(0)) {
+            Err(Error::DeviceUnusable {
+                index: 0, reason, ..
+            }) => {
+                assert!(reason.contains("1.1"), "{reason}")
+            }
+            other => panic!("expected DeviceUnusable, got {other:?}"),
+        }
+        assert_eq!(pick(&devs, GpuChoice::Index(1)).unwrap().index, 1);
+        assert_eq!(pick(&devs, GpuChoice::Auto).unwrap().index, 1);
+        assert!(matches!(
+            pick(&devs, GpuChoice::Index(2)),
+            Err(Error::DeviceIndex {
+                index: 2,
+                available: 2
+            })
+        ));
     }
 
     #[test]

@@ -88,12 +88,23 @@ pub enum Error {
     #[error("no Vulkan device with Vulkan >= 1.2 and a compute queue was found ({0})")]
     NoDevice(String),
     /// The requested device index does not exist.
-    #[error("device index {index} does not exist: {available} Vulkan device(s) found")]
+    #[error("device index {index} does not exist: {available} Vulkan device(s) found (indices 0..{available}, see `coexec info`)")]
     DeviceIndex {
         /// The index asked for.
         index: usize,
-        /// How many devices exist.
+        /// How many devices exist (usable or not): valid indices are
+        /// `0..available`.
         available: usize,
+    },
+    /// The requested device exists but coexec cannot use it.
+    #[error("device {index} ({device}) cannot be used: {reason}")]
+    DeviceUnusable {
+        /// The index asked for.
+        index: usize,
+        /// The device's name.
+        device: String,
+        /// Why (Vulkan older than 1.2, no compute queue).
+        reason: String,
     },
     /// No memory type satisfies the unified-buffer rules on this device.
     #[error("no host-visible coherent memory type usable for unified buffers on {device}")]

@@ -268,7 +268,11 @@ typedef struct coexec_engine_options {
      */
     uint32_t validation;
     /**
-     * Vulkan device index (in enumeration order), or -1 for the best one.
+     * Vulkan device index, or -1 for the best one: the device's position in
+     * Vulkan's enumeration order, counting every device, usable or not (the
+     * number `coexec info` prints). An index past the last device, or one of
+     * a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+     * `COEXEC_ERROR_NO_DEVICE`.
      */
     int32_t gpu_index;
     /**

@@ -33,9 +33,10 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::Vulkan(VkError::OutOfMemory { .. }) => COEXEC_ERROR_OUT_OF_MEMORY,
         // Only with `validation_errors_fail`, which the C options leave off.
         Error::Vulkan(_) | Error::Validation { .. } => COEXEC_ERROR_VULKAN,
-        Error::NoLoader(_) | Error::NoDevice(_) | Error::DeviceIndex { .. } => {
-            COEXEC_ERROR_NO_DEVICE
-        }
+        Error::NoLoader(_)
+        | Error::NoDevice(_)
+        | Error::DeviceIndex { .. }
+        | Error::DeviceUnusable { .. } => COEXEC_ERROR_NO_DEVICE,
         Error::NoMemoryType { .. }
         | Error::BackendUnavailable(_)
         | Error::HostImportUnsupported { .. } => COEXEC_ERROR_UNSUPPORTED,

@@ -165,9 +165,15 @@ fn size_lavapipe(workers: Option<usize>) {
 }
 
 fn info() -> Result<ExitCode, String> {
-    let devs = Engine::vulkan_devices().map_err(|e| e.to_string())?;
+    let devs = Engine::all_vulkan_devices().map_err(|e| e.to_string())?;
+    // One numbering: Vulkan's enumeration order, which `GpuChoice::Index`
+    // and the C `gpu_index` take too.
     println!("Vulkan devices:");
     for d in &devs {
+        if let Some(reason) = d.unusable_reason() {
+            println!("  [{}] {} (not usable: {reason})", d.index, d.name);
+            continue;
+        }
         println!(
             "  [{}] {} ({}, Vulkan {}, {} memory)",
             d.index,

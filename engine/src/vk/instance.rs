@@ -251,8 +251,19 @@ impl Instance {
         &self.log
     }
 
-    /// Every physical device with Vulkan >= 1.2 and a compute queue.
+    /// Every physical device with Vulkan >= 1.2 and a compute queue. Each
+    /// keeps its [`index`](super::PhysicalDeviceInfo::index) in Vulkan's
+    /// enumeration order, the one numbering of devices coexec uses.
     pub fn physical_devices(&self) -> Result<Vec<super::PhysicalDeviceInfo>> {
+        let mut devs = self.all_physical_devices()?;
+        devs.retain(|d| d.unusable_reason().is_none());
+        Ok(devs)
+    }
+
+    /// Every physical device, usable or not
+    /// ([`unusable_reason`](super::PhysicalDeviceInfo::unusable_reason)),
+    /// in Vulkan's enumeration order.
+    pub fn all_physical_devices(&self) -> Result<Vec<super::PhysicalDeviceInfo>> {
         // SAFETY: plain query on a live instance.
         let raw =
             unsafe { self.raw.enumerate_physical_devices() }.call("vkEnumeratePhysicalDevices")?;
@@ -260,7 +271,6 @@ impl Instance {
             .into_iter()
             .enumerate()
             .map(|(i, pd)| super::PhysicalDeviceInfo::query(self, pd, i))
-            .filter(|d| d.api_version >= vk::API_VERSION_1_2 && d.compute_family().is_some())
             .collect())
     }
 }
