@@ -434,9 +434,20 @@ impl Engine {
         self.device().instance().validation_log().errors()
     }
 
-    /// The validation layer's messages so far.
+    /// The validation layer's most recent error messages (at most
+    /// [`vk::KEPT_MESSAGES`]).
     pub fn validation_messages(&self) -> Vec<String> {
         self.device().instance().validation_log().error_messages()
+    }
+
+    /// Runs `f` and returns, with its result, the validation layer's error
+    /// messages reported while it ran (by any thread using the engine's
+    /// instance; the first [`vk::KEPT_MESSAGES`]), however many the
+    /// instance reported before. Empty when validation is off.
+    pub fn with_validation_messages<R>(&self, f: impl FnOnce() -> R) -> (R, Vec<String>) {
+        let capture = self.device().instance().validation_log().capture();
+        let r = f();
+        (r, capture.finish())
     }
 
     /// Runs `f`; with [`EngineOptions::validation_errors_fail`], turns its
@@ -447,16 +458,12 @@ impl Engine {
             return f();
         }
         let before = self.validation_errors();
-        let result = f();
+        let (result, messages) = self.with_validation_messages(f);
         let count = self.validation_errors().saturating_sub(before);
         if count == 0 {
             return result;
         }
-        let skip = usize::try_from(before).unwrap_or(usize::MAX);
-        Err(Error::Validation {
-            count,
-            messages: self.validation_messages().into_iter().skip(skip).collect(),
-        })
+        Err(Error::Validation { count, messages })
     }
 
     /// A zero-filled unified buffer of `len` elements.
@@ -1044,6 +1051,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A failing call reports its own messages even after the instance
+    /// logged more than the log keeps (the layer's reports are simulated:
+    /// it suppresses repeats of one message).
+    #[test]
+    fn validation_messages_are_the_calls_after_many_earlier_ones() {
+        use super::{Engine, EngineOptions, Error};
+        let Ok(e) = Engine::with_options(EngineOptions {
+            workers: Some(1),
+            validation: crate::vk::Validation::Off,
+            validation_errors_fail: true,
+            profiles: false,
+            ..Default::default()
+        }) else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        let log = e.device().instance().validation_log();
+        for i in 0..(crate::vk::KEPT_MESSAGES + 6) {
+            let r = e.validated(|| {
+                log.record_error(format!("earlier {i}"));
+                Ok(())
+            });
+            assert!(matches!(r, Err(Error::Validation { count: 1, .. })));
+        }
+        match e.validated(|| {
+            log.record_error("this call".into());
+            Ok(())
+        }) {
+            Err(Error::Validation { count, messages }) => {
+                assert_eq!((count, messages), (1, vec!["this call".to_string()]))
+            }
+            other => panic!("expected Error::Validation, got {other:?}"),
+        }
+        assert!(e.validated(|| Ok(())).is_ok());
     }
 
     /// One numbering: `GpuChoice::Index` takes a device's position among

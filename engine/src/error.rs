@@ -278,7 +278,9 @@ pub enum Error {
         /// Errors reported while the call ran (by any thread using the
         /// engine's instance).
         count: u64,
-        /// Their messages, as far as the layer's log kept them.
+        /// Their messages: the first
+        /// [`KEPT_MESSAGES`](crate::vk::KEPT_MESSAGES) reported while the
+        /// call ran, whatever the instance logged before it.
         messages: Vec<String>,
     },
 }

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result, VkResultExt};
 use ash::{ext::debug_utils, vk};
+use std::collections::VecDeque;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -23,19 +24,28 @@ pub enum Validation {
     Off,
 }
 
+/// Messages a [`ValidationLog`] keeps: the most recent ones for
+/// [`ValidationLog::error_messages`], and the first ones of each
+/// [`ValidationCapture`].
+pub const KEPT_MESSAGES: usize = 64;
+
 /// Messages reported by the validation layer.
 #[derive(Debug, Default)]
 pub struct ValidationLog {
     errors: AtomicU64,
     warnings: AtomicU64,
-    messages: Mutex<Vec<String>>,
+    /// The most recent error messages (at most [`KEPT_MESSAGES`]).
+    recent: Mutex<VecDeque<String>>,
+    /// The open captures: (id, the first messages reported since it opened).
+    captures: Mutex<Vec<(u64, Vec<String>)>>,
+    next_capture: AtomicU64,
 }
 
 impl ValidationLog {
     /// Number of validation errors reported so far.
     pub fn errors(&self) -> u64 {
-        // Relaxed: a statistic read by the owner; the message list below is
-        // behind a mutex for anything that needs the contents.
+        // Relaxed: a statistic read by the owner; the message lists below
+        // are behind mutexes for anything that needs the contents.
         self.errors.load(Ordering::Relaxed)
     }
 
@@ -45,9 +55,83 @@ impl ValidationLog {
         self.warnings.load(Ordering::Relaxed)
     }
 
-    /// The error messages reported so far (at most the first 64 are kept).
+    /// The most recent error messages (at most [`KEPT_MESSAGES`]), oldest
+    /// first.
     pub fn error_messages(&self) -> Vec<String> {
-        self.messages.lock().map(|m| m.clone()).unwrap_or_default()
+        self.recent
+            .lock()
+            .map(|m| m.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Starts collecting the error messages reported from now on (by any
+    /// thread using the instance) until the capture is finished: a call's
+    /// own messages, whatever the instance logged before.
+    pub fn capture(&self) -> ValidationCapture<'_> {
+        // Relaxed: only uniqueness of the id matters.
+        let id = self.next_capture.fetch_add(1, Ordering::Relaxed);
+        lock(&self.captures).push((id, Vec::new()));
+        ValidationCapture { log: self, id }
+    }
+
+    /// Records an error message: counted, kept among the recent ones and in
+    /// every open capture (the first [`KEPT_MESSAGES`] of each).
+    pub(crate) fn record_error(&self, message: String) {
+        // Relaxed: a counter; readers only need an eventually exact count.
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        for (_, m) in lock(&self.captures).iter_mut() {
+            if m.len() < KEPT_MESSAGES {
+                m.push(message.clone());
+            }
+        }
+        let mut recent = lock(&self.recent);
+        if recent.len() == KEPT_MESSAGES {
+            recent.pop_front();
+        }
+        recent.push_back(message);
+    }
+
+    /// Records a warning (counted only).
+    pub(crate) fn record_warning(&self) {
+        // Relaxed: a counter, as above.
+        self.warnings.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A mutex's contents, also after a panic elsewhere poisoned it (the lists
+/// stay consistent: every update is one push or pop).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The error messages reported while it is open ([`ValidationLog::capture`]).
+#[derive(Debug)]
+pub struct ValidationCapture<'a> {
+    log: &'a ValidationLog,
+    id: u64,
+}
+
+impl ValidationCapture<'_> {
+    /// Closes the capture: the first [`KEPT_MESSAGES`] error messages
+    /// reported while it was open.
+    pub fn finish(self) -> Vec<String> {
+        self.take()
+    }
+
+    fn take(&self) -> Vec<String> {
+        let mut captures = lock(&self.log.captures);
+        match captures.iter().position(|(id, _)| *id == self.id) {
+            Some(i) => captures.swap_remove(i).1,
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Drop for ValidationCapture<'_> {
+    fn drop(&mut self) {
+        // After `finish` this finds nothing; otherwise (a panic) it closes
+        // the capture so that the log does not keep collecting for it.
+        self.take();
     }
 }
 
@@ -93,17 +177,10 @@ unsafe extern "system" fn debug_callback(
         (log, message)
     };
     if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
-        // Relaxed: a counter; readers only need an eventually exact count.
-        log.errors.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut m) = log.messages.lock() {
-            if m.len() < 64 {
-                m.push(message.clone());
-            }
-        }
         tracing::error!(target: "coexec::validation", "{message}");
+        log.record_error(message);
     } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
-        // Relaxed: a counter, as above.
-        log.warnings.fetch_add(1, Ordering::Relaxed);
+        log.record_warning();
         tracing::warn!(target: "coexec::validation", "{message}");
     }
     vk::FALSE
@@ -285,5 +362,43 @@ impl Drop for Instance {
         // SAFETY: every child object (devices) holds an Arc to this instance,
         // so none is alive when the last reference drops.
         unsafe { self.raw.destroy_instance(None) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ValidationLog, KEPT_MESSAGES};
+
+    /// A call gets its own messages however many the instance logged
+    /// before, and at most the first KEPT_MESSAGES of them; the count is
+    /// exact.
+    #[test]
+    fn captures_keep_the_messages_of_their_call() {
+        let log = ValidationLog::default();
+        for i in 0..100 {
+            log.record_error(format!("earlier {i}"));
+        }
+        let call = log.capture();
+        log.record_error("this call's".into());
+        assert_eq!(call.finish(), vec!["this call's".to_string()]);
+        let big = log.capture();
+        let nested = log.capture();
+        for i in 0..(KEPT_MESSAGES + 10) {
+            log.record_error(format!("big {i}"));
+        }
+        let m = big.finish();
+        assert_eq!(m.len(), KEPT_MESSAGES);
+        assert_eq!(m[0], "big 0");
+        assert_eq!(nested.finish().len(), KEPT_MESSAGES);
+        assert_eq!(log.errors(), 101 + KEPT_MESSAGES as u64 + 10);
+        let recent = log.error_messages();
+        assert_eq!(recent.len(), KEPT_MESSAGES);
+        assert_eq!(
+            recent.last().unwrap(),
+            &format!("big {}", KEPT_MESSAGES + 9)
+        );
+        // A capture dropped without finishing (a panic) is closed.
+        drop(log.capture());
+        assert!(super::lock(&log.captures).is_empty());
     }
 }

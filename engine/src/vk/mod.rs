@@ -11,7 +11,10 @@ mod pipeline;
 pub mod spirv;
 
 pub use device::{Device, DeviceOptions};
-pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
+pub use instance::{
+    version_string, Instance, Validation, ValidationCapture, ValidationLog, KEPT_MESSAGES,
+    VALIDATION_LAYER,
+};
 pub(crate) use pipeline::Dispatch;
 pub use pipeline::{
     BindingSet, ComputePipeline, DispatchRing, GpuSpan, PipelineCache, StampRead, MAX_IN_FLIGHT,
