@@ -386,6 +386,74 @@ fn kernel_errors_are_typed() {
     assert_validation_clean(&e);
 }
 
+/// A run's arguments are checked against the shader the same way whichever
+/// devices take part (a CPU-only run of a kernel with SPIR-V included), and
+/// a correct run passes on each.
+#[test]
+fn interface_checks_do_not_depend_on_the_devices() {
+    let Some(e) = engine() else { return };
+    let copy = |p: &coexec::Package, a: &mut coexec::CpuArgs<'_>| {
+        let x = a.input::<f32>(0);
+        let y = a.output::<f32>(1);
+        for (o, i) in y.iter_mut().zip(p.items.clone()) {
+            *o = x[i as usize] + 1.0;
+        }
+    };
+    let k = e
+        .kernel_glsl("copy", COPY_PLUS_ONE, Some(Arc::new(copy)))
+        .unwrap();
+    let x = e.buffer_from_slice(&[1.0f32; 8]).unwrap();
+    let xu = e.buffer_from_slice(&[1u16; 8]).unwrap();
+    let mut y = e.buffer::<f32>(8).unwrap();
+    let mut yd = e.buffer::<f64>(8).unwrap();
+    let mut y2 = e.buffer::<f32>(16).unwrap();
+    for devices in [Devices::CPU, Devices::GPU, Devices::ALL] {
+        let run =
+            |args: Args<'_>| e.run(&k, args, IndexSpace::D1(8), &Scheduler::hguided(), devices);
+        let what = format!("{devices:?}");
+        // Push constants of the wrong size.
+        let err = run(Args::new().input(&x).output(&mut y).push(&8u64)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("push constants")),
+            "{what}: {err}"
+        );
+        // An input the shader writes, and a missing buffer.
+        let err = run(Args::new().input(&x).input(&y2).push(&8u32)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("writable")),
+            "{what}: {err}"
+        );
+        let err = run(Args::new().output(&mut y).push(&8u32)).unwrap_err();
+        assert!(matches!(err, coexec::Error::Interface(_)), "{what}: {err}");
+        // Elements of another size than the shader's float.
+        let err = run(Args::new().input(&xu).output(&mut y).push(&8u32)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("u16")),
+            "{what}: {err}"
+        );
+        let err = run(Args::new().input(&x).output(&mut yd).push(&8u32)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("f64")),
+            "{what}: {err}"
+        );
+        // Zero elements per item.
+        let err = run(Args::new()
+            .input(&x)
+            .output_per_item(&mut y2, 0)
+            .push(&8u32))
+        .unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::ZeroPerItem { binding: 1 }),
+            "{what}: {err}"
+        );
+        // The same run with the right arguments passes.
+        run(Args::new().input(&x).output(&mut y).push(&8u32)).unwrap();
+        assert_eq!(&y[..], &[2.0; 8], "{what}");
+        y.fill(0.0);
+    }
+    assert_validation_clean(&e);
+}
+
 #[test]
 fn validation_layer_is_on_and_catches_errors() {
     let Some(e) = engine_with(Some(1), AllocatorBackend::default()) else {

@@ -843,6 +843,8 @@ impl Engine {
         })
     }
 
+    /// Checks a run's arguments: those of every run, whichever devices
+    /// take part ([`check_interface`]), then the GPU's limits when it does.
     fn validate_args(
         &self,
         kernel: &Kernel,
@@ -855,6 +857,9 @@ impl Engine {
                 return Err(Error::ForeignBuffer { binding: i as u32 });
             }
             if let Access::Write { per_item } = b.access {
+                if per_item == 0 {
+                    return Err(Error::ZeroPerItem { binding: i as u32 });
+                }
                 let needed = g.space.items().checked_mul(per_item).ok_or_else(|| {
                     Error::SizeOverflow(format!("{} items x {per_item} elements", g.space.items()))
                 })?;
@@ -867,66 +872,92 @@ impl Engine {
                 }
             }
         }
-        if let (true, Some(iface)) = (gpu, &kernel.interface) {
-            if iface.bindings.len() != args.buffers.len() {
-                return Err(Error::Interface(format!(
-                    "the shader declares {} storage buffer(s) but {} were given",
-                    iface.bindings.len(),
-                    args.buffers.len()
-                )));
-            }
-            for (b, a) in iface.bindings.iter().zip(&args.buffers) {
-                if a.access == Access::Read && !b.read_only {
-                    return Err(Error::Interface(format!(
-                        "binding {} is writable in the shader but was given as an input; declare it readonly or pass it as an output",
-                        b.binding
-                    )));
-                }
-            }
-            if iface.push_constant_bytes as usize != args.push.len() {
-                return Err(Error::Interface(format!(
-                    "the shader's push constants take {} bytes but {} were given",
-                    iface.push_constant_bytes,
-                    args.push.len()
-                )));
-            }
-            let info = self.device().info();
-            for (i, a) in args.buffers.iter().enumerate() {
-                if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
-                    return Err(Error::BindingRange {
-                        binding: i as u32,
-                        bytes: a.raw.bytes(),
-                        limit: info.max_storage_buffer_range,
-                        device: info.name.clone(),
-                    });
-                }
-            }
-            let (axis, groups) = match g.space {
-                IndexSpace::D1(_) => (0, g.groups_x),
-                IndexSpace::D2 { .. } => {
-                    if g.groups_x > u64::from(info.max_group_count[0]) {
-                        (0, g.groups_x)
-                    } else {
-                        (1, g.units)
-                    }
-                }
-            };
-            if groups > u64::from(info.max_group_count[axis]) {
-                return Err(Error::DispatchLimit {
-                    device: info.name.clone(),
-                    axis,
-                    groups,
-                    limit: info.max_group_count[axis],
-                    hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
-                        "; use a 2-D index space or a larger work-group"
-                    } else {
-                        ""
-                    },
-                });
-            }
+        if let Some(iface) = &kernel.interface {
+            check_interface(iface, args)?;
+        }
+        if gpu {
+            self.check_gpu_limits(args, g)?;
         }
         Ok(())
     }
+
+    /// The GPU's limits: each binding's size and the work-groups of the
+    /// index space (the CPU alone has neither).
+    fn check_gpu_limits(&self, args: &Args<'_>, g: &Geometry) -> Result<()> {
+        let info = self.device().info();
+        for (i, a) in args.buffers.iter().enumerate() {
+            if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
+                return Err(Error::BindingRange {
+                    binding: i as u32,
+                    bytes: a.raw.bytes(),
+                    limit: info.max_storage_buffer_range,
+                    device: info.name.clone(),
+                });
+            }
+        }
+        let (axis, groups) = match g.space {
+            IndexSpace::D1(_) => (0, g.groups_x),
+            IndexSpace::D2 { .. } => {
+                if g.groups_x > u64::from(info.max_group_count[0]) {
+                    (0, g.groups_x)
+                } else {
+                    (1, g.units)
+                }
+            }
+        };
+        if groups > u64::from(info.max_group_count[axis]) {
+            return Err(Error::DispatchLimit {
+                device: info.name.clone(),
+                axis,
+                groups,
+                limit: info.max_group_count[axis],
+                hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
+                    "; use a 2-D index space or a larger work-group"
+                } else {
+                    ""
+                },
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What the kernel's shader declares against the run's arguments: the
+/// buffers' number, access and element size, and the push constants' size.
+/// Checked for every run of a kernel that has SPIR-V, whichever devices take
+/// part, so that a run is accepted or refused the same way on any of them.
+fn check_interface(iface: &vk::ShaderInterface, args: &Args<'_>) -> Result<()> {
+    if iface.bindings.len() != args.buffers.len() {
+        return Err(Error::Interface(format!(
+            "the shader declares {} storage buffer(s) but {} were given",
+            iface.bindings.len(),
+            args.buffers.len()
+        )));
+    }
+    for (i, (b, a)) in iface.bindings.iter().zip(&args.buffers).enumerate() {
+        if a.access == Access::Read && !b.read_only {
+            return Err(Error::Interface(format!(
+                "binding {} is writable in the shader but was given as an input; declare it readonly or pass it as an output",
+                b.binding
+            )));
+        }
+        if let Some(stride) = b.elem_stride {
+            if a.elem_size != stride as usize {
+                return Err(Error::Interface(format!(
+                    "argument {i}: the buffer holds {} ({} bytes) but binding {} declares elements of {stride} bytes (its array stride)",
+                    a.type_name, a.elem_size, b.binding
+                )));
+            }
+        }
+    }
+    if iface.push_constant_bytes as usize != args.push.len() {
+        return Err(Error::Interface(format!(
+            "the shader's push constants take {} bytes but {} were given",
+            iface.push_constant_bytes,
+            args.push.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU).

@@ -140,6 +140,15 @@ pub enum Error {
     /// A kernel's declared interface does not match what was given.
     #[error("kernel interface mismatch: {0}")]
     Interface(String),
+    /// An output was given 0 elements per work-item
+    /// ([`Args::output_per_item`](crate::Args::output_per_item)).
+    #[error(
+        "binding {binding}: an output needs at least 1 element per work-item (per_item 0 given)"
+    )]
+    ZeroPerItem {
+        /// The binding number.
+        binding: u32,
+    },
     /// A buffer is smaller than the range a kernel touches.
     #[error("binding {binding}: buffer holds {len} elements but the index space needs {needed}")]
     BufferTooSmall {

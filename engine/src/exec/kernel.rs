@@ -237,6 +237,9 @@ pub(crate) struct ArgBuffer<'a> {
     pub(crate) type_id: TypeId,
     pub(crate) type_name: &'static str,
     pub(crate) len: usize,
+    /// Bytes per element, checked against the shader's array stride:
+    /// `size_of::<T>()` unless [`Args::element_size`] restated it.
+    pub(crate) elem_size: usize,
 }
 
 /// The arguments of a run: buffers in binding order (the i-th buffer added
@@ -273,6 +276,8 @@ impl<'a> Args<'a> {
     }
 
     /// Adds a buffer the kernel writes, `per_item` elements per work-item.
+    /// `per_item` must be at least 1: a run given 0 returns
+    /// [`Error::ZeroPerItem`].
     pub fn output_per_item<T: bytemuck::Pod>(
         mut self,
         b: &'a mut Buffer<T>,
@@ -284,6 +289,18 @@ impl<'a> Args<'a> {
                 per_item: per_item as u64,
             },
         ));
+        self
+    }
+
+    /// Restates the element size of the buffer added last, in bytes, for
+    /// the check against the shader's array stride: for a buffer of bytes
+    /// (`Buffer<u8>`) that holds elements of another type, as the C ABI's
+    /// buffers do. Counts (lengths, `per_item`) stay in the buffer's own
+    /// elements. Without a buffer, nothing changes.
+    pub fn element_size(mut self, bytes: usize) -> Self {
+        if let Some(b) = self.buffers.last_mut() {
+            b.elem_size = bytes;
+        }
         self
     }
 
@@ -315,6 +332,7 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
         type_id: TypeId::of::<T>(),
         type_name: std::any::type_name::<T>(),
         len: b.len(),
+        elem_size: std::mem::size_of::<T>(),
     }
 }
 
