@@ -267,7 +267,10 @@ impl Engine {
                 cpu_vulkan_devices: usize::from(cpu_impl),
                 gpu_loops: usize::from(!cpu_impl),
             })
-            .map_err(|e| Error::Cpu(e.to_string()))?;
+            .map_err(|e| Error::Cpu {
+                message: "planning the cores".into(),
+                source: Some(Box::new(e)),
+            })?;
         let dev_opts = DeviceOptions {
             pipeline_cache_dir: options.pipeline_cache_dir.clone(),
         };
@@ -312,7 +315,10 @@ impl Engine {
                 Some(loop_pin)
             },
         });
-        let pool = Pool::new(specs).map_err(|e| Error::Cpu(e.to_string()))?;
+        let pool = Pool::new(specs).map_err(|e| Error::Cpu {
+            message: "starting the pinned threads".into(),
+            source: Some(Box::new(e)),
+        })?;
         let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
         let learning = Learning::new(
             profile_dir(&options),
@@ -775,13 +781,19 @@ impl Engine {
                     }
                 },
             )
-            .map_err(|e| Error::Cpu(e.to_string()))?;
+            .map_err(|e| Error::Cpu {
+                message: "waking the pinned threads".into(),
+                source: Some(Box::new(e)),
+            })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
-            return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
+            return Err(Error::Cpu {
+                message: format!("an executor thread panicked: {p}"),
+                source: None,
+            });
         }
         let mut devices_out = Vec::new();
         let mut packages = PackageLog::default();

@@ -8,8 +8,26 @@
 use ash::vk;
 use std::ops::Range;
 
+/// An error kept as the source of another.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `e` and each of its sources, joined by `": "`: the whole story of an
+/// error, for messages to people (the `coexec` command, the C ABI's last
+/// error). Each error's own text names what failed; its source says why.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    s
+}
+
 /// A failed Vulkan call, mapped from its `vk::Result`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VkError {
     /// `VK_ERROR_DEVICE_LOST`: the device can no longer be used.
     #[error("{call}: the device was lost (VK_ERROR_DEVICE_LOST)")]
@@ -81,9 +99,24 @@ pub enum Error {
     /// A Vulkan call failed.
     #[error(transparent)]
     Vulkan(#[from] VkError),
-    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded.
-    #[error("the Vulkan loader could not be loaded: {0} (install libvulkan1 and a driver, e.g. mesa-vulkan-drivers)")]
-    NoLoader(String),
+    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded; the
+    /// source says why.
+    #[error("the Vulkan loader could not be loaded (install libvulkan1 and a driver, e.g. mesa-vulkan-drivers)")]
+    NoLoader(#[source] BoxError),
+    /// The Vulkan loader is older than Vulkan 1.2.
+    #[error(
+        "the Vulkan loader offers Vulkan {version} only; coexec needs 1.2 (update libvulkan1)"
+    )]
+    LoaderTooOld {
+        /// The loader's version, `major.minor.patch`.
+        version: String,
+    },
+    /// Validation was required ([`Validation::Required`]) but the Khronos
+    /// validation layer is not installed.
+    ///
+    /// [`Validation::Required`]: crate::vk::Validation::Required
+    #[error("validation was required but VK_LAYER_KHRONOS_validation is not installed (apt install vulkan-validationlayers, or point VK_LAYER_PATH at it)")]
+    ValidationLayerMissing,
     /// No Vulkan device with Vulkan >= 1.2 and a compute queue exists.
     #[error("no Vulkan device with Vulkan >= 1.2 and a compute queue was found ({0})")]
     NoDevice(String),
@@ -119,6 +152,15 @@ pub enum Error {
         bytes: u64,
         /// The allocator's message.
         message: String,
+    },
+    /// The memory allocator library failed; the source is its error.
+    #[error("allocation of {bytes} bytes failed in the allocator")]
+    Allocator {
+        /// Size asked for (0: creating the allocator).
+        bytes: u64,
+        /// The allocator's error.
+        #[source]
+        source: BoxError,
     },
     /// The allocator backend asked for is not compiled in.
     #[error(
@@ -220,9 +262,15 @@ pub enum Error {
     /// No device was selected for a run.
     #[error("no device selected: {0}")]
     NoDeviceSelected(String),
-    /// Setting up the CPU side (topology, threads) failed.
-    #[error("CPU executor: {0}")]
-    Cpu(String),
+    /// Setting up or running the CPU side (topology, threads) failed.
+    #[error("CPU executor: {message}")]
+    Cpu {
+        /// What failed.
+        message: String,
+        /// Why, where another error says it.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// A buffer belongs to another engine.
     #[error("binding {binding}: the buffer belongs to another engine")]
     ForeignBuffer {
@@ -312,6 +360,26 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Wrapped errors keep their cause as a source, and `chain` tells both.
+    #[test]
+    fn sources_are_kept_and_chained() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "libvulkan.so.1: not here");
+        let e = Error::NoLoader(Box::new(io));
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.to_string().contains("not here"));
+        let text = chain(&e);
+        assert!(
+            text.starts_with("the Vulkan loader could not be loaded"),
+            "{text}"
+        );
+        assert!(text.ends_with(": libvulkan.so.1: not here"), "{text}");
+        let e = Error::Cpu {
+            message: "starting threads".into(),
+            source: None,
+        };
+        assert_eq!(chain(&e), "CPU executor: starting threads");
+    }
 
     #[test]
     fn device_lost_is_distinguishable() {

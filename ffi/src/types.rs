@@ -44,10 +44,12 @@ pub enum coexec_status {
     /// The object is in use by a run in progress (destroy/free it afterwards),
     /// or `coexec_run` was called from inside a CPU function.
     COEXEC_ERROR_BUSY = 5,
-    /// No Vulkan loader or no usable Vulkan device.
+    /// No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+    /// device (or `gpu_index` names none); the last error says which.
     COEXEC_ERROR_NO_DEVICE = 6,
     /// The device or build lacks a feature (host-memory import, the VMA
-    /// allocator backend, a suitable memory type).
+    /// allocator backend, a suitable memory type), or validation was required
+    /// (`COEXEC_VALIDATION_ON`) but the layer is not installed.
     COEXEC_ERROR_UNSUPPORTED = 7,
     /// A pointer or size to import is not aligned as the device requires.
     COEXEC_ERROR_MISALIGNED = 8,

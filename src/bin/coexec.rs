@@ -1,6 +1,7 @@
 //! `coexec`: device information and single-kernel benchmarks.
 
 use clap::{Parser, Subcommand};
+use coexec::error::chain;
 use coexec::workloads::{self, Size};
 use coexec::{Devices, Engine, EngineOptions, Report, Scheduler};
 use serde_json::json;
@@ -165,7 +166,7 @@ fn size_lavapipe(workers: Option<usize>) {
 }
 
 fn info() -> Result<ExitCode, String> {
-    let devs = Engine::all_vulkan_devices().map_err(|e| e.to_string())?;
+    let devs = Engine::all_vulkan_devices().map_err(|e| chain(&e))?;
     // One numbering: Vulkan's enumeration order, which `GpuChoice::Index`
     // and the C `gpu_index` take too.
     println!("Vulkan devices:");
@@ -224,7 +225,7 @@ fn info() -> Result<ExitCode, String> {
             d.max_group_count, d.max_group_size, d.max_push_constants, d.external_memory_host
         );
     }
-    let engine = Engine::new().map_err(|e| e.to_string())?;
+    let engine = Engine::new().map_err(|e| chain(&e))?;
     println!("\nCPU topology:\n{}", engine.topology());
     let plan = engine.core_plan();
     println!("Engine: device {:?}", engine.device().info().name);
@@ -286,9 +287,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let mut first: Option<Report> = None;
     let warmup = a.warmup.max(1);
     for rep in 0..warmup + a.reps.max(1) {
-        let r = w
-            .run(&engine, &scheduler, devices)
-            .map_err(|e| e.to_string())?;
+        let r = w.run(&engine, &scheduler, devices).map_err(|e| chain(&e))?;
         if rep >= warmup {
             times.push(r.time_s);
         }
@@ -303,7 +302,7 @@ fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let time_s = median(times);
     if let Some(path) = &a.trace {
         let title = format!("{} {} {}", w.name(), w.space(), a.scheduler);
-        coexec::trace::write_chrome_trace(path, &report, &title)?;
+        coexec::trace::write_chrome_trace(path, &report, &title).map_err(|e| chain(&e))?;
     }
     if a.log {
         for (which, r) in [("first", &first), ("last", &report)] {
@@ -394,7 +393,7 @@ fn open_engine(workers: Option<usize>) -> Result<Engine, String> {
         validation_errors_fail: true,
         ..Default::default()
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| chain(&e))
 }
 
 fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
@@ -416,7 +415,7 @@ fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
         schedulers: a.schedulers,
         sizes,
     };
-    let report = coexec::suite::run(&engine, &opts)?;
+    let report = coexec::suite::run(&engine, &opts).map_err(|e| chain(&e))?;
     println!(
         "{} ({}) on {} ({}), {} CPU workers, median of {} after 1 warm-up\n",
         if opts.quick { "quick suite" } else { "suite" },

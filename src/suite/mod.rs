@@ -30,7 +30,10 @@
 //! checked against the kernel's CPU reference.
 
 pub mod energy;
+mod error;
 pub mod plots;
+
+pub use error::SuiteError;
 
 use crate::workloads::{self, Size, Workload};
 use crate::{DeviceKind, Devices, Engine, Report, Scheduler};
@@ -632,7 +635,10 @@ fn measure(
     meter: &EnergyMeter,
     energy_window_s: f64,
 ) -> Result<Measured, String> {
-    let run = |w: &mut dyn Workload| w.run(engine, scheduler, devices).map_err(|e| e.to_string());
+    let run = |w: &mut dyn Workload| {
+        w.run(engine, scheduler, devices)
+            .map_err(|e| crate::error::chain(&e))
+    };
     run(w)?;
     let before = meter.available().then(|| meter.sample());
     let window = Instant::now();
@@ -793,29 +799,35 @@ fn cpu_share(r: &Report) -> Option<f64> {
     })
 }
 
-fn write_json(report: &SuiteReport, path: Option<&Path>) -> Result<(), String> {
+fn write_json(report: &SuiteReport, path: Option<&Path>) -> Result<(), SuiteError> {
     let Some(path) = path else { return Ok(()) };
-    let text = serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    let text = serde_json::to_string_pretty(&report.to_json())?;
+    std::fs::write(path, text + "\n").map_err(|source| SuiteError::WriteJson {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Runs the suite on `engine`. Failed runs and failed verifications are
 /// recorded in the report (see [`SuiteReport::all_ok`]); an `Err` means the
 /// suite could not run at all (no GPU, unknown kernel, unwritable `out`).
-pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
+pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, SuiteError> {
     let start = Instant::now();
     if !engine.gpu_available() {
-        return Err("the suite needs a Vulkan device (none usable)".into());
+        return Err(SuiteError::NoGpu);
     }
     if engine.workers() == 0 {
-        return Err("the suite needs CPU workers (the engine has none)".into());
+        return Err(SuiteError::NoWorkers);
     }
     let kernels = opts.kernels.clone().unwrap_or_else(|| opts.set.kernels());
     for k in &kernels {
-        workloads::check_name(k)?;
+        workloads::check_name(k).map_err(SuiteError::UnknownKernel)?;
     }
     if let Some(out) = &opts.out {
-        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        std::fs::create_dir_all(out).map_err(|source| SuiteError::CreateDir {
+            path: out.clone(),
+            source,
+        })?;
     }
     let reps = opts.reps();
     let meter = if opts.energy {
@@ -858,9 +870,10 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     let configs_per_kernel = 2 * opts.solo_schedulers().len() + SCHEDULERS.len();
     let pb = progress_bar(opts.progress, (kernels.len() * configs_per_kernel) as u64);
     for name in &kernels {
-        let mut kr = run_kernel(engine, opts, name, reps, &meter, &pb, &mut report.files)?;
+        let mut kr = run_kernel(engine, opts, name, reps, &meter, &pb, &mut report.files)
+            .map_err(SuiteError::Output)?;
         if opts.scaling {
-            scaling(engine, opts, &mut kr, &pb, &mut report.files)?;
+            scaling(engine, opts, &mut kr, &pb, &mut report.files).map_err(SuiteError::Output)?;
         }
         let line = format!(
             "{:<11} {:<11} {} ({:.1} s)",
@@ -890,7 +903,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     pb.finish_and_clear();
     if let Some(out) = &opts.out {
         let mut files = std::mem::take(&mut report.files);
-        summary_plots(&report, out, &mut files)?;
+        summary_plots(&report, out, &mut files).map_err(SuiteError::Output)?;
         report.files = files;
     }
     report.complete = true;
@@ -1127,7 +1140,7 @@ fn run_pictures(
     files: &mut Vec<String>,
 ) -> Result<(), String> {
     let trace = out.join(format!("trace-{name}.json"));
-    crate::trace::write_chrome_trace(&trace, report, title)?;
+    crate::trace::write_chrome_trace(&trace, report, title).map_err(|e| crate::error::chain(&e))?;
     files.push(trace.display().to_string());
     let svg = out.join(format!("timeline-{name}.svg"));
     plots::timeline_chart(&svg, title, report)?;

@@ -196,24 +196,49 @@ pub fn version_string(v: u32) -> String {
     )
 }
 
+/// The API version to ask the loader for: the highest it offers, up to
+/// 1.3; [`Error::LoaderTooOld`] below 1.2.
+fn instance_version(loader_version: u32) -> Result<u32> {
+    if loader_version < vk::API_VERSION_1_2 {
+        return Err(Error::LoaderTooOld {
+            version: version_string(loader_version),
+        });
+    }
+    Ok(loader_version.min(vk::API_VERSION_1_3))
+}
+
+/// Whether to turn the validation layer on, given whether it is installed
+/// and whether the environment asks for it (`COEXEC_VALIDATION=1`):
+/// [`Error::ValidationLayerMissing`] when it was required and is missing,
+/// a warning when the environment asked for a missing one.
+fn validation_wanted(validation: Validation, layer_present: bool, env_on: bool) -> Result<bool> {
+    let wanted = match validation {
+        Validation::FromEnv => env_on,
+        Validation::IfAvailable => layer_present,
+        Validation::Required => true,
+        Validation::Off => false,
+    };
+    if wanted && !layer_present {
+        if validation == Validation::Required {
+            return Err(Error::ValidationLayerMissing);
+        }
+        tracing::warn!("COEXEC_VALIDATION=1 but the validation layer is not installed");
+    }
+    Ok(wanted && layer_present)
+}
+
 impl Instance {
     /// Loads the Vulkan loader and creates an instance for Vulkan 1.2 or newer
     /// (the highest the loader offers, up to 1.3).
     pub fn new(validation: Validation) -> Result<Instance> {
         // SAFETY: loading the system Vulkan loader runs its initialisers; the
         // loader is a well-behaved shared library with no preconditions.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader(e.to_string()))?;
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader(Box::new(e)))?;
         // SAFETY: plain query through a loaded entry.
         let loader_version = unsafe { entry.try_enumerate_instance_version() }
             .call("vkEnumerateInstanceVersion")?
             .unwrap_or(vk::API_VERSION_1_0);
-        if loader_version < vk::API_VERSION_1_2 {
-            return Err(Error::NoDevice(format!(
-                "the Vulkan loader offers only {}",
-                version_string(loader_version)
-            )));
-        }
-        let api_version = loader_version.min(vk::API_VERSION_1_3);
+        let api_version = instance_version(loader_version)?;
 
         // SAFETY: plain query through a loaded entry.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }
@@ -221,21 +246,11 @@ impl Instance {
         let layer_present = layers
             .iter()
             .any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
-        let wanted = match validation {
-            Validation::FromEnv => std::env::var("COEXEC_VALIDATION").is_ok_and(|v| v == "1"),
-            Validation::IfAvailable => layer_present,
-            Validation::Required => true,
-            Validation::Off => false,
-        };
-        if wanted && !layer_present {
-            if validation == Validation::Required {
-                return Err(Error::NoDevice(
-                    "validation was required but VK_LAYER_KHRONOS_validation is not installed (apt install vulkan-validationlayers)".into(),
-                ));
-            }
-            tracing::warn!("COEXEC_VALIDATION=1 but the validation layer is not installed");
-        }
-        let validation_on = wanted && layer_present;
+        let validation_on = validation_wanted(
+            validation,
+            layer_present,
+            std::env::var("COEXEC_VALIDATION").is_ok_and(|v| v == "1"),
+        )?;
 
         let app = vk::ApplicationInfo::default()
             .application_name(c"coexec")
@@ -367,7 +382,64 @@ impl Drop for Instance {
 
 #[cfg(test)]
 mod tests {
-    use super::{ValidationLog, KEPT_MESSAGES};
+    use super::{instance_version, validation_wanted, Validation, ValidationLog, KEPT_MESSAGES};
+    use crate::error::Error;
+    use ash::vk;
+
+    /// An old loader and a missing required layer are errors of their own,
+    /// not "no Vulkan device".
+    #[test]
+    fn old_loaders_and_missing_layers_have_their_own_errors() {
+        match instance_version(vk::API_VERSION_1_1) {
+            Err(Error::LoaderTooOld { version }) => assert_eq!(version, "1.1.0"),
+            other => panic!("expected LoaderTooOld, got {other:?}"),
+        }
+        assert_eq!(
+            instance_version(vk::make_api_version(0, 1, 4, 300)).unwrap(),
+            vk::API_VERSION_1_3
+        );
+        assert_eq!(
+            instance_version(vk::API_VERSION_1_2).unwrap(),
+            vk::API_VERSION_1_2
+        );
+        assert!(matches!(
+            validation_wanted(Validation::Required, false, false),
+            Err(Error::ValidationLayerMissing)
+        ));
+        assert!(validation_wanted(Validation::Required, true, false).unwrap());
+        // Asked for by the environment but missing: off, with a warning.
+        assert!(!validation_wanted(Validation::FromEnv, false, true).unwrap());
+        assert!(validation_wanted(Validation::FromEnv, true, true).unwrap());
+        assert!(!validation_wanted(Validation::FromEnv, true, false).unwrap());
+        assert!(!validation_wanted(Validation::IfAvailable, false, true).unwrap());
+        assert!(!validation_wanted(Validation::Off, true, true).unwrap());
+    }
+
+    /// With the layer search path pointing nowhere, requiring validation
+    /// fails with its own error (in a child process, whose environment
+    /// says so).
+    #[test]
+    fn required_validation_without_the_layer_is_its_own_error() {
+        const NAME: &str =
+            "vk::instance::tests::required_validation_without_the_layer_is_its_own_error";
+        if std::env::var_os("COEXEC_TEST_NO_LAYERS").is_none() {
+            let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--nocapture"])
+                .env("COEXEC_TEST_NO_LAYERS", "1")
+                .env("VK_LAYER_PATH", "/nonexistent/coexec-no-layers")
+                .env_remove("VK_ADD_LAYER_PATH")
+                .status()
+                .unwrap();
+            assert!(status.success(), "child: {status}");
+            return;
+        }
+        match super::Instance::new(Validation::Required) {
+            Err(Error::ValidationLayerMissing) => {}
+            Err(Error::NoLoader(e)) => eprintln!("skipping: no loader ({e})"),
+            Ok(_) => eprintln!("skipping: the layer is found without VK_LAYER_PATH"),
+            Err(e) => panic!("expected ValidationLayerMissing, got {e}"),
+        }
+    }
 
     /// A call gets its own messages however many the instance logged
     /// before, and at most the first KEPT_MESSAGES of them; the count is
