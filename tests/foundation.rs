@@ -265,6 +265,40 @@ fn one_device_numbering_everywhere() {
     );
 }
 
+/// The `coexec` command shows the engine's warnings on stderr (here: a
+/// profile that cannot be written under an unwritable cache folder), and
+/// COEXEC_LOG filters them.
+#[test]
+fn the_command_prints_the_engines_warnings() {
+    if common::engine().is_none() {
+        return;
+    }
+    let bench = |log: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"));
+        c.args([
+            "bench", "--kernel", "saxpy", "--size", "4096", "--reps", "1",
+        ])
+        .args(["--workers", "1"])
+        .env("COEXEC_CACHE_DIR", "/proc/coexec-unwritable")
+        .env_remove("COEXEC_PROFILE")
+        .env_remove("RUST_LOG");
+        match log {
+            Some(l) => c.env("COEXEC_LOG", l),
+            None => c.env_remove("COEXEC_LOG"),
+        };
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let stderr = bench(None);
+    assert!(
+        stderr.contains("WARN") && stderr.contains("could not write profile"),
+        "{stderr}"
+    );
+    let stderr = bench(Some("error"));
+    assert!(!stderr.contains("could not write profile"), "{stderr}");
+}
+
 /// The `coexec` command (not the library) gives lavapipe its thread count:
 /// `LP_NUM_THREADS` unset becomes the engine's lavapipe cores; a value the
 /// user set is kept.

@@ -127,8 +127,28 @@ struct BenchArgs {
     log: bool,
 }
 
+/// Sends the engine's `tracing` events, and the `log` records of its
+/// dependencies (gpu-allocator), to stderr: the filter is `COEXEC_LOG`, else
+/// `RUST_LOG` (`tracing_subscriber::EnvFilter` syntax, e.g. `info` or
+/// `coexec_engine=debug`), else warnings and errors.
+fn init_log() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("COEXEC_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new("warn"));
+    // `try_init` also routes `log` records into `tracing` (the `tracing-log`
+    // feature). It fails only when a subscriber is already set: then that one
+    // gets the events.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_log();
     let workers = match &cli.command {
         Command::Info => None,
         Command::Bench(a) => a.workers,
