@@ -156,6 +156,26 @@ pub type CpuFn = dyn Fn(&Package, &mut CpuArgs<'_>) + Send + Sync;
 
 /// A kernel: a SPIR-V compute shader for GPUs and/or a Rust closure for CPU
 /// workers, computing the same thing over the same index space.
+///
+/// # What a kernel learns
+///
+/// The scheduler learns each device's cost (per-package overhead and
+/// work-groups per second) from the runs of *the same kernel*: this value
+/// and its clones, which share what is learned. The figures are kept for
+/// the index space of the last run; a run over another index space starts
+/// again, from the profile on disk of that space's shape class where
+/// profiles are on ([`EngineOptions::profiles`]). Two kernels built
+/// separately learn separately within a process, but share profiles when
+/// they have the same SPIR-V (a CPU-only kernel: the same name and
+/// work-group size) on the same devices and drivers.
+///
+/// The figures assume the cost of a work-group depends on the kernel and
+/// the index space only. Where it depends on the arguments too (a push
+/// constant that sets an iteration count, data that decides the work),
+/// build one kernel per such regime, or expect the first runs after a
+/// change to be balanced from the old figures.
+///
+/// [`EngineOptions::profiles`]: crate::EngineOptions::profiles
 #[derive(Clone)]
 pub struct Kernel {
     pub(crate) name: String,
