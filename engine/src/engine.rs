@@ -672,15 +672,21 @@ impl Engine {
                 .map(|&(_, device)| device)
                 .collect();
         scheduler.validate(present.len())?;
-        let sit = inner
+        let (sit, mode) = inner
             .learning
-            .sit_out(&scheduler, &present, &*kernel.estimator, geometry.units);
+            .decide(kernel, &scheduler, &present, geometry.units);
         let is_present = |slot: usize| present.iter().any(|&(p, _)| p == slot);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let (use_cpu, gpu_unit) = (use_cpu && !sits(0), gpu_unit.filter(|_| !sits(1)));
         if sit.contains(&true) {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
             scheduler = std::borrow::Cow::Owned(scheduler.for_devices(&keep));
+        }
+        if let Some(crate::outcomes::Mode::Alone(_)) = mode {
+            // A device the learner runs alone takes one package per
+            // claimant, which balance by stealing: with no other device to
+            // balance against, cutting the range finer only adds claims.
+            scheduler = std::borrow::Cow::Owned(Scheduler::Static { powers: None });
         }
         let scheduler = &*scheduler;
 
@@ -844,7 +850,9 @@ impl Engine {
                 1,
             ));
         }
-        inner.learning.after_run(kernel);
+        inner
+            .learning
+            .after_run(kernel, mode.map(|m| (m, time_s, geometry.units)));
         Ok(Report {
             time_s,
             items: space.items(),
@@ -984,6 +992,11 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record(d, units, seconds);
         }
     }
+    fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_parallel(d, units, seconds, parallel);
+        }
+    }
     fn power(&self, device: usize) -> Option<f64> {
         self.map.get(device).and_then(|&d| self.inner.power(d))
     }
@@ -1067,6 +1080,17 @@ mod tests {
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
         assert_eq!(remap.power(0), est.power(1));
         assert_eq!(remap.cost(1), None);
+        // Records reach the mapped slot, parallel ones included.
+        let est = ThroughputEstimator::new(2);
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+        };
+        for _ in 0..4 {
+            remap.record_parallel(0, 100, 1e-3, 4.0);
+        }
+        assert!(est.power(1).is_some());
+        assert_eq!(est.power(0), None);
     }
 
     /// Building an engine (on lavapipe, the path that gives a CPU Vulkan

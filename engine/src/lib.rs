@@ -15,6 +15,7 @@ pub mod error;
 pub mod hooks;
 mod learn;
 pub mod mem;
+mod outcomes;
 mod profile;
 pub mod sched;
 pub mod shader;

@@ -203,8 +203,12 @@ pub(crate) struct Learned {
     pub(crate) key: Option<crate::profile::ProfileKey>,
     /// Whether the figures started from a profile on disk.
     pub(crate) from_profile: bool,
-    /// The costs last written to (or read from) the profile.
-    pub(crate) saved: Vec<Option<crate::sched::Cost>>,
+    /// The figures last written to (or read from) the profile.
+    pub(crate) saved: crate::profile::Profile,
+    /// The measured time of each configuration run over this space.
+    pub(crate) outcomes: crate::outcomes::Outcomes,
+    /// Runs of this kernel object over this space.
+    pub(crate) runs: u64,
 }
 
 impl std::fmt::Debug for Kernel {
