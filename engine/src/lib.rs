@@ -21,6 +21,9 @@ pub mod sched;
 pub mod shader;
 pub mod vk;
 
+/// The `bytemuck` this crate's API takes (buffer elements and push
+/// constants are `bytemuck::Pod`).
+pub use bytemuck;
 pub use error::{Error, Result, VkError};
 pub mod engine;
 pub mod exec;

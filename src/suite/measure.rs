@@ -35,7 +35,10 @@ pub(super) fn measure(
     meter: &EnergyMeter,
     energy_window_s: f64,
 ) -> Result<Measured, String> {
-    let run = |w: &mut dyn Workload| w.run(engine, scheduler, devices).map_err(|e| e.to_string());
+    let run = |w: &mut dyn Workload| {
+        w.run(engine, scheduler, devices)
+            .map_err(|e| crate::error::chain(&e))
+    };
     run(w)?;
     let before = meter.available().then(|| meter.sample());
     let window = Instant::now();

@@ -31,6 +31,7 @@
 
 mod date;
 pub mod energy;
+mod error;
 #[cfg(test)]
 mod fixture;
 mod kernel;
@@ -43,6 +44,7 @@ mod stats;
 mod sweep;
 mod table;
 
+pub use error::SuiteError;
 pub use options::{
     default_kernels, KernelSet, Options, ENERGY_WINDOW_S, QUICK_SOLO_SCHEDULERS, SCHEDULERS,
     SOLO_SCHEDULERS,
@@ -128,19 +130,22 @@ fn kernel_line(kr: &KernelResult, start: Instant) -> String {
 
 /// Checks what the suite needs before anything runs: a GPU, CPU workers,
 /// known kernels and a writable `out`. Returns the kernels to run.
-fn preflight(engine: &Engine, opts: &Options) -> Result<Vec<String>, String> {
+fn preflight(engine: &Engine, opts: &Options) -> Result<Vec<String>, SuiteError> {
     if !engine.gpu_available() {
-        return Err("the suite needs a Vulkan device (none usable)".into());
+        return Err(SuiteError::NoGpu);
     }
     if engine.workers() == 0 {
-        return Err("the suite needs CPU workers (the engine has none)".into());
+        return Err(SuiteError::NoWorkers);
     }
     let kernels = opts.kernels.clone().unwrap_or_else(|| opts.set.kernels());
     for k in &kernels {
-        workloads::check_name(k)?;
+        workloads::check_name(k).map_err(SuiteError::UnknownKernel)?;
     }
     if let Some(out) = &opts.out {
-        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        std::fs::create_dir_all(out).map_err(|source| SuiteError::CreateDir {
+            path: out.clone(),
+            source,
+        })?;
     }
     Ok(kernels)
 }
@@ -148,7 +153,7 @@ fn preflight(engine: &Engine, opts: &Options) -> Result<Vec<String>, String> {
 /// Runs the suite on `engine`. Failed runs and failed verifications are
 /// recorded in the report (see [`SuiteReport::all_ok`]); an `Err` means the
 /// suite could not run at all (no GPU, unknown kernel, unwritable `out`).
-pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
+pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, SuiteError> {
     let start = Instant::now();
     let kernels = preflight(engine, opts)?;
     let reps = opts.reps();
@@ -176,9 +181,10 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
         pb: &pb,
     };
     for name in &kernels {
-        let mut kr = run_kernel(&ctx, name, &mut report.files)?;
+        let mut kr = run_kernel(&ctx, name, &mut report.files).map_err(SuiteError::Output)?;
         if opts.scaling {
-            sweep::scaling(engine, opts, &mut kr, &pb, &mut report.files)?;
+            sweep::scaling(engine, opts, &mut kr, &pb, &mut report.files)
+                .map_err(SuiteError::Output)?;
         }
         let line = kernel_line(&kr, start);
         // Without a bar (a log, CI), one line per kernel still shows progress.
@@ -198,7 +204,7 @@ pub fn run(engine: &Engine, opts: &Options) -> Result<SuiteReport, String> {
     pb.finish_and_clear();
     if let Some(out) = &opts.out {
         let mut files = std::mem::take(&mut report.files);
-        pictures::summary_plots(&report, out, &mut files)?;
+        pictures::summary_plots(&report, out, &mut files).map_err(SuiteError::Output)?;
         report.files = files;
     }
     report.complete = true;

@@ -17,7 +17,7 @@ pub(super) fn run_pictures(
     files: &mut Vec<String>,
 ) -> Result<(), String> {
     let trace = out.join(format!("trace-{name}.json"));
-    crate::trace::write_chrome_trace(&trace, report, title)?;
+    crate::trace::write_chrome_trace(&trace, report, title).map_err(|e| crate::error::chain(&e))?;
     files.push(trace.display().to_string());
     let svg = out.join(format!("timeline-{name}.svg"));
     plots::timeline_chart(&svg, title, report)?;

@@ -1,6 +1,7 @@
 //! The result schema: what the suite measured, as written to its JSON
 //! record (field order is the JSON's).
 
+use super::SuiteError;
 use crate::{DeviceKind, Report};
 use serde::Serialize;
 use serde_json::Value;
@@ -263,10 +264,13 @@ impl SuiteReport {
 }
 
 /// Writes `report`'s JSON document to `path` (nothing without a path).
-pub(super) fn write_json(report: &SuiteReport, path: Option<&Path>) -> Result<(), String> {
+pub(super) fn write_json(report: &SuiteReport, path: Option<&Path>) -> Result<(), SuiteError> {
     let Some(path) = path else { return Ok(()) };
-    let text = serde_json::to_string_pretty(&report.to_json()).map_err(|e| e.to_string())?;
-    std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    let text = serde_json::to_string_pretty(&report.to_json())?;
+    std::fs::write(path, text + "\n").map_err(|source| SuiteError::WriteJson {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ impl CostFit {
     /// it weighs as much as any package in the fit, but older records fade
     /// by only `FORGET^(1 / parallel)`, so the fit keeps about
     /// `parallel / (1 - FORGET)` of them (the same stretch of a run as
-    /// [`FORGET`] keeps for a lone claimant). `parallel` below 1, or not a
+    /// `FORGET` keeps for a lone claimant). `parallel` below 1, or not a
     /// number, counts as 1.
     pub fn record_parallel(&mut self, units: u64, seconds: f64, parallel: f64) {
         let p = if parallel >= 1.0 { parallel } else { 1.0 };

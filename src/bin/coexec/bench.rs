@@ -3,6 +3,7 @@
 
 use crate::args::{self, Given};
 use crate::open_engine;
+use coexec::error::chain;
 use coexec::workloads::{self, Size, Verification, Workload};
 use coexec::{DeviceKind, Devices, Report, Scheduler};
 use serde_json::{json, Value};
@@ -27,7 +28,7 @@ pub(crate) struct BenchArgs {
     cpu_power: Option<f64>,
     /// CPU workers (default: one per physical core left by the GPU).
     #[arg(long)]
-    workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -97,9 +98,7 @@ fn repeat(
     let mut first = None;
     let mut last = None;
     for rep in 0..warmup + reps.max(1) {
-        let r = w
-            .run(engine, scheduler, devices)
-            .map_err(|e| e.to_string())?;
+        let r = w.run(engine, scheduler, devices).map_err(|e| chain(&e))?;
         if rep >= warmup {
             times.push(r.time_s);
         }
@@ -129,7 +128,7 @@ pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let v = w.verify();
     if let Some(path) = &a.trace {
         let title = format!("{} {} {}", w.name(), w.space(), a.scheduler);
-        coexec::trace::write_chrome_trace(path, &runs.last, &title)?;
+        coexec::trace::write_chrome_trace(path, &runs.last, &title).map_err(|e| chain(&e))?;
     }
     if a.log {
         for (which, r) in [("first", &runs.first), ("last", &runs.last)] {

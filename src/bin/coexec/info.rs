@@ -1,18 +1,24 @@
 //! `coexec info`: Vulkan devices, memory types, queue families and the CPU
 //! topology with the engine's core split.
 
+use coexec::error::chain;
 use coexec::vk::PhysicalDeviceInfo;
 use coexec::Engine;
 use std::process::ExitCode;
 
 /// Prints the devices and the engine's core plan.
 pub(crate) fn info() -> Result<ExitCode, String> {
-    let devs = Engine::vulkan_devices().map_err(|e| e.to_string())?;
+    let devs = Engine::all_vulkan_devices().map_err(|e| chain(&e))?;
+    // One numbering: Vulkan's enumeration order, which `GpuChoice::Index`
+    // and the C `gpu_index` take too.
     println!("Vulkan devices:");
     for d in &devs {
-        print_device(d);
+        match d.unusable_reason() {
+            Some(reason) => println!("  [{}] {} (not usable: {reason})", d.index, d.name),
+            None => print_device(d),
+        }
     }
-    let engine = Engine::new().map_err(|e| e.to_string())?;
+    let engine = Engine::new().map_err(|e| chain(&e))?;
     print_plan(&engine);
     Ok(ExitCode::SUCCESS)
 }
@@ -84,7 +90,11 @@ fn print_plan(engine: &Engine) {
             .collect::<Vec<_>>()
     );
     for c in &plan.cpu_vulkan_devices {
-        println!("  Vulkan CPU device cores: PUs {:?}", c.pus);
+        println!(
+            "  Vulkan CPU device cores: PUs {:?} (LP_NUM_THREADS={})",
+            c.pus,
+            std::env::var("LP_NUM_THREADS").unwrap_or_else(|_| "unset".into())
+        );
     }
     for c in &plan.gpu_loops {
         println!("  GPU dispatch loop: PUs {:?}", c.pus);

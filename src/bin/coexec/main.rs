@@ -3,9 +3,11 @@
 mod args;
 mod bench;
 mod info;
+mod setup;
 mod suite;
 
 use clap::{Parser, Subcommand};
+use coexec::error::chain;
 use coexec::{Engine, EngineOptions};
 use std::process::ExitCode;
 
@@ -29,6 +31,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    setup::init_log();
+    let workers = match &cli.command {
+        Command::Info => None,
+        Command::Bench(a) => a.workers,
+        Command::Suite(a) => a.workers,
+    };
+    setup::size_lavapipe(workers);
     let r = match cli.command {
         Command::Info => info::info(),
         Command::Bench(a) => bench::bench(a),
@@ -51,7 +60,7 @@ fn open_engine(workers: Option<usize>) -> Result<Engine, String> {
         validation_errors_fail: true,
         ..Default::default()
     })
-    .map_err(|e| e.to_string())
+    .map_err(|e| chain(&e))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use crate::args;
 use crate::open_engine;
+use coexec::error::chain;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -29,7 +30,7 @@ pub(crate) struct SuiteArgs {
     out: Option<std::path::PathBuf>,
     /// CPU workers (default: one per physical core left by the GPU).
     #[arg(long)]
-    workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Skip the time-against-problem-size sweeps.
     #[arg(long)]
     no_scaling: bool,
@@ -66,7 +67,7 @@ pub(crate) fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
         schedulers: a.schedulers,
         sizes,
     };
-    let report = coexec::suite::run(&engine, &opts)?;
+    let report = coexec::suite::run(&engine, &opts).map_err(|e| chain(&e))?;
     println!(
         "{} ({}) on {} ({}), {} CPU workers, median of {} after 1 warm-up\n",
         if opts.quick { "quick suite" } else { "suite" },
