@@ -16,6 +16,13 @@ cargo run --release --features coexec/test-hooks --bin coexec -- suite --quick -
 cargo run --release --features coexec/test-hooks --bin coexec -- suite --set comparable --quick --no-scaling --reps 1
 # The main Rust example, as a user runs it (it verifies its own output).
 cargo run --release --features coexec/test-hooks --example saxpy
+# The core benchmark harness at its smallest (its flags parse, a section runs).
+cargo bench --bench core -- --quick --only claim
+# A crate outside the workspace that depends on coexec by path, built as a
+# user's would be (README: "Building a crate that depends on coexec").
+bash scripts/downstream.sh
+# The API documentation builds without warnings (broken links included).
+RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps
 # VMA backend: the engine and the root crate's tests again.
 cargo test --release --features vma -p coexec -p coexec-engine
 # The claim protocol under loom (its own target dir: --cfg loom rebuilds all).

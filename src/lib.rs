@@ -130,6 +130,28 @@ pub mod internals {
     pub use coexec_engine::{exec, mem, sched, vk};
 }
 
+/// The `bytemuck` this crate's API takes (`Buffer<T: Pod>`,
+/// [`Args::push`]), so that push-constant structs and buffer elements need
+/// no direct dependency: derive through this path, naming it with
+/// `#[bytemuck(crate = ...)]`.
+///
+/// ```
+/// use coexec::bytemuck;
+///
+/// #[repr(C)]
+/// #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+/// #[bytemuck(crate = "coexec::bytemuck")]
+/// struct Push {
+///     n: u32,
+///     a: f32,
+/// }
+///
+/// let args = coexec::Args::new().push(&Push { n: 8, a: 2.0 });
+/// # let _ = args;
+/// assert_eq!(bytemuck::bytes_of(&Push { n: 1, a: 0.0 }).len(), 8);
+/// ```
+pub use coexec_engine::bytemuck;
+
 pub mod suite;
 #[cfg(feature = "test-hooks")]
 pub use coexec_engine::hooks;

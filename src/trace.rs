@@ -3,12 +3,31 @@
 
 use crate::Report;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes [`chrome_trace`] of `report` to `path`; the error names the file.
-pub fn write_chrome_trace(path: &Path, report: &Report, title: &str) -> Result<(), String> {
-    std::fs::write(path, chrome_trace(report, title).to_string())
-        .map_err(|e| format!("{}: {e}", path.display()))
+/// Why a trace could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// Writing the file failed; the source is the I/O error.
+    #[error("cannot write the trace {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Writes [`chrome_trace`] of `report` to `path`.
+pub fn write_chrome_trace(path: &Path, report: &Report, title: &str) -> Result<(), TraceError> {
+    std::fs::write(path, chrome_trace(report, title).to_string()).map_err(|source| {
+        TraceError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// The run as a Chrome trace-event JSON document (open it in
@@ -54,4 +73,28 @@ pub fn chrome_trace(report: &Report, title: &str) -> Value {
         "displayTimeUnit": "ms",
         "otherData": { "title": title, "time_s": report.time_s, "balance": report.balance() }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// An unwritable path is a typed error that names the file and keeps
+    /// the I/O error as its source.
+    #[test]
+    fn an_unwritable_trace_is_a_typed_error() {
+        let report = crate::Report {
+            time_s: 0.0,
+            items: 0,
+            units: 0,
+            devices: Vec::new(),
+            packages: Default::default(),
+            from_profile: false,
+        };
+        let path = std::path::Path::new("/nonexistent/coexec/trace.json");
+        let err = super::write_chrome_trace(path, &report, "t").unwrap_err();
+        let super::TraceError::Write { path: p, source } = &err;
+        assert_eq!(p, path);
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        assert!(std::error::Error::source(&err).is_some());
+        assert!(err.to_string().contains("/nonexistent/coexec/trace.json"));
+    }
 }

@@ -299,6 +299,112 @@ fn no_vulkan_device_is_a_clear_error_not_a_panic() {
     );
 }
 
+/// `coexec info`, `GpuChoice::Index` and `Error::DeviceIndex` count devices
+/// the same way: Vulkan's enumeration order, every device included.
+#[test]
+fn one_device_numbering_everywhere() {
+    let Ok(all) = coexec::Engine::all_vulkan_devices() else {
+        eprintln!("skipping: no Vulkan loader");
+        return;
+    };
+    let usable = coexec::Engine::vulkan_devices().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .arg("info")
+        .env("COEXEC_VALIDATION", "0")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    for d in &all {
+        assert!(
+            out.contains(&format!("  [{}] {}", d.index, d.name)),
+            "{out}"
+        );
+    }
+    for d in &usable {
+        let Some(e) = common::engine_from(coexec::EngineOptions {
+            workers: Some(1),
+            gpu: coexec::GpuChoice::Index(d.index),
+            validation: coexec::Validation::IfAvailable,
+            profiles: false,
+            ..Default::default()
+        }) else {
+            return;
+        };
+        assert_eq!(e.device().info().index, d.index);
+        assert_eq!(e.device().info().name, d.name);
+    }
+    let err = coexec::Engine::with_options(coexec::EngineOptions {
+        gpu: coexec::GpuChoice::Index(all.len()),
+        validation: coexec::Validation::Off,
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, coexec::Error::DeviceIndex { index, available } if index == all.len() && available == all.len()),
+        "{err}"
+    );
+}
+
+/// The `coexec` command shows the engine's warnings on stderr (here: a
+/// profile that cannot be written under an unwritable cache folder), and
+/// COEXEC_LOG filters them.
+#[test]
+fn the_command_prints_the_engines_warnings() {
+    if common::engine().is_none() {
+        return;
+    }
+    let bench = |log: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"));
+        c.args([
+            "bench", "--kernel", "saxpy", "--size", "4096", "--reps", "1",
+        ])
+        .args(["--workers", "1"])
+        .env("COEXEC_CACHE_DIR", "/proc/coexec-unwritable")
+        .env_remove("COEXEC_PROFILE")
+        .env_remove("RUST_LOG");
+        match log {
+            Some(l) => c.env("COEXEC_LOG", l),
+            None => c.env_remove("COEXEC_LOG"),
+        };
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let stderr = bench(None);
+    assert!(
+        stderr.contains("WARN") && stderr.contains("could not write profile"),
+        "{stderr}"
+    );
+    let stderr = bench(Some("error"));
+    assert!(!stderr.contains("could not write profile"), "{stderr}");
+}
+
+/// The `coexec` command (not the library) gives lavapipe its thread count:
+/// `LP_NUM_THREADS` unset becomes the engine's lavapipe cores; a value the
+/// user set is kept.
+#[test]
+fn the_command_sets_lp_num_threads_unless_set() {
+    let info = |lp: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"));
+        c.arg("info").env("COEXEC_VALIDATION", "0");
+        match lp {
+            Some(v) => c.env("LP_NUM_THREADS", v),
+            None => c.env_remove("LP_NUM_THREADS"),
+        };
+        let o = c.output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let out = info(None);
+    let Some(line) = out.lines().find(|l| l.contains("Vulkan CPU device cores")) else {
+        eprintln!("skipping: no CPU Vulkan device\n{out}");
+        return;
+    };
+    let n = coexec::Engine::cpu_device_cores(None).expect("lavapipe has cores");
+    assert!(line.contains(&format!("LP_NUM_THREADS={n})")), "{line}");
+    let out = info(Some("3"));
+    assert!(out.contains("LP_NUM_THREADS=3)"), "{out}");
+}
+
 #[test]
 fn pipeline_cache_is_persisted() {
     let dir = std::env::temp_dir().join(format!("coexec-cache-test-{}", std::process::id()));
@@ -391,6 +497,74 @@ fn kernel_errors_are_typed() {
         )
         .unwrap_err();
     assert!(matches!(err, coexec::Error::Interface(_)), "{err}");
+    assert_validation_clean(&e);
+}
+
+/// A run's arguments are checked against the shader the same way whichever
+/// devices take part (a CPU-only run of a kernel with SPIR-V included), and
+/// a correct run passes on each.
+#[test]
+fn interface_checks_do_not_depend_on_the_devices() {
+    let Some(e) = engine() else { return };
+    let copy = |p: &coexec::Package, a: &mut coexec::CpuArgs<'_>| {
+        let x = a.input::<f32>(0);
+        let y = a.output::<f32>(1);
+        for (o, i) in y.iter_mut().zip(p.items.clone()) {
+            *o = x[i as usize] + 1.0;
+        }
+    };
+    let k = e
+        .kernel_glsl("copy", COPY_PLUS_ONE, Some(Arc::new(copy)))
+        .unwrap();
+    let x = e.buffer_from_slice(&[1.0f32; 8]).unwrap();
+    let xu = e.buffer_from_slice(&[1u16; 8]).unwrap();
+    let mut y = e.buffer::<f32>(8).unwrap();
+    let mut yd = e.buffer::<f64>(8).unwrap();
+    let mut y2 = e.buffer::<f32>(16).unwrap();
+    for devices in [Devices::CPU, Devices::GPU, Devices::ALL] {
+        let run =
+            |args: Args<'_>| e.run(&k, args, IndexSpace::D1(8), &Scheduler::hguided(), devices);
+        let what = format!("{devices:?}");
+        // Push constants of the wrong size.
+        let err = run(Args::new().input(&x).output(&mut y).push(&8u64)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("push constants")),
+            "{what}: {err}"
+        );
+        // An input the shader writes, and a missing buffer.
+        let err = run(Args::new().input(&x).input(&y2).push(&8u32)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("writable")),
+            "{what}: {err}"
+        );
+        let err = run(Args::new().output(&mut y).push(&8u32)).unwrap_err();
+        assert!(matches!(err, coexec::Error::Interface(_)), "{what}: {err}");
+        // Elements of another size than the shader's float.
+        let err = run(Args::new().input(&xu).output(&mut y).push(&8u32)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("u16")),
+            "{what}: {err}"
+        );
+        let err = run(Args::new().input(&x).output(&mut yd).push(&8u32)).unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::Interface(ref m) if m.contains("f64")),
+            "{what}: {err}"
+        );
+        // Zero elements per item.
+        let err = run(Args::new()
+            .input(&x)
+            .output_per_item(&mut y2, 0)
+            .push(&8u32))
+        .unwrap_err();
+        assert!(
+            matches!(err, coexec::Error::ZeroPerItem { binding: 1 }),
+            "{what}: {err}"
+        );
+        // The same run with the right arguments passes.
+        run(Args::new().input(&x).output(&mut y).push(&8u32)).unwrap();
+        assert_eq!(&y[..], &[2.0; 8], "{what}");
+        y.fill(0.0);
+    }
     assert_validation_clean(&e);
 }
 

@@ -91,9 +91,10 @@ fn a_power_of_zero_is_honoured_from_the_first_run() {
 #[test]
 fn hguided_falls_back_to_one_device_once_co_execution_cannot_pay() {
     let Some(e) = engine_in(None) else { return };
-    // A CPU implementation a thousand times slower than any GPU: 0.5 ms a
-    // work-group.
-    let k = count_kernel(&e, common::slow_count_cpu(Duration::from_micros(500), N));
+    // A CPU implementation thousands of times slower than any GPU: 50 ms a
+    // work-group (a co-executed run, in which the CPU takes at least one,
+    // measures slower than the GPU alone however loaded the machine).
+    let k = count_kernel(&e, common::slow_count_cpu(Duration::from_millis(50), N));
     let sched = Scheduler::hguided();
     // The first run knows nothing: both devices take part (and measure).
     let first = run(&e, &k, &sched);
@@ -168,6 +169,11 @@ fn a_profile_written_by_one_process_is_used_by_the_next() {
         .map(|f| f.unwrap().path())
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
+    // It holds the devices' costs and the measured time of the
+    // configuration the later runs used.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("\ncost "), "{text}");
+    assert!(text.contains("\ntime "), "{text}");
     assert_eq!(
         child(&dir, None),
         Some(true),

@@ -1,6 +1,7 @@
 //! `COEXEC_STEAL=0` turns work stealing off: packages run whole, as
-//! claimed. Its own test binary, because it sets the environment of the
-//! process before any engine exists.
+//! claimed. The engine reads the variable once per process, so the test
+//! runs itself again in a child process whose environment sets it (no test
+//! writes its own process's environment, which would race other threads).
 
 mod common;
 
@@ -9,9 +10,19 @@ use common::{engine_with, run_slow_first_half};
 
 #[test]
 fn with_coexec_steal_0_nothing_is_split() {
-    // SAFETY: the only test of this binary, run before any other thread of
-    // it reads the environment.
-    unsafe { std::env::set_var("COEXEC_STEAL", "0") };
+    if std::env::var("COEXEC_STEAL").as_deref() != Ok("0") {
+        let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "with_coexec_steal_0_nothing_is_split",
+                "--nocapture",
+            ])
+            .env("COEXEC_STEAL", "0")
+            .status()
+            .expect("the test binary runs again");
+        assert!(status.success(), "the child run failed: {status}");
+        return;
+    }
     let Some(e) = engine_with(Some(2), AllocatorBackend::default()) else {
         return;
     };

@@ -219,7 +219,23 @@ fn unknown_kernel_is_an_error() {
         ..Default::default()
     };
     let e = suite::run(&engine, &opts).unwrap_err();
-    assert!(e.contains("unknown kernel"), "{e}");
+    assert!(
+        matches!(&e, suite::SuiteError::UnknownKernel(m) if m.contains("unknown kernel")),
+        "{e}"
+    );
+    // An output folder that cannot be created: typed, with its cause.
+    let opts = Options {
+        kernels: Some(vec!["saxpy".into()]),
+        out: Some("/proc/coexec-no/out".into()),
+        progress: false,
+        ..Default::default()
+    };
+    let e = suite::run(&engine, &opts).unwrap_err();
+    assert!(
+        matches!(&e, suite::SuiteError::CreateDir { path, .. } if path.ends_with("out")),
+        "{e}"
+    );
+    assert!(std::error::Error::source(&e).is_some());
 }
 
 #[test]

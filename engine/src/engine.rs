@@ -30,7 +30,11 @@ pub enum GpuChoice {
     /// The best device: discrete, then integrated, then a CPU implementation.
     #[default]
     Auto,
-    /// The device with this index in [`Engine::vulkan_devices`] order.
+    /// The device with this [`index`](PhysicalDeviceInfo::index): its
+    /// position in Vulkan's enumeration order, counting every device (the
+    /// number `coexec info` prints). A device coexec cannot use is
+    /// [`Error::DeviceUnusable`]; an index past the last device is
+    /// [`Error::DeviceIndex`].
     Index(usize),
 }
 
@@ -186,19 +190,38 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The device `choice` names among `devs`, every physical device in Vulkan's
+/// enumeration order.
 fn pick(devs: &[PhysicalDeviceInfo], choice: GpuChoice) -> Result<PhysicalDeviceInfo> {
     match choice {
-        GpuChoice::Index(i) => devs.get(i).cloned().ok_or(Error::DeviceIndex {
-            index: i,
-            available: devs.len(),
-        }),
+        GpuChoice::Index(i) => {
+            let d = find_index(devs, i)?;
+            match d.unusable_reason() {
+                Some(reason) => Err(Error::DeviceUnusable {
+                    index: i,
+                    device: d.name.clone(),
+                    reason,
+                }),
+                None => Ok(d.clone()),
+            }
+        }
         GpuChoice::Auto => devs
             .iter()
-            .filter(|d| d.unified_memory_type().is_some())
+            .filter(|d| d.unusable_reason().is_none() && d.unified_memory_type().is_some())
             .min_by_key(|d| (d.device_type.rank(), d.index))
             .cloned()
             .ok_or_else(|| Error::NoDevice("no device offers host-visible coherent memory".into())),
     }
+}
+
+/// The device of physical index `index` among `devs` (every device).
+fn find_index(devs: &[PhysicalDeviceInfo], index: usize) -> Result<&PhysicalDeviceInfo> {
+    devs.iter()
+        .find(|d| d.index == index)
+        .ok_or(Error::DeviceIndex {
+            index,
+            available: devs.len(),
+        })
 }
 
 impl Engine {
@@ -211,15 +234,22 @@ impl Engine {
     /// partitions the cores, and starts the pinned threads (parked until a run).
     ///
     /// When the Vulkan device is itself a CPU implementation (Mesa lavapipe),
-    /// it gets cores of its own: `LP_NUM_THREADS` is set to their number (unless
-    /// already set) and the device is created on a thread pinned to them, so its
-    /// threads inherit that affinity; the CPU workers are pinned to the other
-    /// cores. The partition is the same for every run, whichever devices take part.
+    /// it gets cores of its own: the device is created on a thread pinned to
+    /// them, so its threads inherit that affinity; the CPU workers are pinned
+    /// to the other cores. The partition is the same for every run, whichever
+    /// devices take part.
+    ///
+    /// The engine never changes the environment (that would race any other
+    /// thread's `getenv`). Lavapipe sizes its thread pool from
+    /// `LP_NUM_THREADS` when its device is created: an application that
+    /// wants one lavapipe thread per core of its share sets that variable to
+    /// [`Engine::cpu_device_cores`] before it starts any thread, as the
+    /// `coexec` command does.
     pub fn with_options(options: EngineOptions) -> Result<Engine> {
         let topology = CpuTopology::detect();
         let probe = Arc::new(Instance::new(options.validation)?);
-        let devs = probe.physical_devices()?;
-        if devs.is_empty() {
+        let devs = probe.all_physical_devices()?;
+        if devs.iter().all(|d| d.unusable_reason().is_some()) {
             return Err(Error::NoDevice("the loader found no usable device".into()));
         }
         let chosen = pick(&devs, options.gpu)?;
@@ -230,30 +260,22 @@ impl Engine {
                 cpu_vulkan_devices: usize::from(cpu_impl),
                 gpu_loops: usize::from(!cpu_impl),
             })
-            .map_err(|e| Error::Cpu(e.to_string()))?;
+            .map_err(|e| Error::Cpu {
+                message: "planning the cores".into(),
+                source: Some(Box::new(e)),
+            })?;
         let dev_opts = DeviceOptions {
             pipeline_cache_dir: options.pipeline_cache_dir.clone(),
         };
         let (device, loop_pin) = if cpu_impl {
             let cores = plan.cpu_vulkan_devices[0].clone();
-            if std::env::var_os("LP_NUM_THREADS").is_none() {
-                // Read by lavapipe when it creates its thread pool; set before
-                // the instance below enumerates devices.
-                std::env::set_var("LP_NUM_THREADS", cores.pus.len().to_string());
-            }
+            check_lavapipe_threads(cores.pus.len());
             drop(probe);
             let validation = options.validation;
             let index = chosen.index;
             let device = with_affinity(&cores, move || -> Result<Arc<Device>> {
                 let instance = Arc::new(Instance::new(validation)?);
-                let info = instance
-                    .physical_devices()?
-                    .into_iter()
-                    .find(|d| d.index == index)
-                    .ok_or(Error::DeviceIndex {
-                        index,
-                        available: 0,
-                    })?;
+                let info = find_index(&instance.all_physical_devices()?, index)?.clone();
                 Device::new(instance, info, &dev_opts)
             })?;
             (device, cores)
@@ -286,7 +308,10 @@ impl Engine {
                 Some(loop_pin)
             },
         });
-        let pool = Pool::new(specs).map_err(|e| Error::Cpu(e.to_string()))?;
+        let pool = Pool::new(specs).map_err(|e| Error::Cpu {
+            message: "starting the pinned threads".into(),
+            source: Some(Box::new(e)),
+        })?;
         let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
         let learning = Learning::new(
             profile_dir(&options),
@@ -318,10 +343,41 @@ impl Engine {
         })
     }
 
+    /// How many hardware threads an engine built with `workers`
+    /// ([`EngineOptions::workers`]) gives a Vulkan device that is a CPU
+    /// implementation (Mesa lavapipe): the value for `LP_NUM_THREADS`, which
+    /// the application sets before it starts threads (see
+    /// [`with_options`](Self::with_options)). Needs no Vulkan; `None` when
+    /// the CPU topology leaves such a device no cores of its own.
+    pub fn cpu_device_cores(workers: Option<usize>) -> Option<usize> {
+        let plan = CpuTopology::detect()
+            .plan(&PlanRequest {
+                workers,
+                cpu_vulkan_devices: 1,
+                gpu_loops: 0,
+            })
+            .ok()?;
+        plan.cpu_vulkan_devices
+            .first()
+            .map(|c| c.pus.len())
+            .filter(|&n| n > 0)
+    }
+
     /// Every Vulkan device with Vulkan >= 1.2 and a compute queue (a fresh
-    /// enumeration; for `coexec info`).
+    /// enumeration). Each keeps its
+    /// [`index`](PhysicalDeviceInfo::index) in Vulkan's enumeration order,
+    /// which [`GpuChoice::Index`] takes; devices coexec cannot use are left
+    /// out (see [`all_vulkan_devices`](Self::all_vulkan_devices)), so the
+    /// indices may have gaps.
     pub fn vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
         Instance::new(Validation::Off)?.physical_devices()
+    }
+
+    /// Every Vulkan device, usable or not
+    /// ([`PhysicalDeviceInfo::unusable_reason`]), in Vulkan's enumeration
+    /// order (for `coexec info`).
+    pub fn all_vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
+        Instance::new(Validation::Off)?.all_physical_devices()
     }
 
     /// The Vulkan device in use (unstable: feature `internals`).
@@ -433,9 +489,27 @@ impl Engine {
         self.device().instance().validation_log().errors()
     }
 
-    /// The validation layer's messages so far.
+    /// How many validation error messages a call keeps
+    /// ([`with_validation_messages`](Self::with_validation_messages),
+    /// [`Error::Validation`]) and [`validation_messages`](Self::validation_messages)
+    /// returns at most.
+    pub const KEPT_VALIDATION_MESSAGES: usize = vk::KEPT_MESSAGES;
+
+    /// The validation layer's most recent error messages (at most
+    /// [`KEPT_VALIDATION_MESSAGES`](Self::KEPT_VALIDATION_MESSAGES)).
     pub fn validation_messages(&self) -> Vec<String> {
         self.device().instance().validation_log().error_messages()
+    }
+
+    /// Runs `f` and returns, with its result, the validation layer's error
+    /// messages reported while it ran (by any thread using the engine's
+    /// instance; the first
+    /// [`KEPT_VALIDATION_MESSAGES`](Self::KEPT_VALIDATION_MESSAGES)), however many the
+    /// instance reported before. Empty when validation is off.
+    pub fn with_validation_messages<R>(&self, f: impl FnOnce() -> R) -> (R, Vec<String>) {
+        let capture = self.device().instance().validation_log().capture();
+        let r = f();
+        (r, capture.finish())
     }
 
     /// Runs `f`; with [`EngineOptions::validation_errors_fail`], turns its
@@ -446,16 +520,12 @@ impl Engine {
             return f();
         }
         let before = self.validation_errors();
-        let result = f();
+        let (result, messages) = self.with_validation_messages(f);
         let count = self.validation_errors().saturating_sub(before);
         if count == 0 {
             return result;
         }
-        let skip = usize::try_from(before).unwrap_or(usize::MAX);
-        Err(Error::Validation {
-            count,
-            messages: self.validation_messages().into_iter().skip(skip).collect(),
-        })
+        Err(Error::Validation { count, messages })
     }
 
     /// A zero-filled unified buffer of `len` elements.
@@ -598,6 +668,8 @@ impl Engine {
         self.validated(|| self.run_unvalidated(kernel, args, space, scheduler, devices))
     }
 
+    /// Checks a run's arguments: those of every run, whichever devices
+    /// take part ([`check_interface`]), then the GPU's limits when it does.
     fn validate_args(
         &self,
         kernel: &Kernel,
@@ -610,6 +682,9 @@ impl Engine {
                 return Err(Error::ForeignBuffer { binding: i as u32 });
             }
             if let Access::Write { per_item } = b.access {
+                if per_item == 0 {
+                    return Err(Error::ZeroPerItem { binding: i as u32 });
+                }
                 let needed = g.space.items().checked_mul(per_item).ok_or_else(|| {
                     Error::SizeOverflow(format!("{} items x {per_item} elements", g.space.items()))
                 })?;
@@ -622,65 +697,107 @@ impl Engine {
                 }
             }
         }
-        if let (true, Some(iface)) = (gpu, &kernel.interface) {
-            if iface.bindings.len() != args.buffers.len() {
-                return Err(Error::Interface(format!(
-                    "the shader declares {} storage buffer(s) but {} were given",
-                    iface.bindings.len(),
-                    args.buffers.len()
-                )));
-            }
-            for (b, a) in iface.bindings.iter().zip(&args.buffers) {
-                if a.access == Access::Read && !b.read_only {
-                    return Err(Error::Interface(format!(
-                        "binding {} is writable in the shader but was given as an input; declare it readonly or pass it as an output",
-                        b.binding
-                    )));
-                }
-            }
-            if iface.push_constant_bytes as usize != args.push.len() {
-                return Err(Error::Interface(format!(
-                    "the shader's push constants take {} bytes but {} were given",
-                    iface.push_constant_bytes,
-                    args.push.len()
-                )));
-            }
-            let info = self.device().info();
-            for (i, a) in args.buffers.iter().enumerate() {
-                if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
-                    return Err(Error::BindingRange {
-                        binding: i as u32,
-                        bytes: a.raw.bytes(),
-                        limit: info.max_storage_buffer_range,
-                        device: info.name.clone(),
-                    });
-                }
-            }
-            let (axis, groups) = match g.space {
-                IndexSpace::D1(_) => (0, g.groups_x),
-                IndexSpace::D2 { .. } => {
-                    if g.groups_x > u64::from(info.max_group_count[0]) {
-                        (0, g.groups_x)
-                    } else {
-                        (1, g.units)
-                    }
-                }
-            };
-            if groups > u64::from(info.max_group_count[axis]) {
-                return Err(Error::DispatchLimit {
+        if let Some(iface) = &kernel.interface {
+            check_interface(iface, args)?;
+        }
+        if gpu {
+            self.check_gpu_limits(args, g)?;
+        }
+        Ok(())
+    }
+
+    /// The GPU's limits: each binding's size and the work-groups of the
+    /// index space (the CPU alone has neither).
+    fn check_gpu_limits(&self, args: &Args<'_>, g: &Geometry) -> Result<()> {
+        let info = self.device().info();
+        for (i, a) in args.buffers.iter().enumerate() {
+            if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
+                return Err(Error::BindingRange {
+                    binding: i as u32,
+                    bytes: a.raw.bytes(),
+                    limit: info.max_storage_buffer_range,
                     device: info.name.clone(),
-                    axis,
-                    groups,
-                    limit: info.max_group_count[axis],
-                    hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
-                        "; use a 2-D index space or a larger work-group"
-                    } else {
-                        ""
-                    },
                 });
             }
         }
+        let (axis, groups) = match g.space {
+            IndexSpace::D1(_) => (0, g.groups_x),
+            IndexSpace::D2 { .. } => {
+                if g.groups_x > u64::from(info.max_group_count[0]) {
+                    (0, g.groups_x)
+                } else {
+                    (1, g.units)
+                }
+            }
+        };
+        if groups > u64::from(info.max_group_count[axis]) {
+            return Err(Error::DispatchLimit {
+                device: info.name.clone(),
+                axis,
+                groups,
+                limit: info.max_group_count[axis],
+                hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
+                    "; use a 2-D index space or a larger work-group"
+                } else {
+                    ""
+                },
+            });
+        }
         Ok(())
+    }
+}
+
+/// What the kernel's shader declares against the run's arguments: the
+/// buffers' number, access and element size, and the push constants' size.
+/// Checked for every run of a kernel that has SPIR-V, whichever devices take
+/// part, so that a run is accepted or refused the same way on any of them.
+fn check_interface(iface: &vk::ShaderInterface, args: &Args<'_>) -> Result<()> {
+    if iface.bindings.len() != args.buffers.len() {
+        return Err(Error::Interface(format!(
+            "the shader declares {} storage buffer(s) but {} were given",
+            iface.bindings.len(),
+            args.buffers.len()
+        )));
+    }
+    for (i, (b, a)) in iface.bindings.iter().zip(&args.buffers).enumerate() {
+        if a.access == Access::Read && !b.read_only {
+            return Err(Error::Interface(format!(
+                "binding {} is writable in the shader but was given as an input; declare it readonly or pass it as an output",
+                b.binding
+            )));
+        }
+        if let Some(stride) = b.elem_stride {
+            if a.elem_size != stride as usize {
+                return Err(Error::Interface(format!(
+                    "argument {i}: the buffer holds {} ({} bytes) but binding {} declares elements of {stride} bytes (its array stride)",
+                    a.type_name, a.elem_size, b.binding
+                )));
+            }
+        }
+    }
+    if iface.push_constant_bytes as usize != args.push.len() {
+        return Err(Error::Interface(format!(
+            "the shader's push constants take {} bytes but {} were given",
+            iface.push_constant_bytes,
+            args.push.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Warns when lavapipe will run more threads than the `cores` hardware
+/// threads it was given (`LP_NUM_THREADS` unset, or larger): they then share
+/// those cores. Only reads the environment.
+fn check_lavapipe_threads(cores: usize) {
+    let set = std::env::var("LP_NUM_THREADS").ok();
+    match set.as_deref().map(|v| v.trim().parse::<usize>()) {
+        Some(Ok(n)) if n <= cores => {}
+        Some(Ok(n)) => tracing::warn!(
+            "LP_NUM_THREADS={n} but lavapipe has {cores} hardware thread(s) of its own: its threads will share them"
+        ),
+        _ => tracing::info!(
+            "LP_NUM_THREADS is not set: lavapipe starts its default number of threads on its {cores} hardware thread(s); set LP_NUM_THREADS={cores} before starting threads (Engine::cpu_device_cores)"
+        ),
     }
 }
 
@@ -711,6 +828,106 @@ fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Building an engine (on lavapipe, the path that gives a CPU Vulkan
+    /// device its own cores) reads the environment but never writes it.
+    #[test]
+    fn engine_creation_leaves_the_environment_unchanged() {
+        use super::{Engine, EngineOptions};
+        let before: Vec<_> = std::env::vars_os().collect();
+        let engine = Engine::with_options(EngineOptions {
+            workers: Some(1),
+            validation: crate::vk::Validation::IfAvailable,
+            profiles: false,
+            ..Default::default()
+        });
+        let after: Vec<_> = std::env::vars_os().collect();
+        assert_eq!(before, after);
+        if let Ok(e) = engine {
+            if e.device().info().device_type == crate::vk::DeviceType::Cpu {
+                assert_eq!(
+                    Engine::cpu_device_cores(Some(1)),
+                    e.core_plan()
+                        .cpu_vulkan_devices
+                        .first()
+                        .map(|c| c.pus.len())
+                );
+            }
+        }
+    }
+
+    /// A failing call reports its own messages even after the instance
+    /// logged more than the log keeps (the layer's reports are simulated:
+    /// it suppresses repeats of one message).
+    #[test]
+    fn validation_messages_are_the_calls_after_many_earlier_ones() {
+        use super::{Engine, EngineOptions, Error};
+        let Ok(e) = Engine::with_options(EngineOptions {
+            workers: Some(1),
+            validation: crate::vk::Validation::Off,
+            validation_errors_fail: true,
+            profiles: false,
+            ..Default::default()
+        }) else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        let log = e.device().instance().validation_log();
+        for i in 0..(Engine::KEPT_VALIDATION_MESSAGES + 6) {
+            let r = e.validated(|| {
+                log.record_error(format!("earlier {i}"));
+                Ok(())
+            });
+            assert!(matches!(r, Err(Error::Validation { count: 1, .. })));
+        }
+        match e.validated(|| {
+            log.record_error("this call".into());
+            Ok(())
+        }) {
+            Err(Error::Validation { count, messages }) => {
+                assert_eq!((count, messages), (1, vec!["this call".to_string()]))
+            }
+            other => panic!("expected Error::Validation, got {other:?}"),
+        }
+        assert!(e.validated(|| Ok(())).is_ok());
+    }
+
+    /// One numbering: `GpuChoice::Index` takes a device's position among
+    /// every device, usable or not; an unusable one is named as such.
+    #[test]
+    fn gpu_index_counts_every_device_and_unusable_ones_are_refused() {
+        use super::{pick, Engine, Error, GpuChoice};
+        let Some(real) = Engine::vulkan_devices()
+            .ok()
+            .and_then(|d| d.into_iter().next())
+        else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        let mut old = real.clone();
+        old.index = 0;
+        old.api_version = ash::vk::API_VERSION_1_1;
+        let mut usable = real;
+        usable.index = 1;
+        let devs = [old, usable];
+        match pick(&devs, GpuChoice::Index(0)) {
+            Err(Error::DeviceUnusable {
+                index: 0, reason, ..
+            }) => {
+                assert!(reason.contains("1.1"), "{reason}")
+            }
+            other => panic!("expected DeviceUnusable, got {other:?}"),
+        }
+        assert_eq!(pick(&devs, GpuChoice::Index(1)).unwrap().index, 1);
+        assert_eq!(pick(&devs, GpuChoice::Auto).unwrap().index, 1);
+        assert!(matches!(
+            pick(&devs, GpuChoice::Index(2)),
+            Err(Error::DeviceIndex {
+                index: 2,
+                available: 2
+            })
+        ));
+    }
+
     #[test]
     fn engine_and_kernel_are_send_and_sync() {
         fn is<T: Send + Sync>() {}

@@ -8,8 +8,26 @@
 use ash::vk;
 use std::ops::Range;
 
+/// An error kept as the source of another.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `e` and each of its sources, joined by `": "`: the whole story of an
+/// error, for messages to people (the `coexec` command, the C ABI's last
+/// error). Each error's own text names what failed; its source says why.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    s
+}
+
 /// A failed Vulkan call, mapped from its `vk::Result`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VkError {
     /// `VK_ERROR_DEVICE_LOST`: the device can no longer be used.
     #[error("{call}: the device was lost (VK_ERROR_DEVICE_LOST)")]
@@ -106,19 +124,45 @@ pub enum Error {
     /// A Vulkan call failed.
     #[error(transparent)]
     Vulkan(#[from] VkError),
-    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded.
-    #[error("the Vulkan loader could not be loaded: {0} (install libvulkan1 and a driver, e.g. mesa-vulkan-drivers)")]
-    NoLoader(String),
+    /// The Vulkan loader (`libvulkan.so.1`) could not be loaded; the
+    /// source says why.
+    #[error("the Vulkan loader could not be loaded (install libvulkan1 and a driver, e.g. mesa-vulkan-drivers)")]
+    NoLoader(#[source] BoxError),
+    /// The Vulkan loader is older than Vulkan 1.2.
+    #[error(
+        "the Vulkan loader offers Vulkan {version} only; coexec needs 1.2 (update libvulkan1)"
+    )]
+    LoaderTooOld {
+        /// The loader's version, `major.minor.patch`.
+        version: String,
+    },
+    /// Validation was required ([`Validation::Required`]) but the Khronos
+    /// validation layer is not installed.
+    ///
+    /// [`Validation::Required`]: crate::vk::Validation::Required
+    #[error("validation was required but VK_LAYER_KHRONOS_validation is not installed (apt install vulkan-validationlayers, or point VK_LAYER_PATH at it)")]
+    ValidationLayerMissing,
     /// No Vulkan device with Vulkan >= 1.2 and a compute queue exists.
     #[error("no Vulkan device with Vulkan >= 1.2 and a compute queue was found ({0})")]
     NoDevice(String),
     /// The requested device index does not exist.
-    #[error("device index {index} does not exist: {available} Vulkan device(s) found")]
+    #[error("device index {index} does not exist: {available} Vulkan device(s) found (indices 0..{available}, see `coexec info`)")]
     DeviceIndex {
         /// The index asked for.
         index: usize,
-        /// How many devices exist.
+        /// How many devices exist (usable or not): valid indices are
+        /// `0..available`.
         available: usize,
+    },
+    /// The requested device exists but coexec cannot use it.
+    #[error("device {index} ({device}) cannot be used: {reason}")]
+    DeviceUnusable {
+        /// The index asked for.
+        index: usize,
+        /// The device's name.
+        device: String,
+        /// Why (Vulkan older than 1.2, no compute queue).
+        reason: String,
     },
     /// No memory type satisfies the unified-buffer rules on this device.
     #[error("no host-visible coherent memory type usable for unified buffers on {device}")]
@@ -133,6 +177,15 @@ pub enum Error {
         bytes: u64,
         /// The allocator's message.
         message: String,
+    },
+    /// The memory allocator library failed; the source is its error.
+    #[error("allocation of {bytes} bytes failed in the allocator")]
+    Allocator {
+        /// Size asked for (0: creating the allocator).
+        bytes: u64,
+        /// The allocator's error.
+        #[source]
+        source: BoxError,
     },
     /// The allocator backend asked for is not compiled in.
     #[error(
@@ -154,6 +207,15 @@ pub enum Error {
     /// A kernel's declared interface does not match what was given.
     #[error("kernel interface mismatch: {0}")]
     Interface(String),
+    /// An output was given 0 elements per work-item
+    /// ([`Args::output_per_item`](crate::Args::output_per_item)).
+    #[error(
+        "binding {binding}: an output needs at least 1 element per work-item (per_item 0 given)"
+    )]
+    ZeroPerItem {
+        /// The binding number.
+        binding: u32,
+    },
     /// A buffer is smaller than the range a kernel touches.
     #[error("binding {binding}: buffer holds {len} elements but the index space needs {needed}")]
     BufferTooSmall {
@@ -225,9 +287,15 @@ pub enum Error {
     /// No device was selected for a run.
     #[error("no device selected: {0}")]
     NoDeviceSelected(String),
-    /// Setting up the CPU side (topology, threads) failed.
-    #[error("CPU executor: {0}")]
-    Cpu(String),
+    /// Setting up or running the CPU side (topology, threads) failed.
+    #[error("CPU executor: {message}")]
+    Cpu {
+        /// What failed.
+        message: String,
+        /// Why, where another error says it.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// A buffer belongs to another engine.
     #[error("binding {binding}: the buffer belongs to another engine")]
     ForeignBuffer {
@@ -292,7 +360,9 @@ pub enum Error {
         /// Errors reported while the call ran (by any thread using the
         /// engine's instance).
         count: u64,
-        /// Their messages, as far as the layer's log kept them.
+        /// Their messages: the first
+        /// [`KEPT_VALIDATION_MESSAGES`](crate::Engine::KEPT_VALIDATION_MESSAGES) reported while the
+        /// call ran, whatever the instance logged before it.
         messages: Vec<String>,
     },
 }
@@ -315,6 +385,26 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Wrapped errors keep their cause as a source, and `chain` tells both.
+    #[test]
+    fn sources_are_kept_and_chained() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "libvulkan.so.1: not here");
+        let e = Error::NoLoader(Box::new(io));
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.to_string().contains("not here"));
+        let text = chain(&e);
+        assert!(
+            text.starts_with("the Vulkan loader could not be loaded"),
+            "{text}"
+        );
+        assert!(text.ends_with(": libvulkan.so.1: not here"), "{text}");
+        let e = Error::Cpu {
+            message: "starting threads".into(),
+            source: None,
+        };
+        assert_eq!(chain(&e), "CPU executor: starting threads");
+    }
 
     #[test]
     fn device_lost_is_distinguishable() {

@@ -1,15 +1,19 @@
 //! What an engine learns about its kernels across runs and processes, and
 //! the decisions it takes from it before a run: which devices sit the run
-//! out (a power of 0, or co-execution that cannot pay).
+//! out (a power of 0, co-execution that the cost model says cannot pay, or
+//! that measured runs showed slower than one device alone: see
+//! [`crate::outcomes`]).
 //!
 //! A kernel's estimator holds one [`Cost`] per engine device slot (0: the
 //! CPU workers, 1: the GPU). It is reset when the kernel runs over another
 //! index space, seeded from the profile of that space's shape class when
-//! one exists on disk, and written back when it has moved.
+//! one exists on disk, and written back when it has moved. Beside it, the
+//! kernel keeps the measured time of each configuration it ran there.
 
 use crate::exec::kernel::{IndexSpace, Kernel, Learned};
-use crate::profile::{ProfileKey, ProfileStore};
-use crate::sched::{single_device, Cost, PowerEstimator, Scheduler};
+use crate::outcomes::Mode;
+use crate::profile::{Profile, ProfileKey, ProfileStore};
+use crate::sched::{alone_time, single_device, Cost, PowerEstimator, Scheduler};
 use std::path::PathBuf;
 use std::sync::MutexGuard;
 
@@ -68,14 +72,18 @@ impl Learning {
                     &self.devices,
                     &shape_class(space, units),
                 );
-                if let Some(costs) = self.store.load(&key, SLOTS) {
-                    for (slot, c) in costs.iter().enumerate() {
+                if let Some(profile) = self.store.load(&key, SLOTS) {
+                    for (slot, c) in profile.costs.iter().enumerate() {
                         if let Some(c) = c {
                             kernel.estimator.seed(slot, *c, PROFILE_WEIGHT);
                         }
                     }
-                    learned.from_profile = costs.iter().any(Option::is_some);
-                    learned.saved = costs;
+                    for &(mode, t) in &profile.times {
+                        learned.outcomes.seed(mode, t);
+                    }
+                    learned.from_profile =
+                        profile.costs.iter().any(Option::is_some) || !profile.times.is_empty();
+                    learned.saved = profile;
                 }
                 learned.key = Some(key);
             }
@@ -83,28 +91,86 @@ impl Learning {
         learned.from_profile
     }
 
-    /// After a successful run: trusts what it measured, and writes the
-    /// kernel's figures to its profile
-    /// when they moved since they were last saved or loaded.
-    pub(crate) fn after_run(&self, kernel: &Kernel) {
+    /// After a successful run: trusts what it measured, records the run's
+    /// time under the configuration the learner chose (`outcome`: the
+    /// configuration, the run's seconds and units; `None` when the caller
+    /// chose), and writes the kernel's figures to its profile when they
+    /// moved since they were last saved or loaded.
+    ///
+    /// The first run of a kernel object over a space is not recorded: it
+    /// pays one-time costs (a pipeline's first use, first touches of the
+    /// buffers) that say nothing about the configuration.
+    pub(crate) fn after_run(&self, kernel: &Kernel, outcome: Option<(Mode, f64, u64)>) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
+        learned.runs += 1;
+        if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
+            learned.outcomes.record(mode, seconds, units);
+        }
         let Some(key) = learned.key.clone() else {
             return;
         };
-        let now: Vec<Option<Cost>> = (0..SLOTS).map(|s| kernel.estimator.cost(s)).collect();
-        let moved = now.iter().enumerate().any(|(slot, c)| {
-            let before = learned.saved.get(slot).copied().flatten();
-            match (before, c) {
-                (Some(b), Some(c)) => differs(b.rate, c.rate) || differs_overhead(&b, c),
-                (None, Some(_)) => true,
-                _ => false,
-            }
-        });
-        if moved {
+        let now = Profile {
+            costs: (0..SLOTS).map(|s| kernel.estimator.cost(s)).collect(),
+            times: learned.outcomes.measured(),
+        };
+        if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
             learned.saved = now;
         }
+    }
+
+    /// The devices of a run, in the order of `present` (each as its engine
+    /// slot and its number of claimants), that sit it out (see
+    /// [`sit_out`](Self::sit_out)), and under HGuided without hints, the
+    /// configuration this is (recorded after the run): the cost model's
+    /// choice unless the kernel's measured runs over this space say
+    /// otherwise (see [`crate::outcomes::Outcomes::choose`]).
+    pub(crate) fn decide(
+        &self,
+        kernel: &Kernel,
+        scheduler: &Scheduler,
+        present: &[(usize, usize)],
+        units: u64,
+    ) -> (Vec<bool>, Option<Mode>) {
+        let est = &*kernel.estimator;
+        let sit = self.sit_out(scheduler, present, est, units);
+        let learner = matches!(scheduler, Scheduler::HGuided { powers: None, .. })
+            && self.fallback
+            && present.len() > 1;
+        if !learner {
+            return (sit, None);
+        }
+        let mode_of = |sit: &[bool]| match sit.iter().filter(|s| !**s).count() {
+            1 => Mode::Alone(present[sit.iter().position(|s| !*s).expect("one runs")].0),
+            _ => Mode::Together,
+        };
+        let model = mode_of(&sit);
+        let mut candidates = vec![Mode::Together];
+        candidates.extend(present.iter().map(|&(slot, _)| Mode::Alone(slot)));
+        let predict = |m: Mode| match m {
+            Mode::Alone(slot) => {
+                let &(_, claimants) = present.iter().find(|p| p.0 == slot)?;
+                let c = est.cost(slot)?;
+                Some(alone_time(c, claimants, units) / units.max(1) as f64)
+            }
+            Mode::Together => None,
+        };
+        let chosen = lock(kernel)
+            .outcomes
+            .choose(&candidates, model, &predict, units);
+        tracing::debug!(
+            units,
+            ?model,
+            ?chosen,
+            measured = ?lock(kernel).outcomes.measured(),
+            "configuration of the next run"
+        );
+        let sit = present
+            .iter()
+            .map(|&(slot, _)| chosen != Mode::Together && chosen != Mode::Alone(slot))
+            .collect();
+        (sit, Some(chosen))
     }
 
     /// Which of the run's devices sit it out, in the order of `present`
@@ -114,7 +180,7 @@ impl Learning {
     /// under HGuided without hints, every device but the fastest when the
     /// kernel's learned costs say co-executing cannot pay (see
     /// [`single_device`]). Never all of them.
-    pub(crate) fn sit_out(
+    fn sit_out(
         &self,
         scheduler: &Scheduler,
         present: &[(usize, usize)],
@@ -156,6 +222,28 @@ impl Learning {
 
 fn lock(kernel: &Kernel) -> MutexGuard<'_, Learned> {
     kernel.learned.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether a profile's figures moved enough since `saved` to be written
+/// again: a cost by [`RESAVE`], a configuration's time by [`RESAVE`], or
+/// something measured that was not.
+fn moved(saved: &Profile, now: &Profile) -> bool {
+    let costs = now.costs.iter().enumerate().any(|(slot, c)| {
+        let before = saved.costs.get(slot).copied().flatten();
+        match (before, c) {
+            (Some(b), Some(c)) => differs(b.rate, c.rate) || differs_overhead(&b, c),
+            (None, Some(_)) => true,
+            _ => false,
+        }
+    });
+    let times = now.times.iter().any(|&(mode, t)| {
+        saved
+            .times
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .is_none_or(|&(_, b)| differs(b, t))
+    });
+    costs || times
 }
 
 fn differs(a: f64, b: f64) -> bool {

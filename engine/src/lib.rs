@@ -39,6 +39,7 @@ pub mod error;
 #[cfg(feature = "test-hooks")]
 pub mod hooks;
 mod learn;
+mod outcomes;
 mod profile;
 pub mod shader;
 
@@ -46,6 +47,10 @@ layer!(exec);
 layer!(mem);
 layer!(sched);
 layer!(vk);
+
+/// The `bytemuck` this crate's API takes (buffer elements and push
+/// constants are `bytemuck::Pod`).
+pub use bytemuck;
 
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use error::{Error, Result, VkError, VkResultCode};

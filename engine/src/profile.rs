@@ -1,6 +1,7 @@
 //! Persistent profiles: what the scheduler learned about a kernel (each
-//! device's [`Cost`]), kept on disk beside the pipeline cache so that the
-//! next process's first run starts informed.
+//! device's [`Cost`], and the measured time per unit of each configuration
+//! it ran: see [`crate::outcomes`]), kept on disk beside the pipeline cache
+//! so that the next process's first run starts informed.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
@@ -12,17 +13,27 @@
 //! figures.
 //!
 //! A profile can make a run faster, never wrong: it only seeds the cost
-//! model, which live packages soon outweigh, and a missing, unreadable,
+//! model and the measured times, which live packages and runs soon outweigh, and a missing, unreadable,
 //! corrupt or stale file is ignored (with a warning, except when missing).
 //! Writes go to a temporary file renamed over the profile, so concurrent
 //! writers leave one whole file (the last one's).
 
+use crate::outcomes::Mode;
 use crate::sched::Cost;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// First line of a profile file.
-const MAGIC: &str = "coexec-profile 1";
+const MAGIC: &str = "coexec-profile 2";
+
+/// What a profile holds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Profile {
+    /// One cost per device slot (`None`: that device was not measured).
+    pub(crate) costs: Vec<Option<Cost>>,
+    /// Seconds per unit of each configuration that ran.
+    pub(crate) times: Vec<(Mode, f64)>,
+}
 
 /// Where profiles live and the key of one kernel on one set of devices.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,9 +93,9 @@ impl ProfileStore {
         self.dir.as_ref().map(|d| d.join(&key.file))
     }
 
-    /// The costs stored for `key`, one per device slot (`None`: that device
-    /// was not measured). `None` when off, missing, or unusable (warned).
-    pub(crate) fn load(&self, key: &ProfileKey, devices: usize) -> Option<Vec<Option<Cost>>> {
+    /// The profile stored for `key`, over `devices` device slots. `None`
+    /// when off, missing, or unusable (warned).
+    pub(crate) fn load(&self, key: &ProfileKey, devices: usize) -> Option<Profile> {
         let path = self.path(key)?;
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -95,7 +106,7 @@ impl ProfileStore {
             }
         };
         match parse(&text, key, devices) {
-            Ok(costs) => Some(costs),
+            Ok(p) => Some(p),
             Err(why) => {
                 tracing::warn!("ignoring profile {}: {why}", path.display());
                 None
@@ -103,28 +114,36 @@ impl ProfileStore {
         }
     }
 
-    /// Stores `costs` for `key`. Failures are warned about, never returned:
-    /// a profile is an optimization.
-    pub(crate) fn save(&self, key: &ProfileKey, costs: &[Option<Cost>]) {
+    /// Stores `profile` for `key`. Failures are warned about, never
+    /// returned: a profile is an optimization.
+    pub(crate) fn save(&self, key: &ProfileKey, profile: &Profile) {
         let Some(path) = self.path(key) else { return };
-        if let Err(e) = write_atomically(&path, &render(key, costs)) {
+        if let Err(e) = write_atomically(&path, &render(key, profile)) {
             tracing::warn!("could not write profile {}: {e}", path.display());
         }
     }
 }
 
-fn render(key: &ProfileKey, costs: &[Option<Cost>]) -> String {
+fn render(key: &ProfileKey, profile: &Profile) -> String {
     let mut s = format!("{MAGIC}\nkey {}\n", key.text);
-    for (i, c) in costs.iter().enumerate() {
+    for (i, c) in profile.costs.iter().enumerate() {
         if let Some(c) = c.filter(Cost::is_usable) {
             // `{:e}` of an f64 parses back to the same value.
             let _ = writeln!(s, "cost {i} {:e} {:e}", c.overhead_s, c.rate);
         }
     }
+    for &(mode, t) in &profile.times {
+        if t.is_finite() && t > 0.0 {
+            let _ = match mode {
+                Mode::Together => writeln!(s, "time together {t:e}"),
+                Mode::Alone(slot) => writeln!(s, "time alone {slot} {t:e}"),
+            };
+        }
+    }
     s
 }
 
-fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Vec<Option<Cost>>, String> {
+fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String> {
     let mut lines = text.lines();
     if lines.next() != Some(MAGIC) {
         return Err("not a coexec profile of this version".into());
@@ -134,23 +153,52 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Vec<Option<Cost
         Some(_) => return Err("stale: made for another kernel, device or driver".into()),
         None => return Err("no key line".into()),
     }
-    let mut costs = vec![None; devices];
+    let mut p = Profile {
+        costs: vec![None; devices],
+        times: Vec::new(),
+    };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
         let mut f = line.split_ascii_whitespace();
-        if f.next() != Some("cost") {
+        let slot = |v: Option<&str>| -> Result<usize, String> {
+            v.and_then(|v| v.parse().ok())
+                .filter(|&s| s < devices)
+                .ok_or_else(bad)
+        };
+        let num = |v: Option<&str>| -> Result<f64, String> {
+            v.and_then(|v| v.parse().ok()).ok_or_else(bad)
+        };
+        match f.next() {
+            Some("cost") => {
+                let i = slot(f.next())?;
+                let cost = Cost {
+                    overhead_s: num(f.next())?,
+                    rate: num(f.next())?,
+                };
+                if !cost.is_usable() {
+                    return Err(bad());
+                }
+                p.costs[i] = Some(cost);
+            }
+            Some("time") => {
+                let mode = match f.next() {
+                    Some("together") => Mode::Together,
+                    Some("alone") => Mode::Alone(slot(f.next())?),
+                    _ => return Err(bad()),
+                };
+                let t = num(f.next())?;
+                if !(t.is_finite() && t > 0.0) {
+                    return Err(bad());
+                }
+                p.times.push((mode, t));
+            }
+            _ => return Err(bad()),
+        }
+        if f.next().is_some() {
             return Err(bad());
         }
-        let slot: usize = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
-        let overhead_s: f64 = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
-        let rate: f64 = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
-        let cost = Cost { overhead_s, rate };
-        if f.next().is_some() || !cost.is_usable() || slot >= devices {
-            return Err(bad());
-        }
-        costs[slot] = Some(cost);
     }
-    Ok(costs)
+    Ok(p)
 }
 
 /// Writes `text` to a fresh temporary file beside `path`, then renames it
@@ -196,6 +244,13 @@ mod tests {
         )
     }
 
+    fn costs(c: &[Option<Cost>]) -> Profile {
+        Profile {
+            costs: c.to_vec(),
+            times: Vec::new(),
+        }
+    }
+
     const GPU: Cost = Cost {
         overhead_s: 4.5e-5,
         rate: 123456789.0,
@@ -206,8 +261,12 @@ mod tests {
         let (s, dir) = store();
         let k = key("1");
         assert_eq!(s.load(&k, 2), None); // missing: silently nothing
-        s.save(&k, &[None, Some(GPU)]);
-        assert_eq!(s.load(&k, 2), Some(vec![None, Some(GPU)]));
+        let p = Profile {
+            costs: vec![None, Some(GPU)],
+            times: vec![(Mode::Together, 1.5e-9), (Mode::Alone(1), 2.25e-9)],
+        };
+        s.save(&k, &p);
+        assert_eq!(s.load(&k, 2), Some(p));
         assert!(k.file.starts_with("blur_2d-"));
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -215,7 +274,7 @@ mod tests {
     #[test]
     fn stale_corrupt_and_unreadable_are_ignored() {
         let (s, dir) = store();
-        s.save(&key("1"), &[Some(GPU), Some(GPU)]);
+        s.save(&key("1"), &costs(&[Some(GPU), Some(GPU)]));
         // Another driver: another file name, and a key mismatch if forced.
         assert_eq!(s.load(&key("2"), 2), None);
         let path = s.path(&key("2")).unwrap();
@@ -224,12 +283,25 @@ mod tests {
         for junk in [
             "",
             "garbage",
-            "coexec-profile 1\n",
-            "coexec-profile 1\nkey x\n",
-            &format!("coexec-profile 1\nkey {}\ncost 0 nan 1\n", key("2").text),
-            &format!("coexec-profile 1\nkey {}\ncost 9 1e-6 1\n", key("2").text),
-            &format!("coexec-profile 1\nkey {}\ncost 0 1e-6\n", key("2").text),
-            &format!("coexec-profile 1\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
+            "coexec-profile 2\n",
+            "coexec-profile 2\nkey x\n",
+            // The previous version's format.
+            &format!("coexec-profile 1\nkey {}\ncost 0 1e-6 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 nan 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 9 1e-6 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 5 7\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ntime together 0\n", key("2").text),
+            &format!(
+                "coexec-profile 2\nkey {}\ntime alone 2 1e-9\n",
+                key("2").text
+            ),
+            &format!("coexec-profile 2\nkey {}\ntime apart 1e-9\n", key("2").text),
+            &format!(
+                "coexec-profile 2\nkey {}\ntime together inf\n",
+                key("2").text
+            ),
         ] {
             std::fs::write(&path, junk).unwrap();
             assert_eq!(s.load(&key("2"), 2), None, "{junk:?}");
@@ -241,7 +313,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
         assert_eq!(s.load(&key("2"), 2), None);
-        s.save(&key("2"), &[Some(GPU), None]);
+        s.save(&key("2"), &costs(&[Some(GPU), None]));
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -249,7 +321,7 @@ mod tests {
     fn off_reads_and_writes_nothing() {
         let s = ProfileStore::new(None);
         assert!(!s.enabled());
-        s.save(&key("1"), &[Some(GPU)]);
+        s.save(&key("1"), &costs(&[Some(GPU)]));
         assert_eq!(s.load(&key("1"), 1), None);
     }
 
@@ -266,9 +338,9 @@ mod tests {
                             overhead_s: 1e-6 * f64::from(t + 1),
                             rate: f64::from(1000 * (t + 1) + i),
                         };
-                        s.save(k, &[Some(c), Some(c)]);
+                        s.save(k, &costs(&[Some(c), Some(c)]));
                         // Every read sees some writer's whole file.
-                        let got = s.load(k, 2).expect("a whole profile");
+                        let got = s.load(k, 2).expect("a whole profile").costs;
                         assert!(got[0].is_some() && got[0] == got[1], "{got:?}");
                     }
                 });

@@ -77,12 +77,14 @@ typedef enum coexec_status {
      */
     COEXEC_ERROR_BUSY = 5,
     /**
-     * No Vulkan loader or no usable Vulkan device.
+     * No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+     * device (or `gpu_index` names none); the last error says which.
      */
     COEXEC_ERROR_NO_DEVICE = 6,
     /**
      * The device or build lacks a feature (host-memory import, the VMA
-     * allocator backend, a suitable memory type).
+     * allocator backend, a suitable memory type), or validation was required
+     * (`COEXEC_VALIDATION_ON`) but the layer is not installed.
      */
     COEXEC_ERROR_UNSUPPORTED = 7,
     /**
@@ -268,7 +270,11 @@ typedef struct coexec_engine_options {
      */
     uint32_t validation;
     /**
-     * Vulkan device index (in enumeration order), or -1 for the best one.
+     * Vulkan device index, or -1 for the best one: the device's position in
+     * Vulkan's enumeration order, counting every device, usable or not (the
+     * number `coexec info` prints). An index past the last device, or one of
+     * a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+     * `COEXEC_ERROR_NO_DEVICE`.
      */
     int32_t gpu_index;
     /**

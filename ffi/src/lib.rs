@@ -151,11 +151,8 @@ pub extern "C" fn coexec_last_validation_messages() -> *const c_char {
 /// Runs `f` on `e`, recording the validation messages reported meanwhile as
 /// this call's (see `coexec_last_validation_messages`).
 pub(crate) fn validation_scope<R>(e: &Engine, f: impl FnOnce() -> R) -> R {
-    let before = e.validation_errors();
-    let r = f();
-    if e.validation_errors() > before {
-        let skip = usize::try_from(before).unwrap_or(usize::MAX);
-        let messages: Vec<String> = e.validation_messages().into_iter().skip(skip).collect();
+    let (r, messages) = e.with_validation_messages(f);
+    if !messages.is_empty() {
         status::set_validation_messages(&messages.join("\n"));
     }
     r

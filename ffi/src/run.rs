@@ -277,11 +277,13 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
     let mut run_args = Args::new();
     for a in args {
         run_args = match borrows.get_mut(&a.id) {
-            Some(Borrow::Shared(b)) => run_args.input(*b),
+            Some(Borrow::Shared(b)) => run_args.input(*b).element_size(a.buffer.elem_size),
             Some(Borrow::Exclusive(b)) => {
                 let b = b.take().expect("outputs appear once (checked above)");
                 // Elements per item in bytes: checked not to overflow.
-                run_args.output_per_item(b, a.per_item as usize * a.buffer.elem_size)
+                run_args
+                    .output_per_item(b, a.per_item as usize * a.buffer.elem_size)
+                    .element_size(a.buffer.elem_size)
             }
             None => unreachable!("every argument was resolved"),
         };

@@ -33,19 +33,23 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::Vulkan(VkError::OutOfMemory { .. }) => COEXEC_ERROR_OUT_OF_MEMORY,
         // Only with `validation_errors_fail`, which the C options leave off.
         Error::Vulkan(_) | Error::Validation { .. } => COEXEC_ERROR_VULKAN,
-        Error::NoLoader(_) | Error::NoDevice(_) | Error::DeviceIndex { .. } => {
-            COEXEC_ERROR_NO_DEVICE
-        }
+        Error::NoLoader(_)
+        | Error::LoaderTooOld { .. }
+        | Error::NoDevice(_)
+        | Error::DeviceIndex { .. }
+        | Error::DeviceUnusable { .. } => COEXEC_ERROR_NO_DEVICE,
         Error::NoMemoryType { .. }
+        | Error::ValidationLayerMissing
         | Error::BackendUnavailable(_)
         | Error::HostImportUnsupported { .. } => COEXEC_ERROR_UNSUPPORTED,
         Error::HostImportMisaligned { .. } => COEXEC_ERROR_MISALIGNED,
-        Error::Allocation { .. } => COEXEC_ERROR_OUT_OF_MEMORY,
+        Error::Allocation { .. } | Error::Allocator { .. } => COEXEC_ERROR_OUT_OF_MEMORY,
         Error::EmptyBuffer
         | Error::SizeOverflow(_)
         | Error::EmptyRange
         | Error::DispatchLimit { .. }
-        | Error::NoDeviceSelected(_) => COEXEC_ERROR_INVALID_ARGUMENT,
+        | Error::NoDeviceSelected(_)
+        | Error::ZeroPerItem { .. } => COEXEC_ERROR_INVALID_ARGUMENT,
         Error::ShaderCompile(_) => COEXEC_ERROR_SHADER_COMPILE,
         Error::InvalidSpirv(_) => COEXEC_ERROR_INVALID_SPIRV,
         Error::Interface(_) | Error::MissingImplementation(_) => COEXEC_ERROR_INTERFACE,
@@ -62,7 +66,8 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
 
 impl From<Error> for FfiError {
     fn from(e: Error) -> Self {
-        FfiError::new(code_of(&e), e.to_string())
+        // The whole chain: C sees only this text.
+        FfiError::new(code_of(&e), coexec_engine::error::chain(&e))
     }
 }
 
@@ -223,6 +228,49 @@ mod tests {
         assert_eq!(last(), "f: in\\0use");
         assert_eq!(guard("f", || Ok(())), COEXEC_OK);
         assert_eq!(last(), "");
+    }
+
+    /// Each error of the engine gets its status; the message is the whole
+    /// chain of causes.
+    #[test]
+    fn engine_errors_map_to_statuses_with_their_causes() {
+        let io = || Box::new(std::io::Error::other("the cause"));
+        for (e, code) in [
+            (Error::NoLoader(io()), COEXEC_ERROR_NO_DEVICE),
+            (
+                Error::LoaderTooOld {
+                    version: "1.1.0".into(),
+                },
+                COEXEC_ERROR_NO_DEVICE,
+            ),
+            (
+                Error::DeviceUnusable {
+                    index: 1,
+                    device: "old".into(),
+                    reason: "Vulkan 1.1".into(),
+                },
+                COEXEC_ERROR_NO_DEVICE,
+            ),
+            (Error::ValidationLayerMissing, COEXEC_ERROR_UNSUPPORTED),
+            (
+                Error::Allocator {
+                    bytes: 4,
+                    source: io(),
+                },
+                COEXEC_ERROR_OUT_OF_MEMORY,
+            ),
+            (
+                Error::ZeroPerItem { binding: 1 },
+                COEXEC_ERROR_INVALID_ARGUMENT,
+            ),
+        ] {
+            assert_eq!(code_of(&e), code, "{e}");
+        }
+        let f = FfiError::from(Error::Allocator {
+            bytes: 4,
+            source: io(),
+        });
+        assert!(f.message.ends_with(": the cause"), "{}", f.message);
     }
 
     #[test]

@@ -44,10 +44,12 @@ pub enum coexec_status {
     /// The object is in use by a run in progress (destroy/free it afterwards),
     /// or `coexec_run` was called from inside a CPU function.
     COEXEC_ERROR_BUSY = 5,
-    /// No Vulkan loader or no usable Vulkan device.
+    /// No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+    /// device (or `gpu_index` names none); the last error says which.
     COEXEC_ERROR_NO_DEVICE = 6,
     /// The device or build lacks a feature (host-memory import, the VMA
-    /// allocator backend, a suitable memory type).
+    /// allocator backend, a suitable memory type), or validation was required
+    /// (`COEXEC_VALIDATION_ON`) but the layer is not installed.
     COEXEC_ERROR_UNSUPPORTED = 7,
     /// A pointer or size to import is not aligned as the device requires.
     COEXEC_ERROR_MISALIGNED = 8,
@@ -194,7 +196,11 @@ pub struct coexec_engine_options {
     pub allocator: u32,
     /// A `coexec_validation` value.
     pub validation: u32,
-    /// Vulkan device index (in enumeration order), or -1 for the best one.
+    /// Vulkan device index, or -1 for the best one: the device's position in
+    /// Vulkan's enumeration order, counting every device, usable or not (the
+    /// number `coexec info` prints). An index past the last device, or one of
+    /// a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+    /// `COEXEC_ERROR_NO_DEVICE`.
     pub gpu_index: i32,
     /// GPU packages kept in flight: 1 to `COEXEC_MAX_GPU_IN_FLIGHT` (larger
     /// values are rejected with `COEXEC_ERROR_INVALID_ARGUMENT`); 0 for the

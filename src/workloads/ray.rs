@@ -56,7 +56,8 @@ impl V3 {
 /// The ray tracing workload.
 pub struct Ray {
     kernel: Kernel,
-    spheres: Buffer<[f32; 8]>,
+    /// Two `vec4` per sphere, as the shader declares its elements.
+    spheres: Buffer<[f32; 4]>,
     out: Buffer<u32>,
     params: Params,
 }
@@ -164,7 +165,8 @@ pub fn shade_pixel(spheres: &[[f32; 8]], p: &Params, px: u32, py: u32) -> u32 {
 /// The CPU implementation: the rows of one package.
 pub fn ray_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let p: Params = args.push();
-    let sph = args.input::<[f32; 8]>(0);
+    // Elements are the shader's vec4; a sphere is two of them.
+    let sph: &[[f32; 8]] = bytemuck::cast_slice(args.input::<[f32; 4]>(0));
     let out = args.output::<u32>(1);
     let spheres = &sph[..(p.count.min(64) as usize).min(sph.len())];
     let rows = pkg.rows.clone().unwrap_or(0..0);
@@ -210,7 +212,7 @@ impl Ray {
             .filter(|&l| l > 0 && l <= u32::MAX as usize)
             .ok_or_else(|| crate::Error::SizeOverflow(format!("image {width}x{height}")))?;
         let kernel = engine.kernel("ray", Some(spirv::RAY), Some(Arc::new(ray_cpu)), None)?;
-        let spheres = engine.buffer_from_slice(&scene())?;
+        let spheres = engine.buffer_from_slice::<[f32; 4]>(bytemuck::cast_slice(&scene()))?;
         let out = engine.buffer::<u32>(len)?;
         Ok(Ray {
             kernel,
@@ -259,7 +261,8 @@ impl Workload for Ray {
         // lot and the rest by a rounding step.
         let p = self.params;
         let w = p.width as usize;
-        let (sph, out) = (&self.spheres[..], &self.out[..]);
+        let sph: &[[f32; 8]] = bytemuck::cast_slice(&self.spheres[..]);
+        let out = &self.out[..];
         let unwritten = out.iter().filter(|&&v| v >> 24 != 255).count() as u64;
         let rows = spread(p.height as usize, CHECK_ROWS);
         let mismatches = par_sum(rows.len(), |k| {

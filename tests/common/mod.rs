@@ -35,8 +35,8 @@ pub(crate) fn engine_from(opts: EngineOptions) -> Option<Engine> {
     };
     match Engine::with_options(opts) {
         Ok(e) => Some(e),
-        Err(coexec::Error::NoDevice(why)) | Err(coexec::Error::NoLoader(why)) => {
-            eprintln!("skipping: no Vulkan device ({why})");
+        Err(e @ (coexec::Error::NoDevice(_) | coexec::Error::NoLoader(_))) => {
+            eprintln!("skipping: no Vulkan device ({e})");
             None
         }
         Err(e) => panic!("engine creation failed: {e}"),

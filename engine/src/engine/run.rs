@@ -17,6 +17,9 @@ use std::time::Instant;
 
 /// The devices of one run.
 struct RunDevices<'e> {
+    /// The configuration the learner chose to measure, if any (given back
+    /// to it with the run's time).
+    mode: Option<crate::outcomes::Mode>,
     /// The CPU workers take part.
     cpu: bool,
     /// The GPU takes part.
@@ -113,7 +116,9 @@ impl Engine {
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
-        inner.learning.after_run(kernel);
+        inner
+            .learning
+            .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
         Ok(Report {
             time_s,
             items: space.items(),
@@ -160,7 +165,8 @@ impl Engine {
     }
 
     /// The devices that take part once those that would only slow the run
-    /// down sat it out, and the scheduler for them: hints are given for the
+    /// down sat it out (the learner's decision, with the configuration it
+    /// measures), and the scheduler for them: hints are given for the
     /// devices asked for, so those of devices that cannot take part are
     /// dropped, then those of devices that sit out.
     fn sit_out<'a>(
@@ -189,11 +195,10 @@ impl Engine {
                 .map(|&(_, device)| device)
                 .collect();
         scheduler.validate(present.len())?;
-        let sit = inner
-            .learning
-            .sit_out(&scheduler, &present, &*kernel.estimator, units);
+        let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, units);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let run = RunDevices {
+            mode,
             cpu: use_cpu && !sits(0),
             gpu: gpu_unit.filter(|_| !sits(1)),
             present: present.iter().map(|&(p, _)| p).collect(),
@@ -272,13 +277,19 @@ impl Engine {
                     }
                 },
             )
-            .map_err(|e| Error::Cpu(e.to_string()))?;
+            .map_err(|e| Error::Cpu {
+                message: "waking the pinned threads".into(),
+                source: Some(Box::new(e)),
+            })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
-            return Err(Error::Cpu(format!("an executor thread panicked: {p}")));
+            return Err(Error::Cpu {
+                message: format!("an executor thread panicked: {p}"),
+                source: None,
+            });
         }
         Ok(Lanes { time_s, ..lanes })
     }
@@ -397,6 +408,11 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record(d, units, seconds);
         }
     }
+    fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_parallel(d, units, seconds, parallel);
+        }
+    }
     fn power(&self, device: usize) -> Option<f64> {
         self.map.get(device).and_then(|&d| self.inner.power(d))
     }
@@ -439,5 +455,16 @@ mod tests {
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
         assert_eq!(remap.power(0), est.power(1));
         assert_eq!(remap.cost(1), None);
+        // Records reach the mapped slot, parallel ones included.
+        let est = ThroughputEstimator::new(2);
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+        };
+        for _ in 0..4 {
+            remap.record_parallel(0, 100, 1e-3, 4.0);
+        }
+        assert!(est.power(1).is_some());
+        assert_eq!(est.power(0), None);
     }
 }

@@ -148,7 +148,7 @@ impl Pending {
         if self.units == 0 {
             return;
         }
-        estimates.record(device, self.units, self.time.as_secs_f64() / share);
+        estimates.record_parallel(device, self.units, self.time.as_secs_f64() / share, share);
         queue.complete(self.units);
         *self = Pending::default();
     }

@@ -75,10 +75,16 @@ impl GpuRole<'_> {
         let worker_rate = estimates
             .power(cpu.device)
             .map(|p| p / cpu.workers.max(1) as f64);
+        // The GPU's learned cost where known: on an irregular kernel a
+        // package of any size may wait milliseconds for its slowest
+        // work-group, far past the round trip.
+        let mine = estimates.cost(self.device);
+        let latency = mine.map_or(0.0, |c| c.overhead_s);
         let min_left = worth_splitting(
-            STEAL_LATENCY.as_secs_f64(),
+            latency.max(STEAL_LATENCY.as_secs_f64()),
             worker_rate,
-            estimates.power(self.device),
+            mine.map(|c| c.rate)
+                .or_else(|| estimates.power(self.device)),
         )?;
         // The GPU has no word on the board: any index past the workers.
         cpu.board.steal(usize::MAX, min_left)

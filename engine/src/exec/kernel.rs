@@ -156,6 +156,26 @@ pub type CpuFn = dyn Fn(&Package, &mut CpuArgs<'_>) + Send + Sync;
 
 /// A kernel: a SPIR-V compute shader for GPUs and/or a Rust closure for CPU
 /// workers, computing the same thing over the same index space.
+///
+/// # What a kernel learns
+///
+/// The scheduler learns each device's cost (per-package overhead and
+/// work-groups per second) from the runs of *the same kernel*: this value
+/// and its clones, which share what is learned. The figures are kept for
+/// the index space of the last run; a run over another index space starts
+/// again, from the profile on disk of that space's shape class where
+/// profiles are on ([`EngineOptions::profiles`]). Two kernels built
+/// separately learn separately within a process, but share profiles when
+/// they have the same SPIR-V (a CPU-only kernel: the same name and
+/// work-group size) on the same devices and drivers.
+///
+/// The figures assume the cost of a work-group depends on the kernel and
+/// the index space only. Where it depends on the arguments too (a push
+/// constant that sets an iteration count, data that decides the work),
+/// build one kernel per such regime, or expect the first runs after a
+/// change to be balanced from the old figures.
+///
+/// [`EngineOptions::profiles`]: crate::EngineOptions::profiles
 #[derive(Clone)]
 pub struct Kernel {
     pub(crate) name: String,
@@ -183,8 +203,12 @@ pub(crate) struct Learned {
     pub(crate) key: Option<crate::profile::ProfileKey>,
     /// Whether the figures started from a profile on disk.
     pub(crate) from_profile: bool,
-    /// The costs last written to (or read from) the profile.
-    pub(crate) saved: Vec<Option<crate::sched::Cost>>,
+    /// The figures last written to (or read from) the profile.
+    pub(crate) saved: crate::profile::Profile,
+    /// The measured time of each configuration run over this space.
+    pub(crate) outcomes: crate::outcomes::Outcomes,
+    /// Runs of this kernel object over this space.
+    pub(crate) runs: u64,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -237,6 +261,9 @@ pub(crate) struct ArgBuffer<'a> {
     pub(crate) type_id: TypeId,
     pub(crate) type_name: &'static str,
     pub(crate) len: usize,
+    /// Bytes per element, checked against the shader's array stride:
+    /// `size_of::<T>()` unless [`Args::element_size`] restated it.
+    pub(crate) elem_size: usize,
 }
 
 /// The arguments of a run: buffers in binding order (the i-th buffer added
@@ -273,6 +300,8 @@ impl<'a> Args<'a> {
     }
 
     /// Adds a buffer the kernel writes, `per_item` elements per work-item.
+    /// `per_item` must be at least 1: a run given 0 returns
+    /// [`Error::ZeroPerItem`].
     pub fn output_per_item<T: bytemuck::Pod>(
         mut self,
         b: &'a mut Buffer<T>,
@@ -284,6 +313,18 @@ impl<'a> Args<'a> {
                 per_item: per_item as u64,
             },
         ));
+        self
+    }
+
+    /// Restates the element size of the buffer added last, in bytes, for
+    /// the check against the shader's array stride: for a buffer of bytes
+    /// (`Buffer<u8>`) that holds elements of another type, as the C ABI's
+    /// buffers do. Counts (lengths, `per_item`) stay in the buffer's own
+    /// elements. Without a buffer, nothing changes.
+    pub fn element_size(mut self, bytes: usize) -> Self {
+        if let Some(b) = self.buffers.last_mut() {
+            b.elem_size = bytes;
+        }
         self
     }
 
@@ -315,6 +356,7 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
         type_id: TypeId::of::<T>(),
         type_name: std::any::type_name::<T>(),
         len: b.len(),
+        elem_size: std::mem::size_of::<T>(),
     }
 }
 

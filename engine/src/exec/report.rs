@@ -20,8 +20,10 @@ pub struct PackageRecord {
     pub start_s: f64,
     /// Seconds from the run's start to its completion being observed.
     pub end_s: f64,
-    /// CPU only: the package was split off the end of another worker's
-    /// package (work stealing) rather than claimed from the run's queue.
+    /// The package was split off the end of a CPU worker's package (work
+    /// stealing) rather than claimed from the run's queue. The thief is
+    /// another CPU worker or the GPU: a stolen package may be on either
+    /// device; it is always taken from a CPU worker.
     pub stolen: bool,
 }
 
@@ -109,8 +111,8 @@ pub struct DeviceReport {
     pub kind: DeviceKind,
     /// Claimants (CPU workers, or 1 dispatch loop).
     pub claimants: usize,
-    /// Packages executed. On the CPU, a package split by work stealing
-    /// counts once per part: the claimant's and each thief's
+    /// Packages executed. A package split by work stealing counts once per
+    /// part: the claimant's and each thief's, a CPU worker or the GPU
     /// ([`PackageRecord::stolen`]).
     pub packages: usize,
     /// Work-items executed.

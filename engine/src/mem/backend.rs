@@ -99,9 +99,9 @@ impl GpuAllocatorBackend {
                 buffer_device_address: false,
                 allocation_sizes: Default::default(),
             })
-            .map_err(|e| Error::Allocation {
+            .map_err(|e| Error::Allocator {
                 bytes: 0,
-                message: e.to_string(),
+                source: Box::new(e),
             })?;
         Ok(GpuAllocatorBackend {
             allocator: std::sync::Mutex::new(allocator),
@@ -131,9 +131,9 @@ impl Backend for GpuAllocatorBackend {
                 linear: true,
                 allocation_scheme: gpu_allocator::vulkan::AllocationScheme::GpuAllocatorManaged,
             })
-            .map_err(|e| Error::Allocation {
+            .map_err(|e| Error::Allocator {
                 bytes,
-                message: e.to_string(),
+                source: Box::new(e),
             })?;
         let Some(ptr) = a.mapped_ptr() else {
             let _ = self
@@ -198,9 +198,9 @@ mod vma {
             // alive longer than the allocator (UnifiedMemory drops its backend
             // before its device).
             let allocator =
-                unsafe { vk_mem::Allocator::new(info) }.map_err(|r| Error::Allocation {
+                unsafe { vk_mem::Allocator::new(info) }.map_err(|r| Error::Allocator {
                     bytes: 0,
-                    message: format!("vmaCreateAllocator: {r}"),
+                    source: Box::new(crate::error::VkError::from_result("vmaCreateAllocator", r)),
                 })?;
             Ok(VmaBackend {
                 allocator,
@@ -227,9 +227,9 @@ mod vma {
             // SAFETY: the requirements come from vkGetBufferMemoryRequirements
             // on this device; the allocator is alive.
             let a = unsafe { self.allocator.allocate_memory(&req, &info) }.map_err(|r| {
-                Error::Allocation {
+                Error::Allocator {
                     bytes: req.size,
-                    message: format!("vmaAllocateMemory: {r}"),
+                    source: Box::new(crate::error::VkError::from_result("vmaAllocateMemory", r)),
                 }
             })?;
             let ai = self.allocator.get_allocation_info(&a);

@@ -18,6 +18,18 @@ pub trait PowerEstimator: Send + Sync {
     /// Record that `device` finished `units` in `seconds` (wall time including
     /// its overheads).
     fn record(&self, device: usize, units: u64, seconds: f64);
+    /// Like [`record`](Self::record), for a package that ran on one of
+    /// `parallel` claimants of `device` at once (`seconds` already scaled to
+    /// the whole device): each such record counts for `1 / parallel` of a
+    /// package in how fast older ones are forgotten, so that a device's
+    /// memory spans the same stretch of a run however many claimants it
+    /// has (fifteen CPU workers would otherwise forget everything but each
+    /// one's last package, and an irregular kernel's rate would follow its
+    /// last few packages' luck). The default records it as one package.
+    fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        let _ = parallel;
+        self.record(device, units, seconds);
+    }
     /// Units per second, if measured.
     ///
     /// The policies treat `None`, and any value that is not finite and
@@ -150,6 +162,20 @@ impl PowerEstimator for ThroughputEstimator {
         }
         let mut fit = d.lock();
         fit.record(units, seconds);
+        d.publish(&fit);
+    }
+
+    /// As [`record`](PowerEstimator::record), with the forgetting of one
+    /// package spread over `parallel` records.
+    fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        let Some(d) = self.devices.get(device) else {
+            return;
+        };
+        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
+            return;
+        }
+        let mut fit = d.lock();
+        fit.record_parallel(units, seconds, parallel);
         d.publish(&fit);
     }
 

@@ -85,7 +85,7 @@ mod sync;
 mod tests;
 
 pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
-pub use model::{single_device, Cost, CostFit};
+pub use model::{alone_time, single_device, Cost, CostFit};
 pub use plan::{
     ClaimantState, Plan, FAIR_SHARE, GUARD_MARGIN, MAX_OVERHEAD, PROBE_PACKAGES, PROBE_SHARE,
 };

@@ -27,6 +27,10 @@ pub(crate) const FORGET: f64 = 0.9375;
 /// the rate.
 pub(crate) const DISTINCT: f64 = 2.0;
 
+/// The part of a size-independent package time taken as work on the
+/// largest package seen (see [`CostFit::flat`]).
+pub(crate) const FLAT_WORK: f64 = 0.5;
+
 /// Seconds of recorded work after which a single-size measurement is trusted
 /// (its overhead is then small against it on every device measured: GPU
 /// round trips of 10-60 us, CPU claims of about 1 us).
@@ -99,6 +103,8 @@ pub struct CostFit {
     /// Smallest and largest size recorded since the last reset.
     min_n: f64,
     max_n: f64,
+    /// Shortest package time recorded since the last reset.
+    min_t: f64,
     /// A run that recorded these samples has ended: trust them whatever
     /// their number (see [`settle`](Self::settle)).
     settled: bool,
@@ -109,6 +115,17 @@ impl CostFit {
     /// packages and times that are not finite and positive.
     pub fn record(&mut self, units: u64, seconds: f64) {
         self.add(units as f64, seconds, 1.0, FORGET);
+    }
+
+    /// Records a package that ran on one of `parallel` claimants at once:
+    /// it weighs as much as any package in the fit, but older records fade
+    /// by only `FORGET^(1 / parallel)`, so the fit keeps about
+    /// `parallel / (1 - FORGET)` of them (the same stretch of a run as
+    /// `FORGET` keeps for a lone claimant). `parallel` below 1, or not a
+    /// number, counts as 1.
+    pub fn record_parallel(&mut self, units: u64, seconds: f64, parallel: f64) {
+        let p = if parallel >= 1.0 { parallel } else { 1.0 };
+        self.add(units as f64, seconds, 1.0, FORGET.powf(1.0 / p));
     }
 
     /// Marks what was recorded so far as trusted: the run that recorded it
@@ -145,7 +162,27 @@ impl CostFit {
         if self.min_n == 0.0 || n < self.min_n {
             self.min_n = n;
         }
+        if self.min_t == 0.0 || t < self.min_t {
+            self.min_t = t;
+        }
         self.max_n = self.max_n.max(n);
+    }
+
+    /// The cost where package times over distinct sizes do not grow with
+    /// the size (a dispatch over an irregular kernel waits for its slowest
+    /// work-group, whatever else it holds): mostly overhead. The largest
+    /// package is taken to have spent [`FLAT_WORK`] of the mean time on its
+    /// work, so that the rate bounds how much larger a package may grow
+    /// before its time does, and a larger package, once run, corrects it.
+    /// A rate from the mean time alone would rank such a device by its
+    /// smallest packages: it would get ever smaller ones.
+    fn flat(&self) -> Option<Cost> {
+        let mean_t = self.t / self.w;
+        let cost = Cost {
+            overhead_s: mean_t * (1.0 - FLAT_WORK),
+            rate: self.max_n / (mean_t * FLAT_WORK),
+        };
+        cost.is_usable().then_some(cost)
     }
 
     /// The fitted cost, and whether it is trusted (see the module docs).
@@ -159,20 +196,25 @@ impl CostFit {
             let det = self.w * self.nn - self.n * self.n;
             if det > 1e-9 * self.w * self.nn {
                 let slope = (self.w * self.nt - self.n * self.t) / det;
-                let overhead = (self.t - slope * self.n) / self.w;
+                let intercept = (self.t - slope * self.n) / self.w;
+                // The overhead from the line, but never more than the
+                // quickest package took; then the rate from the time left
+                // over, summed (a ratio, not the line's slope): on packages
+                // of irregular cost the slope follows which ones happened
+                // to hold the heavy items and can be off several times
+                // either way, whereas the summed work over the summed time
+                // is the throughput the device delivered. On exact data
+                // both agree.
+                let overhead = intercept.clamp(0.0, self.min_t);
                 let cost = Cost {
                     overhead_s: overhead,
-                    rate: 1.0 / slope,
+                    rate: self.n / (self.t - self.w * overhead),
                 };
-                if cost.is_usable() {
+                if cost.is_usable() && slope > 0.0 {
                     return Some((cost, true));
                 }
-                if slope > 0.0 && overhead < 0.0 {
-                    // Through the origin: t = n / rate, least squares.
-                    let cost = Cost::rate_only(self.nn / self.nt);
-                    if cost.is_usable() {
-                        return Some((cost, true));
-                    }
+                if slope <= 0.0 {
+                    return self.flat().map(|c| (c, true));
                 }
             }
         }
@@ -181,6 +223,15 @@ impl CostFit {
         let trusted = self.t >= TRUST_S || self.w >= TRUST_PACKAGES || self.settled;
         cost.is_usable().then_some((cost, trusted))
     }
+}
+
+/// Seconds for a device of cost `cost` (whole-device rate) and `claimants`
+/// claimants to run `units` alone: each claimant a share of whole units at
+/// `rate / claimants`, paying the overhead once per claimant (a run of fewer
+/// units than a CPU has workers leaves workers idle).
+pub fn alone_time(cost: Cost, claimants: usize, units: u64) -> f64 {
+    let n = claimants.max(1) as f64;
+    n * cost.overhead_s + (units as f64 / n).ceil() * n / cost.rate
 }
 
 /// Whether running everything on one device beats co-executing, from each
@@ -214,10 +265,9 @@ pub fn single_device(
         .collect();
     let known = known?;
     let g = units as f64;
-    let alone = |(c, n): &(Cost, f64)| n * c.overhead_s + (g / n).ceil() * n / c.rate;
     let (fastest, t_f) = known
         .iter()
-        .map(alone)
+        .map(|&(c, n)| alone_time(c, n as usize, units))
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
     // One unit on a claimant of another device (at its rate: see below on
@@ -326,6 +376,93 @@ mod tests {
         f.record(10, f64::NAN);
         f.record(10, -1.0);
         assert_eq!(f.fit().unwrap().0, c);
+    }
+
+    /// Packages of irregular cost (each size's time scattered 3x around
+    /// the truth): the rate is the throughput delivered, within 25%, where
+    /// the line's slope would follow the scatter.
+    #[test]
+    fn irregular_packages_fit_the_delivered_throughput() {
+        let mut f = CostFit::default();
+        let mut x = 12345u64;
+        let (mut sum_n, mut sum_t) = (0.0, 0.0);
+        for i in 0..200u64 {
+            // xorshift: a fixed pseudo-random scatter in [1/3, 3).
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let scatter = 1.0 / 3.0 + (x % 1000) as f64 / 1000.0 * (3.0 - 1.0 / 3.0);
+            let n = 10 + (i * 37) % 500;
+            let t = 1e-6 + n as f64 / 1e6 * scatter;
+            f.record_parallel(n, t, 15.0);
+            sum_n += n as f64;
+            sum_t += t;
+        }
+        let (c, _) = f.fit().unwrap();
+        let delivered = sum_n / sum_t;
+        assert!(close(c.rate, delivered, 0.25), "{c:?} vs {delivered}");
+        assert!(c.overhead_s <= 1e-5, "{c:?}");
+    }
+
+    /// Package times that do not grow with the size (each waits for its
+    /// slowest item) fit a mostly-overhead cost whose largest package is
+    /// the mean time, not a rate from the mean that ranks the device by its
+    /// smallest packages.
+    #[test]
+    fn times_flat_in_size_fit_an_overhead() {
+        let mut f = CostFit::default();
+        let samples = [
+            (1u64, 3.0e-3),
+            (2112, 2.8e-3),
+            (33, 3.4e-3),
+            (120, 2.9e-3),
+            (196, 3.1e-3),
+        ];
+        for (n, t) in samples {
+            f.record(n, t);
+        }
+        let (c, trusted) = f.fit().unwrap();
+        assert!(trusted);
+        assert!(c.is_usable());
+        let mean = samples.iter().map(|s| s.1).sum::<f64>() / 5.0;
+        // Weighted by forgetting, so near (not at) the plain mean.
+        assert!(close(c.time(2112.0), mean, 0.15), "{c:?}");
+        assert!(c.overhead_s > 1e-3, "{c:?}");
+        // Far faster per unit than the mean rate over the packages.
+        let units: u64 = samples.iter().map(|s| s.0).sum();
+        assert!(c.rate > 2.0 * (units as f64 / (mean * 5.0)), "{c:?}");
+        // A larger package, once run, corrects it: time grows with size.
+        let mut g = f.clone();
+        for _ in 0..20 {
+            g.record(8192, 12e-3);
+            g.record(2112, 4.4e-3);
+        }
+        let (c2, _) = g.fit().unwrap();
+        assert!(close(c2.time(8192.0), 12e-3, 0.1), "{c2:?}");
+    }
+
+    /// A record from one of `p` parallel claimants fades `p` times slower:
+    /// after 48 records of a new behaviour, a lone claimant's fit follows
+    /// it, a 15-claimant device's fit still mostly remembers the old one.
+    #[test]
+    fn parallel_records_fade_per_claimant() {
+        let old = Cost::rate_only(1e6);
+        let new = Cost::rate_only(4e6);
+        let run = |parallel: f64| {
+            let mut f = CostFit::default();
+            for _ in 0..400 {
+                f.record_parallel(1000, old.time(1000.0), parallel);
+            }
+            for _ in 0..48 {
+                f.record_parallel(1000, new.time(1000.0), parallel);
+            }
+            f.fit().unwrap().0.rate
+        };
+        assert!(run(1.0) > 2.5e6, "{}", run(1.0));
+        assert!(run(15.0) < 1.5e6, "{}", run(15.0));
+        // Below 1 (or NaN) counts as 1.
+        assert_eq!(run(0.5), run(1.0));
+        assert_eq!(run(f64::NAN), run(1.0));
     }
 
     #[test]

@@ -357,7 +357,8 @@ impl Plan {
     /// 0 for `len > 0` (requeued work cannot be declined) and independent of
     /// how much fresh work the claimant already took.
     /// * `Static`: its plan-time power fraction of `len` (`ceil`, at least 1),
-    ///   so survivors split a failed device's package by power.
+    ///   so survivors split a failed device's package by power; a claimant
+    ///   of power 0, `len` over its device's claimants.
     /// * `Dynamic`: `ceil(total / packages)`.
     /// * `HGuided`: the guided formula with `G_r = len` (no exploration).
     ///
@@ -369,7 +370,11 @@ impl Plan {
         estimates: &dyn PowerEstimator,
     ) -> u64 {
         let size = match &self.policy {
-            Policy::Static { .. } => ceil_u64(len as f64 * c.power_share),
+            Policy::Static { .. } if c.power_share > 0.0 => ceil_u64(len as f64 * c.power_share),
+            // A claimant of power 0 takes a failed device's work only when
+            // no one else is left: its device's share of it, not one unit at
+            // a time (a whole run's worth of single-unit claims).
+            Policy::Static { .. } => len.div_ceil(self.claimants[c.device].max(1) as u64),
             Policy::Dynamic { chunk } => *chunk,
             Policy::HGuided { .. } => self.guided(c, len, estimates, false),
         };
@@ -935,7 +940,9 @@ mod tests {
         assert_eq!(shares(&p), vec![vec![0], vec![3, 1], vec![3]]);
         let mut z = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut z, 7, &est), 0);
-        assert_eq!(p.requeued_size(&z, 5, &est), 1);
+        // Power 0 takes requeued work only when no one else is left: its
+        // device's share of it (device 0 has one claimant: all 5).
+        assert_eq!(p.requeued_size(&z, 5, &est), 5);
     }
 
     #[test]

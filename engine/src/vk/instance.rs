@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result, VkResultExt};
 use ash::{ext::debug_utils, vk};
+use std::collections::VecDeque;
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -23,19 +24,28 @@ pub enum Validation {
     Off,
 }
 
+/// Messages a [`ValidationLog`] keeps: the most recent ones for
+/// [`ValidationLog::error_messages`], and the first ones of each
+/// [`ValidationCapture`].
+pub const KEPT_MESSAGES: usize = 64;
+
 /// Messages reported by the validation layer.
 #[derive(Debug, Default)]
 pub struct ValidationLog {
     errors: AtomicU64,
     warnings: AtomicU64,
-    messages: Mutex<Vec<String>>,
+    /// The most recent error messages (at most [`KEPT_MESSAGES`]).
+    recent: Mutex<VecDeque<String>>,
+    /// The open captures: (id, the first messages reported since it opened).
+    captures: Mutex<Vec<(u64, Vec<String>)>>,
+    next_capture: AtomicU64,
 }
 
 impl ValidationLog {
     /// Number of validation errors reported so far.
     pub fn errors(&self) -> u64 {
-        // Relaxed: a statistic read by the owner; the message list below is
-        // behind a mutex for anything that needs the contents.
+        // Relaxed: a statistic read by the owner; the message lists below
+        // are behind mutexes for anything that needs the contents.
         self.errors.load(Ordering::Relaxed)
     }
 
@@ -45,9 +55,83 @@ impl ValidationLog {
         self.warnings.load(Ordering::Relaxed)
     }
 
-    /// The error messages reported so far (at most the first 64 are kept).
+    /// The most recent error messages (at most [`KEPT_MESSAGES`]), oldest
+    /// first.
     pub fn error_messages(&self) -> Vec<String> {
-        self.messages.lock().map(|m| m.clone()).unwrap_or_default()
+        self.recent
+            .lock()
+            .map(|m| m.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Starts collecting the error messages reported from now on (by any
+    /// thread using the instance) until the capture is finished: a call's
+    /// own messages, whatever the instance logged before.
+    pub fn capture(&self) -> ValidationCapture<'_> {
+        // Relaxed: only uniqueness of the id matters.
+        let id = self.next_capture.fetch_add(1, Ordering::Relaxed);
+        lock(&self.captures).push((id, Vec::new()));
+        ValidationCapture { log: self, id }
+    }
+
+    /// Records an error message: counted, kept among the recent ones and in
+    /// every open capture (the first [`KEPT_MESSAGES`] of each).
+    pub(crate) fn record_error(&self, message: String) {
+        // Relaxed: a counter; readers only need an eventually exact count.
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        for (_, m) in lock(&self.captures).iter_mut() {
+            if m.len() < KEPT_MESSAGES {
+                m.push(message.clone());
+            }
+        }
+        let mut recent = lock(&self.recent);
+        if recent.len() == KEPT_MESSAGES {
+            recent.pop_front();
+        }
+        recent.push_back(message);
+    }
+
+    /// Records a warning (counted only).
+    pub(crate) fn record_warning(&self) {
+        // Relaxed: a counter, as above.
+        self.warnings.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A mutex's contents, also after a panic elsewhere poisoned it (the lists
+/// stay consistent: every update is one push or pop).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The error messages reported while it is open ([`ValidationLog::capture`]).
+#[derive(Debug)]
+pub struct ValidationCapture<'a> {
+    log: &'a ValidationLog,
+    id: u64,
+}
+
+impl ValidationCapture<'_> {
+    /// Closes the capture: the first [`KEPT_MESSAGES`] error messages
+    /// reported while it was open.
+    pub fn finish(self) -> Vec<String> {
+        self.take()
+    }
+
+    fn take(&self) -> Vec<String> {
+        let mut captures = lock(&self.log.captures);
+        match captures.iter().position(|(id, _)| *id == self.id) {
+            Some(i) => captures.swap_remove(i).1,
+            None => Vec::new(),
+        }
+    }
+}
+
+impl Drop for ValidationCapture<'_> {
+    fn drop(&mut self) {
+        // After `finish` this finds nothing; otherwise (a panic) it closes
+        // the capture so that the log does not keep collecting for it.
+        self.take();
     }
 }
 
@@ -93,17 +177,10 @@ unsafe extern "system" fn debug_callback(
         (log, message)
     };
     if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
-        // Relaxed: a counter; readers only need an eventually exact count.
-        log.errors.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut m) = log.messages.lock() {
-            if m.len() < 64 {
-                m.push(message.clone());
-            }
-        }
         tracing::error!(target: "coexec::validation", "{message}");
+        log.record_error(message);
     } else if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::WARNING) {
-        // Relaxed: a counter, as above.
-        log.warnings.fetch_add(1, Ordering::Relaxed);
+        log.record_warning();
         tracing::warn!(target: "coexec::validation", "{message}");
     }
     vk::FALSE
@@ -119,24 +196,49 @@ pub fn version_string(v: u32) -> String {
     )
 }
 
+/// The API version to ask the loader for: the highest it offers, up to
+/// 1.3; [`Error::LoaderTooOld`] below 1.2.
+fn instance_version(loader_version: u32) -> Result<u32> {
+    if loader_version < vk::API_VERSION_1_2 {
+        return Err(Error::LoaderTooOld {
+            version: version_string(loader_version),
+        });
+    }
+    Ok(loader_version.min(vk::API_VERSION_1_3))
+}
+
+/// Whether to turn the validation layer on, given whether it is installed
+/// and whether the environment asks for it (`COEXEC_VALIDATION=1`):
+/// [`Error::ValidationLayerMissing`] when it was required and is missing,
+/// a warning when the environment asked for a missing one.
+fn validation_wanted(validation: Validation, layer_present: bool, env_on: bool) -> Result<bool> {
+    let wanted = match validation {
+        Validation::FromEnv => env_on,
+        Validation::IfAvailable => layer_present,
+        Validation::Required => true,
+        Validation::Off => false,
+    };
+    if wanted && !layer_present {
+        if validation == Validation::Required {
+            return Err(Error::ValidationLayerMissing);
+        }
+        tracing::warn!("COEXEC_VALIDATION=1 but the validation layer is not installed");
+    }
+    Ok(wanted && layer_present)
+}
+
 impl Instance {
     /// Loads the Vulkan loader and creates an instance for Vulkan 1.2 or newer
     /// (the highest the loader offers, up to 1.3).
     pub fn new(validation: Validation) -> Result<Instance> {
         // SAFETY: loading the system Vulkan loader runs its initialisers; the
         // loader is a well-behaved shared library with no preconditions.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader(e.to_string()))?;
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader(Box::new(e)))?;
         // SAFETY: plain query through a loaded entry.
         let loader_version = unsafe { entry.try_enumerate_instance_version() }
             .call("vkEnumerateInstanceVersion")?
             .unwrap_or(vk::API_VERSION_1_0);
-        if loader_version < vk::API_VERSION_1_2 {
-            return Err(Error::NoDevice(format!(
-                "the Vulkan loader offers only {}",
-                version_string(loader_version)
-            )));
-        }
-        let api_version = loader_version.min(vk::API_VERSION_1_3);
+        let api_version = instance_version(loader_version)?;
 
         // SAFETY: plain query through a loaded entry.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }
@@ -144,21 +246,11 @@ impl Instance {
         let layer_present = layers
             .iter()
             .any(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER));
-        let wanted = match validation {
-            Validation::FromEnv => std::env::var("COEXEC_VALIDATION").is_ok_and(|v| v == "1"),
-            Validation::IfAvailable => layer_present,
-            Validation::Required => true,
-            Validation::Off => false,
-        };
-        if wanted && !layer_present {
-            if validation == Validation::Required {
-                return Err(Error::NoDevice(
-                    "validation was required but VK_LAYER_KHRONOS_validation is not installed (apt install vulkan-validationlayers)".into(),
-                ));
-            }
-            tracing::warn!("COEXEC_VALIDATION=1 but the validation layer is not installed");
-        }
-        let validation_on = wanted && layer_present;
+        let validation_on = validation_wanted(
+            validation,
+            layer_present,
+            std::env::var("COEXEC_VALIDATION").is_ok_and(|v| v == "1"),
+        )?;
 
         let app = vk::ApplicationInfo::default()
             .application_name(c"coexec")
@@ -251,8 +343,19 @@ impl Instance {
         &self.log
     }
 
-    /// Every physical device with Vulkan >= 1.2 and a compute queue.
+    /// Every physical device with Vulkan >= 1.2 and a compute queue. Each
+    /// keeps its [`index`](super::PhysicalDeviceInfo::index) in Vulkan's
+    /// enumeration order, the one numbering of devices coexec uses.
     pub fn physical_devices(&self) -> Result<Vec<super::PhysicalDeviceInfo>> {
+        let mut devs = self.all_physical_devices()?;
+        devs.retain(|d| d.unusable_reason().is_none());
+        Ok(devs)
+    }
+
+    /// Every physical device, usable or not
+    /// ([`unusable_reason`](super::PhysicalDeviceInfo::unusable_reason)),
+    /// in Vulkan's enumeration order.
+    pub fn all_physical_devices(&self) -> Result<Vec<super::PhysicalDeviceInfo>> {
         // SAFETY: plain query on a live instance.
         let raw =
             unsafe { self.raw.enumerate_physical_devices() }.call("vkEnumeratePhysicalDevices")?;
@@ -260,7 +363,6 @@ impl Instance {
             .into_iter()
             .enumerate()
             .map(|(i, pd)| super::PhysicalDeviceInfo::query(self, pd, i))
-            .filter(|d| d.api_version >= vk::API_VERSION_1_2 && d.compute_family().is_some())
             .collect())
     }
 }
@@ -275,5 +377,100 @@ impl Drop for Instance {
         // SAFETY: every child object (devices) holds an Arc to this instance,
         // so none is alive when the last reference drops.
         unsafe { self.raw.destroy_instance(None) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{instance_version, validation_wanted, Validation, ValidationLog, KEPT_MESSAGES};
+    use crate::error::Error;
+    use ash::vk;
+
+    /// An old loader and a missing required layer are errors of their own,
+    /// not "no Vulkan device".
+    #[test]
+    fn old_loaders_and_missing_layers_have_their_own_errors() {
+        match instance_version(vk::API_VERSION_1_1) {
+            Err(Error::LoaderTooOld { version }) => assert_eq!(version, "1.1.0"),
+            other => panic!("expected LoaderTooOld, got {other:?}"),
+        }
+        assert_eq!(
+            instance_version(vk::make_api_version(0, 1, 4, 300)).unwrap(),
+            vk::API_VERSION_1_3
+        );
+        assert_eq!(
+            instance_version(vk::API_VERSION_1_2).unwrap(),
+            vk::API_VERSION_1_2
+        );
+        assert!(matches!(
+            validation_wanted(Validation::Required, false, false),
+            Err(Error::ValidationLayerMissing)
+        ));
+        assert!(validation_wanted(Validation::Required, true, false).unwrap());
+        // Asked for by the environment but missing: off, with a warning.
+        assert!(!validation_wanted(Validation::FromEnv, false, true).unwrap());
+        assert!(validation_wanted(Validation::FromEnv, true, true).unwrap());
+        assert!(!validation_wanted(Validation::FromEnv, true, false).unwrap());
+        assert!(!validation_wanted(Validation::IfAvailable, false, true).unwrap());
+        assert!(!validation_wanted(Validation::Off, true, true).unwrap());
+    }
+
+    /// With the layer search path pointing nowhere, requiring validation
+    /// fails with its own error (in a child process, whose environment
+    /// says so).
+    #[test]
+    fn required_validation_without_the_layer_is_its_own_error() {
+        const NAME: &str =
+            "vk::instance::tests::required_validation_without_the_layer_is_its_own_error";
+        if std::env::var_os("COEXEC_TEST_NO_LAYERS").is_none() {
+            let status = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--nocapture"])
+                .env("COEXEC_TEST_NO_LAYERS", "1")
+                .env("VK_LAYER_PATH", "/nonexistent/coexec-no-layers")
+                .env_remove("VK_ADD_LAYER_PATH")
+                .status()
+                .unwrap();
+            assert!(status.success(), "child: {status}");
+            return;
+        }
+        match super::Instance::new(Validation::Required) {
+            Err(Error::ValidationLayerMissing) => {}
+            Err(Error::NoLoader(e)) => eprintln!("skipping: no loader ({e})"),
+            Ok(_) => eprintln!("skipping: the layer is found without VK_LAYER_PATH"),
+            Err(e) => panic!("expected ValidationLayerMissing, got {e}"),
+        }
+    }
+
+    /// A call gets its own messages however many the instance logged
+    /// before, and at most the first KEPT_MESSAGES of them; the count is
+    /// exact.
+    #[test]
+    fn captures_keep_the_messages_of_their_call() {
+        let log = ValidationLog::default();
+        for i in 0..100 {
+            log.record_error(format!("earlier {i}"));
+        }
+        let call = log.capture();
+        log.record_error("this call's".into());
+        assert_eq!(call.finish(), vec!["this call's".to_string()]);
+        let big = log.capture();
+        let nested = log.capture();
+        for i in 0..(KEPT_MESSAGES + 10) {
+            log.record_error(format!("big {i}"));
+        }
+        let m = big.finish();
+        assert_eq!(m.len(), KEPT_MESSAGES);
+        assert_eq!(m[0], "big 0");
+        assert_eq!(nested.finish().len(), KEPT_MESSAGES);
+        assert_eq!(log.errors(), 101 + KEPT_MESSAGES as u64 + 10);
+        let recent = log.error_messages();
+        assert_eq!(recent.len(), KEPT_MESSAGES);
+        assert_eq!(
+            recent.last().unwrap(),
+            &format!("big {}", KEPT_MESSAGES + 9)
+        );
+        // A capture dropped without finishing (a panic) is closed.
+        drop(log.capture());
+        assert!(super::lock(&log.captures).is_empty());
     }
 }

@@ -16,9 +16,12 @@ mod timeline;
 mod timestamps;
 
 pub use device::{Device, DeviceOptions};
-pub use instance::{version_string, Instance, Validation, ValidationLog, VALIDATION_LAYER};
 pub use cache::PipelineCache;
 pub use descriptors::BindingSet;
+pub use instance::{
+    version_string, Instance, Validation, ValidationCapture, ValidationLog, KEPT_MESSAGES,
+    VALIDATION_LAYER,
+};
 pub use pipeline::ComputePipeline;
 pub(crate) use ring::Dispatch;
 pub use ring::{DispatchRing, MAX_IN_FLIGHT};
@@ -173,7 +176,10 @@ pub struct QueueFamily {
 /// The facts of a physical device that coexec uses.
 #[derive(Debug, Clone)]
 pub struct PhysicalDeviceInfo {
-    /// Index in the instance's enumeration order.
+    /// Index in Vulkan's enumeration order (`vkEnumeratePhysicalDevices`),
+    /// counting every device, usable or not: the number `coexec info`
+    /// prints, [`GpuChoice::Index`](crate::GpuChoice::Index) and the C
+    /// `gpu_index` take.
     pub index: usize,
     /// The raw handle.
     pub(crate) handle: vk::PhysicalDevice,
@@ -385,6 +391,21 @@ impl PhysicalDeviceInfo {
             .find(|f| !f.graphics)
             .or_else(|| self.compute_families.first())
             .copied()
+    }
+
+    /// Why coexec cannot use this device (it supports only Vulkan < 1.2, or
+    /// has no compute queue); `None` when it can.
+    pub fn unusable_reason(&self) -> Option<String> {
+        if self.api_version < vk::API_VERSION_1_2 {
+            Some(format!(
+                "it supports Vulkan {} only; coexec needs 1.2",
+                instance::version_string(self.api_version)
+            ))
+        } else if self.compute_family().is_none() {
+            Some("it has no compute queue".into())
+        } else {
+            None
+        }
     }
 
     /// `true` when the device shares memory with the CPU.

@@ -95,3 +95,44 @@ fn a_panic_inside_an_entry_point_becomes_coexec_error_panic() {
     let p = guard_value(std::ptr::null::<u8>(), || panic!("in guard_value"));
     assert!(p.is_null(), "the fallback comes back");
 }
+
+/// `gpu_index` counts devices as `coexec info` does (Vulkan's enumeration
+/// order, every device): each usable device's index opens that device; one
+/// past the last is `COEXEC_ERROR_NO_DEVICE`, named as such.
+#[test]
+fn gpu_index_is_the_index_coexec_info_prints() {
+    let (Ok(all), Ok(usable)) = (
+        ::coexec_engine::Engine::all_vulkan_devices(),
+        ::coexec_engine::Engine::vulkan_devices(),
+    ) else {
+        eprintln!("skipping: no Vulkan loader");
+        return;
+    };
+    let create = |index: usize| {
+        let mut opts = coexec_engine_options_default();
+        opts.validation = coexec_validation::COEXEC_VALIDATION_IF_AVAILABLE as u32;
+        opts.gpu_index = index as i32;
+        opts.disable_profiles = true;
+        let mut e = coexec_engine { id: 0 };
+        // SAFETY: valid options and out pointer.
+        let s = unsafe { coexec_engine_create(&opts, &mut e) };
+        (s, e)
+    };
+    for d in &usable {
+        let (s, e) = create(d.index);
+        ok(s);
+        let mut i = std::mem::MaybeUninit::<coexec_engine_info>::uninit();
+        // SAFETY: a live engine and a writable out pointer.
+        ok(unsafe { coexec_engine_get_info(e, i.as_mut_ptr()) });
+        // SAFETY: filled on success.
+        let i = unsafe { i.assume_init() };
+        // SAFETY: a NUL-terminated name filled by the call.
+        let name = unsafe { std::ffi::CStr::from_ptr(i.device_name.as_ptr()) };
+        assert_eq!(name.to_string_lossy(), d.name);
+        ok(coexec_engine_destroy(e));
+    }
+    let (s, e) = create(all.len());
+    assert_eq!(s, COEXEC_ERROR_NO_DEVICE);
+    assert_eq!(e.id, 0);
+    assert!(last_error().contains("does not exist"), "{}", last_error());
+}

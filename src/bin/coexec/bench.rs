@@ -1,0 +1,249 @@
+//! `coexec bench`: one kernel, one scheduler, some devices; time, balance
+//! and per-device figures, as text or one JSON object.
+
+use crate::args::{self, Given};
+use crate::open_engine;
+use coexec::error::chain;
+use coexec::workloads::{self, Size, Verification, Workload};
+use coexec::{DeviceKind, Devices, Report, Scheduler};
+use serde_json::{json, Value};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Kernel: one of `coexec::workloads::NAMES` (saxpy, gaussian, matmul, taylor, binomial, nbody, mandelbrot, ray, rap) or `COMPARABLE` (spmv, gather, blackscholes, jacobi, histogram, collatz).
+    #[arg(long, value_parser = args::kernel)]
+    kernel: String,
+    /// Problem size: N, 2^K or WxH (default: the kernel's).
+    #[arg(long)]
+    size: Option<Size>,
+    /// static, dynamic:M, hguided (or hguided:k=K,min=M).
+    #[arg(long, default_value = "hguided")]
+    pub(crate) scheduler: Given<Scheduler>,
+    /// cpu, gpu, cpu,gpu or all.
+    #[arg(long, default_value = "all")]
+    pub(crate) devices: Given<Devices>,
+    /// The CPU's share of the total power (0..1), a hint for static and hguided.
+    #[arg(long)]
+    cpu_power: Option<f64>,
+    /// CPU workers (default: one per physical core left by the GPU).
+    #[arg(long)]
+    pub(crate) workers: Option<usize>,
+    /// Timed repetitions after the warm-ups; the median is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Untimed runs before the timed ones (at least 1). The first run of
+    /// the process is reported apart (`first_s`): with a fresh process it
+    /// is the cold run.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Write the last run's packages as a Chrome/Perfetto trace to this file.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+    /// Print the last run's package log.
+    #[arg(long)]
+    log: bool,
+}
+
+/// The median of `v` (the upper one of an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The scheduler with `--cpu-power` as its power hints (where it takes
+/// hints and both devices run).
+fn with_cpu_power(a: &BenchArgs) -> Result<Scheduler, String> {
+    let mut scheduler = a.scheduler.value.clone();
+    let devices = a.devices.value;
+    if let Some(f) = a.cpu_power {
+        if !(0.0..=1.0).contains(&f) {
+            return Err(format!("--cpu-power {f} is outside 0..1"));
+        }
+        if devices.cpu && devices.gpu {
+            let powers = Some(vec![f, 1.0 - f]);
+            match &mut scheduler {
+                Scheduler::Static { powers: p } | Scheduler::HGuided { powers: p, .. } => {
+                    *p = powers
+                }
+                Scheduler::Dynamic { .. } => {}
+            }
+        }
+    }
+    Ok(scheduler)
+}
+
+/// The runs of a benchmark: the first (cold in a fresh process), the last,
+/// and the median time of the timed ones.
+struct Runs {
+    first: Report,
+    last: Report,
+    time_s: f64,
+}
+
+/// Runs `w` `warmup` (at least 1) times untimed, then `reps` (at least 1)
+/// times timed.
+fn repeat(
+    w: &mut dyn Workload,
+    engine: &coexec::Engine,
+    scheduler: &Scheduler,
+    devices: Devices,
+    (warmup, reps): (usize, usize),
+) -> Result<Runs, String> {
+    let warmup = warmup.max(1);
+    let mut times = Vec::new();
+    let mut first = None;
+    let mut last = None;
+    for rep in 0..warmup + reps.max(1) {
+        let r = w.run(engine, scheduler, devices).map_err(|e| chain(&e))?;
+        if rep >= warmup {
+            times.push(r.time_s);
+        }
+        if rep == 0 {
+            first = Some(r.clone());
+        }
+        last = Some(r);
+    }
+    Ok(Runs {
+        first: first.ok_or("no run")?,
+        last: last.ok_or("no run")?,
+        time_s: median(times),
+    })
+}
+
+pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
+    let scheduler = with_cpu_power(&a)?;
+    let engine = open_engine(a.workers)?;
+    let mut w = workloads::create(&a.kernel, &engine, a.size)?;
+    let runs = repeat(
+        &mut *w,
+        &engine,
+        &scheduler,
+        a.devices.value,
+        (a.warmup, a.reps),
+    )?;
+    let v = w.verify();
+    if let Some(path) = &a.trace {
+        let title = format!("{} {} {}", w.name(), w.space(), a.scheduler);
+        coexec::trace::write_chrome_trace(path, &runs.last, &title).map_err(|e| chain(&e))?;
+    }
+    if a.log {
+        for (which, r) in [("first", &runs.first), ("last", &runs.last)] {
+            eprintln!("{which} run: {:.6} s", r.time_s);
+            print_packages(r);
+        }
+    }
+    if a.json {
+        println!("{}", json_record(&a, &*w, &v, &runs));
+    } else {
+        print_text(&a, &*w, &v, &runs);
+    }
+    Ok(if v.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// The CPU's work-items in `r`.
+fn cpu_items(r: &Report) -> u64 {
+    r.devices
+        .iter()
+        .filter(|d| d.kind == DeviceKind::Cpu)
+        .map(|d| d.items)
+        .sum()
+}
+
+/// The JSON object of `--json`.
+fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -> Value {
+    let (report, first) = (&runs.last, &runs.first);
+    let per_device: Vec<_> = report
+        .devices
+        .iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "kind": d.kind.to_string(),
+                "claimants": d.claimants,
+                "packages": d.packages,
+                "items": d.items,
+                "busy_s": d.busy_s,
+                "first_start_s": d.first_start_s,
+                "finish_s": d.finish_s,
+                "gpu_gap_median_us": d.gpu_gaps.map(|g| g.median_us),
+                "failure": d.failure,
+                "declined_s": d.declined_s.map(|t| if t.is_finite() { json!(t) } else { json!("sat out") }),
+            })
+        })
+        .collect();
+    json!({
+        "kernel": w.name(),
+        "size": w.space().to_string(),
+        "scheduler": a.scheduler.text,
+        "devices": a.devices.text,
+        "time_s": runs.time_s,
+        "verified": v.ok,
+        "mismatches": v.mismatches,
+        "balance": report.balance(),
+        "balance_raw": report.balance_raw(),
+        "packages": report.package_count(),
+        "first_s": first.time_s,
+        "first_from_profile": first.from_profile,
+        "first_balance": first.balance(),
+        "first_cpu_items": cpu_items(first),
+        "cpu_items": cpu_items(report),
+        "per_device": per_device,
+    })
+}
+
+/// The text report: one summary line, then one line per device.
+fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
+    let report = &runs.last;
+    println!(
+        "{} {} scheduler={} devices={}: {:.6} s (median of {}), verified={} ({}), balance={:.3}, packages={}",
+        w.name(),
+        w.space(),
+        a.scheduler,
+        a.devices,
+        runs.time_s,
+        a.reps.max(1),
+        v.ok,
+        v.rule,
+        report.balance(),
+        report.package_count()
+    );
+    for d in &report.devices {
+        println!(
+            "  {:>3} {:<40} packages {:>6} items {:>12} busy {:.6} s finish {:.6} s{}",
+            d.kind.to_string(),
+            d.name,
+            d.packages,
+            d.items,
+            d.busy_s,
+            d.finish_s,
+            d.gpu_gaps
+                .map(|g| format!(" gap median {:.1} us", g.median_us))
+                .unwrap_or_default()
+        );
+    }
+}
+
+/// Prints a run's package log to stderr, one package a line.
+fn print_packages(r: &Report) {
+    for p in &r.packages {
+        eprintln!(
+            "dev {} lane {} units {:>6}..{:<6} items {:>10} start {:.6} end {:.6}{}",
+            p.device,
+            p.lane,
+            p.units.start,
+            p.units.end,
+            p.items.end - p.items.start,
+            p.start_s,
+            p.end_s,
+            if p.stolen { " stolen" } else { "" }
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! `coexec info`: Vulkan devices, memory types, queue families and the CPU
+//! topology with the engine's core split.
+
+use coexec::error::chain;
+use coexec::{Engine, PhysicalDeviceInfo};
+use std::process::ExitCode;
+
+/// Prints the devices and the engine's core plan.
+pub(crate) fn info() -> Result<ExitCode, String> {
+    let devs = Engine::all_vulkan_devices().map_err(|e| chain(&e))?;
+    // One numbering: Vulkan's enumeration order, which `GpuChoice::Index`
+    // and the C `gpu_index` take too.
+    println!("Vulkan devices:");
+    for d in &devs {
+        match d.unusable_reason() {
+            Some(reason) => println!("  [{}] {} (not usable: {reason})", d.index, d.name),
+            None => print_device(d),
+        }
+    }
+    let engine = Engine::new().map_err(|e| chain(&e))?;
+    print_plan(&engine);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One device: type, version, heaps, memory types, queue families, limits.
+fn print_device(d: &PhysicalDeviceInfo) {
+    println!(
+        "  [{}] {} ({}, Vulkan {}, {} memory)",
+        d.index,
+        d.name,
+        d.device_type,
+        coexec::version_string(d.api_version),
+        if d.is_unified() {
+            "unified"
+        } else {
+            "separate"
+        }
+    );
+    for (i, h) in d.heaps.iter().enumerate() {
+        println!(
+            "      heap {i}: {} MiB{}",
+            h.size >> 20,
+            if h.device_local { " device-local" } else { "" }
+        );
+    }
+    let chosen = d.unified_memory_type();
+    for (i, t) in d.memory_types.iter().enumerate() {
+        println!(
+            "      type {i}: heap {} {}{}",
+            t.heap,
+            t.flags_string(),
+            if chosen == Some(i as u32) {
+                "  <- unified buffers"
+            } else {
+                ""
+            }
+        );
+    }
+    for f in &d.compute_families {
+        println!(
+            "      queue family {}: {} queue(s){}, timestamps {} bits",
+            f.index,
+            f.count,
+            if f.graphics {
+                " graphics+compute"
+            } else {
+                " compute-only"
+            },
+            f.timestamp_bits
+        );
+    }
+    println!(
+        "      max work-groups {:?}, max work-group size {:?}, push constants {} B, external host memory: {}",
+        d.max_group_count, d.max_group_size, d.max_push_constants, d.external_memory_host
+    );
+}
+
+/// The CPU topology and the engine's split of the cores.
+fn print_plan(engine: &Engine) {
+    println!("\nCPU topology:\n{}", engine.topology());
+    let plan = engine.core_plan();
+    println!("Engine: device {:?}", engine.device_info().name);
+    println!(
+        "  CPU workers: {} on PUs {:?}",
+        engine.workers(),
+        plan.workers
+            .iter()
+            .map(|c| c.pus.clone())
+            .collect::<Vec<_>>()
+    );
+    for c in &plan.cpu_vulkan_devices {
+        println!(
+            "  Vulkan CPU device cores: PUs {:?} (LP_NUM_THREADS={})",
+            c.pus,
+            std::env::var("LP_NUM_THREADS").unwrap_or_else(|_| "unset".into())
+        );
+    }
+    for c in &plan.gpu_loops {
+        println!("  GPU dispatch loop: PUs {:?}", c.pus);
+    }
+    println!(
+        "  unified buffers: memory type {} via {}",
+        engine.memory_type(),
+        engine.allocator()
+    );
+}

@@ -1,0 +1,146 @@
+//! `coexec`: device information and single-kernel benchmarks.
+
+mod args;
+mod bench;
+mod info;
+mod setup;
+mod suite;
+
+use clap::{Parser, Subcommand};
+use coexec::error::chain;
+use coexec::{Engine, EngineOptions};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "coexec", version, about = "CPU+GPU co-execution engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Vulkan devices, chosen memory types and the CPU topology.
+    Info,
+    /// Runs one kernel and reports time, balance and per-device figures.
+    Bench(bench::BenchArgs),
+    /// Runs the benchmark suite: every kernel alone on each device and
+    /// co-executed with each scheduler; table, JSON and SVG pictures.
+    Suite(suite::SuiteArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    setup::init_log();
+    let workers = match &cli.command {
+        Command::Info => None,
+        Command::Bench(a) => a.workers,
+        Command::Suite(a) => a.workers,
+    };
+    setup::size_lavapipe(workers);
+    let r = match cli.command {
+        Command::Info => info::info(),
+        Command::Bench(a) => bench::bench(a),
+        Command::Suite(a) => suite::suite(a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("coexec: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The command's engine: with COEXEC_VALIDATION=1, a validation error fails
+/// the command.
+fn open_engine(workers: Option<usize>) -> Result<Engine, String> {
+    Engine::with_options(EngineOptions {
+        workers,
+        validation_errors_fail: true,
+        ..Default::default()
+    })
+    .map_err(|e| chain(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coexec::{Devices, Scheduler};
+
+    /// The error clap gives for `args` (`coexec` prepended).
+    fn error(args: &[&str]) -> String {
+        let argv = std::iter::once("coexec").chain(args.iter().copied());
+        match Cli::try_parse_from(argv) {
+            Ok(_) => panic!("{args:?} parsed"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn bench_values_are_parsed_by_the_library() {
+        let argv = [
+            "coexec",
+            "bench",
+            "--kernel",
+            "mandelbrot",
+            "--scheduler",
+            "dynamic:16",
+            "--devices",
+            "gpu",
+        ];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.scheduler.value, Scheduler::Dynamic { packages: 16 });
+        assert_eq!(a.scheduler.text, "dynamic:16");
+        assert_eq!(a.devices.value, Devices::GPU);
+        // The defaults go through the same parsers.
+        let Command::Bench(a) = Cli::try_parse_from(["coexec", "bench", "--kernel", "nbody"])
+            .unwrap()
+            .command
+        else {
+            panic!("not bench");
+        };
+        assert_eq!(a.scheduler.value, Scheduler::hguided());
+        assert_eq!(a.devices.value, Devices::ALL);
+    }
+
+    #[test]
+    fn bad_bench_values_name_their_flag() {
+        let e = error(&["bench", "--kernel", "fft"]);
+        assert!(
+            e.contains("--kernel") && e.contains("unknown kernel `fft`"),
+            "{e}"
+        );
+        let e = error(&["bench", "--kernel", "nbody", "--scheduler", "fastest"]);
+        assert!(e.contains("--scheduler"), "{e}");
+        let e = error(&["bench", "--kernel", "nbody", "--devices", "tpu"]);
+        assert!(
+            e.contains("--devices") && e.contains("unknown device"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_suite_lists_name_the_bad_item() {
+        let e = error(&["suite", "--kernels", "nbody,fft"]);
+        assert!(
+            e.contains("--kernels") && e.contains("unknown kernel `fft`"),
+            "{e}"
+        );
+        let e = error(&["suite", "--schedulers", "static,hguided"]);
+        assert!(
+            e.contains("--schedulers") && e.contains("unknown `hguided`"),
+            "{e}"
+        );
+        let e = error(&["suite", "--cpu-solo", "dynamic:5"]);
+        assert!(e.contains("--cpu-solo"), "{e}");
+        let ok = ["coexec", "suite", "--schedulers", "static,hguided:hints"];
+        let Command::Suite(a) = Cli::try_parse_from(ok).unwrap().command else {
+            panic!("not suite");
+        };
+        let want = ["static".to_string(), "hguided:hints".to_string()];
+        assert_eq!(a.schedulers.as_deref(), Some(&want[..]));
+    }
+}
