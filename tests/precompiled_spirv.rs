@@ -31,7 +31,10 @@ fn checked_in_spirv_is_what_the_build_compiles() {
             .iter()
             .any(|(n, _)| Some(*n) == name.as_deref());
         if !known {
-            stale.push(format!("{} (no shaders/*.comp of that name)", path.display()));
+            stale.push(format!(
+                "{} (no shaders/*.comp of that name)",
+                path.display()
+            ));
         }
     }
     assert!(

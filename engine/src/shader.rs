@@ -105,7 +105,11 @@ mod lean_tests {
 
     #[test]
     fn without_the_glsl_feature_every_source_is_unsupported() {
-        for src in ["#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}", "", "\0"] {
+        for src in [
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}",
+            "",
+            "\0",
+        ] {
             let err = compile_glsl(src, "k.comp").unwrap_err();
             assert!(matches!(err, Error::GlslUnsupported), "{err}");
             assert!(err.to_string().contains("feature `glsl`"), "{err}");

@@ -47,7 +47,8 @@ pub enum coexec_status {
     /// No Vulkan loader or no usable Vulkan device.
     COEXEC_ERROR_NO_DEVICE = 6,
     /// The device or build lacks a feature (host-memory import, the VMA
-    /// allocator backend, a suitable memory type).
+    /// allocator backend, a suitable memory type, runtime GLSL in a library
+    /// built without the cargo feature `glsl`).
     COEXEC_ERROR_UNSUPPORTED = 7,
     /// A pointer or size to import is not aligned as the device requires.
     COEXEC_ERROR_MISALIGNED = 8,

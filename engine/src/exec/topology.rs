@@ -727,8 +727,10 @@ mod tests {
     #[cfg(all(feature = "hwloc", target_os = "linux"))]
     #[test]
     fn sysfs_matches_hwloc_here() {
-        let (Some(h), Some(s)) = (hwloc::detect(), sysfs::read_topology(std::path::Path::new("/")))
-        else {
+        let (Some(h), Some(s)) = (
+            hwloc::detect(),
+            sysfs::read_topology(std::path::Path::new("/")),
+        ) else {
             panic!("hwloc and sysfs must both read this machine");
         };
         assert_eq!((s.packages, s.pus), (h.packages, h.pus));

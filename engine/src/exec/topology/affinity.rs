@@ -41,5 +41,9 @@ pub(super) fn current_thread_pus() -> Option<Vec<usize>> {
         return None;
     }
     // SAFETY: every index is below CPU_SETSIZE, inside `set`.
-    Some((0..SET_SIZE).filter(|&p| unsafe { libc::CPU_ISSET(p, &set) }).collect())
+    Some(
+        (0..SET_SIZE)
+            .filter(|&p| unsafe { libc::CPU_ISSET(p, &set) })
+            .collect(),
+    )
 }

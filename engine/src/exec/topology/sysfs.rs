@@ -281,12 +281,18 @@ mod tests {
         let root = FakeRoot::new("2s");
         root.write("sys/devices/system/cpu/online", "0-2,4-7\n");
         root.write("proc/self/status", "Name:\tx\nCpus_allowed_list:\t0-6\n");
-        root.write("proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU 9000\n");
+        root.write(
+            "proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: Fake CPU 9000\n",
+        );
         for pu in [0, 1, 2, 4, 5, 6, 7] {
             let core = pu % 4;
             let t = format!("sys/devices/system/cpu/cpu{pu}/topology");
             root.write(&format!("{t}/physical_package_id"), &(core / 2).to_string());
-            root.write(&format!("{t}/core_cpus_list"), &format!("{core},{}", core + 4));
+            root.write(
+                &format!("{t}/core_cpus_list"),
+                &format!("{core},{}", core + 4),
+            );
             let c = format!("sys/devices/system/cpu/cpu{pu}/cache");
             for (i, (level, kind, size, shared)) in [
                 (1, "Data", "32K", format!("{core},{}", core + 4)),
@@ -373,11 +379,17 @@ mod tests {
         assert_eq!(topo.pus, 2);
         assert_eq!(topo.model, "unknown");
         assert_eq!(topo.cores.len(), 2);
-        assert!(topo.cores.iter().all(|c| c.pus.len() == 1 && c.numa_node.is_none()));
+        assert!(topo
+            .cores
+            .iter()
+            .all(|c| c.pus.len() == 1 && c.numa_node.is_none()));
         assert!(topo.numa_nodes.is_empty() && topo.caches.is_empty());
         // Garbage in the files is ignored the same way, never a panic.
         root.write("sys/devices/system/cpu/cpu0/topology/core_cpus_list", "9-1");
-        root.write("sys/devices/system/cpu/cpu0/topology/physical_package_id", "-1");
+        root.write(
+            "sys/devices/system/cpu/cpu0/topology/physical_package_id",
+            "-1",
+        );
         root.write("sys/devices/system/node/online", "0");
         root.write("sys/devices/system/node/node0/meminfo", "MemTotal: lots");
         let topo = read_topology(&root.0).unwrap();
