@@ -15,6 +15,7 @@ cargo test --workspace --release --features coexec/test-hooks
 # workloads run their checked-in SPIR-V; the others are cfg'd out). Doc tests
 # are the default build's (their examples compile GLSL).
 cargo test --release --no-default-features -p coexec-engine -p coexec-ffi -p coexec --lib --bins --tests
+cargo run --release --no-default-features --example footprint
 # Cross-compilation (README: Building for aarch64 Linux): the lean libraries
 # and command type-check for aarch64 (no cross linker here, so no link).
 if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
