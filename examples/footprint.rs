@@ -54,10 +54,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let x = engine.buffer_from_slice(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
     let mut y = engine.buffer_from_slice(&vec![1.0f32; n])?;
-    let args = Args::new()
-        .input(&x)
-        .output(&mut y)
-        .push(&Params { a: 2.0, n: n as u32 });
+    let args = Args::new().input(&x).output(&mut y).push(&Params {
+        a: 2.0,
+        n: n as u32,
+    });
     let report = engine.run(
         &kernel,
         args,
@@ -78,7 +78,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|d| format!("{}: {} items", d.name, d.items))
         .collect();
-    println!("build: {build}; {n} items verified ({})", devices.join(", "));
+    println!(
+        "build: {build}; {n} items verified ({})",
+        devices.join(", ")
+    );
     match (before, resident_kib()) {
         (Some((rss0, _)), Some((rss, hwm))) => println!(
             "resident: {rss0} KiB before the engine; {rss} KiB after the run (VmRSS), peak {hwm} KiB (VmHWM)"

@@ -1,9 +1,10 @@
 //! CPU topology detection and core planning.
 //!
-//! [`CpuTopology::detect`] asks hwloc (cargo feature `hwloc`, [`hwloc`]) or else Linux sysfs
-//! ([`sysfs`]) for packages, physical cores, PUs (hardware threads), NUMA nodes and data caches,
-//! falling back to `std::thread::available_parallelism` when neither is usable. [`CpuTopology::plan`] splits the physical cores between the engine's roles
-//! (CPU workers, CPU-implemented Vulkan devices, GPU dispatch loops); see [`CorePlan`] for the
+//! [`CpuTopology::detect`] asks hwloc (cargo feature `hwloc`; `topology/hwloc.rs`) or else Linux
+//! sysfs (`topology/sysfs.rs`) for packages, physical cores, PUs (hardware threads), NUMA nodes
+//! and data caches, falling back to `std::thread::available_parallelism` when neither is usable.
+//! [`CpuTopology::plan`] splits the physical cores between the engine's roles (CPU workers,
+//! CPU-implemented Vulkan devices, GPU dispatch loops); see [`CorePlan`] for the
 //! rules. [`pin_current_thread`] and [`with_affinity`] apply a [`CoreSet`] to threads.
 
 #[cfg(target_os = "linux")]
