@@ -10,6 +10,20 @@ export COEXEC_CACHE_DIR="${COEXEC_CACHE_DIR:-$PWD/target/pipeline-cache}"
 # Default backend (gpu-allocator): the whole workspace, with the test-only
 # fault-injection hooks (GPU failures requeued on lavapipe).
 cargo test --workspace --release --features coexec/test-hooks
+# The lean build (README: Features; no runtime GLSL, no hwloc, no C++): the
+# engine, the C library and the root crate's tests that build no GLSL (the
+# workloads run their checked-in SPIR-V; the others are cfg'd out). Doc tests
+# are the default build's (their examples compile GLSL).
+cargo test --release --no-default-features -p coexec-engine -p coexec-ffi -p coexec --lib --bins --tests
+cargo run --release --no-default-features --example footprint
+# Cross-compilation (README: Building for aarch64 Linux): the lean libraries
+# and command type-check for aarch64 (no cross linker here, so no link).
+if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu; then
+  cargo check --release --no-default-features --target aarch64-unknown-linux-gnu \
+    -p coexec-engine -p coexec-ffi -p coexec --lib --bins
+else
+  echo "aarch64: rustup target aarch64-unknown-linux-gnu not installed; cross check skipped"
+fi
 # The benchmark suite at its quick scale: every kernel, every scheduler,
 # every output verified (a smoke test: no timing is asserted).
 cargo run --release --features coexec/test-hooks --bin coexec -- suite --quick --no-scaling --reps 1

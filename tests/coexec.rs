@@ -2,6 +2,10 @@
 //! the size, scheduler, device set and worker count; kernel panics become
 //! typed errors; reports add up.
 
+// Kernels here are GLSL compiled at run time: the lean build (no feature
+// `glsl`) runs none of these tests (its kernels are SPIR-V: tests/workloads.rs).
+#![cfg(feature = "glsl")]
+
 mod common;
 
 use coexec::{

@@ -11,6 +11,10 @@
 //! run while the GPU could still write it.
 //!
 //! Needs the test-only hooks: `cargo test --features test-hooks`.
+
+// Kernels here are GLSL compiled at run time: the lean build (no feature
+// `glsl`) runs none of these tests (its kernels are SPIR-V: tests/workloads.rs).
+#![cfg(feature = "glsl")]
 #![cfg(feature = "test-hooks")]
 
 mod common;

@@ -1,6 +1,10 @@
 //! Foundation: unified buffers, sub-range dispatch, allocator backends,
 //! validation, errors without a device.
 
+// Kernels here are GLSL compiled at run time: the lean build (no feature
+// `glsl`) runs none of these tests (its kernels are SPIR-V: tests/workloads.rs).
+#![cfg(feature = "glsl")]
+
 mod common;
 
 use coexec::{AllocatorBackend, Args, Devices, IndexSpace, Scheduler};

@@ -2,6 +2,10 @@
 //! from the first run, the single-device fallback when co-executing cannot
 //! pay, and profiles that carry what was learned to the next process.
 
+// Kernels here are GLSL compiled at run time: the lean build (no feature
+// `glsl`) runs none of these tests (its kernels are SPIR-V: tests/workloads.rs).
+#![cfg(feature = "glsl")]
+
 mod common;
 
 use coexec::{

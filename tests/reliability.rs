@@ -1,6 +1,10 @@
 //! Reliability: concurrent callers on one engine, and a soak of back-to-back
 //! runs with no growth in resident memory or live Vulkan objects.
 
+// Kernels here are GLSL compiled at run time: the lean build (no feature
+// `glsl`) runs none of these tests (its kernels are SPIR-V: tests/workloads.rs).
+#![cfg(feature = "glsl")]
+
 mod common;
 
 use coexec::{Args, CpuArgs, Devices, Engine, IndexSpace, Package, Scheduler};

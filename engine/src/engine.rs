@@ -564,6 +564,9 @@ impl Engine {
     }
 
     /// Builds a kernel from GLSL source compiled at run time.
+    ///
+    /// A build without the cargo feature `glsl` (the lean build) returns
+    /// [`Error::GlslUnsupported`]: use [`kernel`](Self::kernel) with SPIR-V.
     pub fn kernel_glsl(&self, name: &str, glsl: &str, cpu: Option<Arc<CpuFn>>) -> Result<Kernel> {
         let words = crate::shader::compile_glsl(glsl, name)?;
         self.validated(|| self.build_kernel(name, Some(words), cpu, None))

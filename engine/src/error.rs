@@ -201,6 +201,10 @@ pub enum Error {
     /// GLSL failed to compile; the message is the compiler's.
     #[error("GLSL compilation failed:\n{0}")]
     ShaderCompile(String),
+    /// GLSL was given to a build without the runtime compiler (the cargo
+    /// feature `glsl` is off: the lean build takes SPIR-V only).
+    #[error("GLSL is not supported by this build: it was built without the cargo feature `glsl` (runtime shaderc); compile the shader to SPIR-V ahead of time (glslc, glslangValidator) and pass the SPIR-V")]
+    GlslUnsupported,
     /// SPIR-V is malformed or not a usable compute shader.
     #[error("invalid SPIR-V: {0}")]
     InvalidSpirv(String),

@@ -1,5 +1,6 @@
 //! GLSL to SPIR-V at run time, through shaderc (the same compiler the build
-//! uses for `shaders/*.comp`).
+//! uses for `shaders/*.comp`). Without the cargo feature `glsl` (the lean
+//! build) [`compile_glsl`] returns [`Error::GlslUnsupported`].
 
 use crate::error::{Error, Result};
 
@@ -8,7 +9,21 @@ use crate::error::{Error, Result};
 /// Vulkan 1.2 (SPIR-V 1.5) is targeted on purpose: SPIR-V for Vulkan 1.3
 /// expresses work-group sizes with `LocalSizeId`, which needs maintenance4.
 /// `name` appears in error messages. A compile error comes back as
-/// [`Error::ShaderCompile`] with the compiler's text.
+/// [`Error::ShaderCompile`] with the compiler's text; a build without the
+/// cargo feature `glsl` returns [`Error::GlslUnsupported`] for every source.
+#[cfg(not(feature = "glsl"))]
+pub fn compile_glsl(_source: &str, _name: &str) -> Result<Vec<u32>> {
+    Err(Error::GlslUnsupported)
+}
+
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2.
+///
+/// Vulkan 1.2 (SPIR-V 1.5) is targeted on purpose: SPIR-V for Vulkan 1.3
+/// expresses work-group sizes with `LocalSizeId`, which needs maintenance4.
+/// `name` appears in error messages. A compile error comes back as
+/// [`Error::ShaderCompile`] with the compiler's text; a build without the
+/// cargo feature `glsl` returns [`Error::GlslUnsupported`] for every source.
+#[cfg(feature = "glsl")]
 pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
     // shaderc hands both strings to C: an interior NUL would end them early
     // (and makes shaderc-rs panic), so refuse it with a clear error.
@@ -41,6 +56,7 @@ pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
 /// (its built-in symbol tables) to the process's standard output, which a
 /// library must never write to. The directive may follow comments and blank
 /// lines, as GLSL allows.
+#[cfg(feature = "glsl")]
 fn check_version_directive(source: &str, name: &str) -> Result<()> {
     let directive = |line: &str| {
         line.trim_start()
@@ -60,6 +76,7 @@ fn check_version_directive(source: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
+#[cfg(feature = "glsl")]
 fn compile_unchecked(source: &str, name: &str) -> Result<Vec<u32>> {
     let compiler = shaderc::Compiler::new()
         .map_err(|e| Error::ShaderCompile(format!("shaderc is unavailable: {e}")))?;
@@ -82,7 +99,25 @@ fn compile_unchecked(source: &str, name: &str) -> Result<Vec<u32>> {
     Ok(artifact.as_binary().to_vec())
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "glsl")))]
+mod lean_tests {
+    use super::*;
+
+    #[test]
+    fn without_the_glsl_feature_every_source_is_unsupported() {
+        for src in [
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}",
+            "",
+            "\0",
+        ] {
+            let err = compile_glsl(src, "k.comp").unwrap_err();
+            assert!(matches!(err, Error::GlslUnsupported), "{err}");
+            assert!(err.to_string().contains("feature `glsl`"), "{err}");
+        }
+    }
+}
+
+#[cfg(all(test, feature = "glsl"))]
 mod tests {
     use super::*;
 

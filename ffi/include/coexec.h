@@ -83,7 +83,8 @@ typedef enum coexec_status {
     COEXEC_ERROR_NO_DEVICE = 6,
     /**
      * The device or build lacks a feature (host-memory import, the VMA
-     * allocator backend, a suitable memory type), or validation was required
+     * allocator backend, a suitable memory type, runtime GLSL in a library
+     * built without the cargo feature `glsl`), or validation was required
      * (`COEXEC_VALIDATION_ON`) but the layer is not installed.
      */
     COEXEC_ERROR_UNSUPPORTED = 7,
@@ -871,7 +872,9 @@ enum coexec_status coexec_buffer_get_info(struct coexec_buffer buffer,
  * Vulkan 1.2) and, optionally, its CPU implementation `cpu` (NULL: GPU
  * only). On a compile error it returns `COEXEC_ERROR_SHADER_COMPILE` and
  * `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
- * appears in messages.
+ * appears in messages. A library built without the cargo feature `glsl`
+ * (the lean build) returns `COEXEC_ERROR_UNSUPPORTED` for every source:
+ * compile to SPIR-V ahead of time and use `coexec_kernel_from_spirv`.
  *
  * `cpu` is called for every part of a package the CPU runs (see
  * `coexec_package`), from several worker threads at once, with the run's

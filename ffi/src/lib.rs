@@ -570,7 +570,9 @@ unsafe fn make_kernel(
 /// Vulkan 1.2) and, optionally, its CPU implementation `cpu` (NULL: GPU
 /// only). On a compile error it returns `COEXEC_ERROR_SHADER_COMPILE` and
 /// `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
-/// appears in messages.
+/// appears in messages. A library built without the cargo feature `glsl`
+/// (the lean build) returns `COEXEC_ERROR_UNSUPPORTED` for every source:
+/// compile to SPIR-V ahead of time and use `coexec_kernel_from_spirv`.
 ///
 /// `cpu` is called for every part of a package the CPU runs (see
 /// `coexec_package`), from several worker threads at once, with the run's

@@ -41,7 +41,8 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::NoMemoryType { .. }
         | Error::ValidationLayerMissing
         | Error::BackendUnavailable(_)
-        | Error::HostImportUnsupported { .. } => COEXEC_ERROR_UNSUPPORTED,
+        | Error::HostImportUnsupported { .. }
+        | Error::GlslUnsupported => COEXEC_ERROR_UNSUPPORTED,
         Error::HostImportMisaligned { .. } => COEXEC_ERROR_MISALIGNED,
         Error::Allocation { .. } | Error::Allocator { .. } => COEXEC_ERROR_OUT_OF_MEMORY,
         Error::EmptyBuffer

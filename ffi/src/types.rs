@@ -48,7 +48,8 @@ pub enum coexec_status {
     /// device (or `gpu_index` names none); the last error says which.
     COEXEC_ERROR_NO_DEVICE = 6,
     /// The device or build lacks a feature (host-memory import, the VMA
-    /// allocator backend, a suitable memory type), or validation was required
+    /// allocator backend, a suitable memory type, runtime GLSL in a library
+    /// built without the cargo feature `glsl`), or validation was required
     /// (`COEXEC_VALIDATION_ON`) but the layer is not installed.
     COEXEC_ERROR_UNSUPPORTED = 7,
     /// A pointer or size to import is not aligned as the device requires.

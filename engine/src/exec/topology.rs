@@ -1,23 +1,22 @@
 //! CPU topology detection and core planning.
 //!
-//! [`CpuTopology::detect`] asks hwloc for packages, physical cores, PUs (hardware threads),
-//! NUMA nodes and data caches, falling back to `std::thread::available_parallelism` when hwloc
-//! is unusable. [`CpuTopology::plan`] splits the physical cores between the engine's roles
-//! (CPU workers, CPU-implemented Vulkan devices, GPU dispatch loops); see [`CorePlan`] for the
+//! [`CpuTopology::detect`] asks hwloc (cargo feature `hwloc`; `topology/hwloc.rs`) or else Linux
+//! sysfs (`topology/sysfs.rs`) for packages, physical cores, PUs (hardware threads), NUMA nodes
+//! and data caches, falling back to `std::thread::available_parallelism` when neither is usable.
+//! [`CpuTopology::plan`] splits the physical cores between the engine's roles (CPU workers,
+//! CPU-implemented Vulkan devices, GPU dispatch loops); see [`CorePlan`] for the
 //! rules. [`pin_current_thread`] and [`with_affinity`] apply a [`CoreSet`] to threads.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::num::{NonZeroU64, NonZeroUsize};
-use std::sync::OnceLock;
+#[cfg(target_os = "linux")]
+mod affinity;
+#[cfg(feature = "hwloc")]
+mod hwloc;
+mod sysfs;
 
-use hwlocality::bitmap::BitmapIndex;
-use hwlocality::cpu::binding::CpuBindingFlags;
-use hwlocality::cpu::cpuset::CpuSet;
-use hwlocality::object::attributes::ObjectAttributes;
-use hwlocality::object::types::ObjectType;
-use hwlocality::object::TopologyObject;
-use hwlocality::Topology;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::num::NonZeroUsize;
+
 use tracing::{debug, warn};
 
 /// Errors of core planning.
@@ -149,31 +148,13 @@ pub struct CorePlan {
     pub gpu_loops: Vec<CoreSet>,
 }
 
-/// The process-wide hwloc topology, loaded once (loading takes milliseconds); `None` if hwloc
-/// failed.
-fn hwloc() -> Option<&'static Topology> {
-    static HWLOC: OnceLock<Option<Topology>> = OnceLock::new();
-    HWLOC
-        .get_or_init(|| match Topology::new() {
-            Ok(t) => Some(t),
-            Err(e) => {
-                warn!(error = %e, "hwloc topology detection failed");
-                None
-            }
-        })
-        .as_ref()
-}
-
-/// OS indices of the PUs of a hwloc object's cpuset.
-fn object_pus(obj: &TopologyObject) -> Vec<usize> {
-    obj.cpuset()
-        .map(|set| set.iter_set().map(usize::from).collect())
-        .unwrap_or_default()
-}
-
 /// CPU model name from `/proc/cpuinfo` (Linux), if any.
 fn proc_cpuinfo_model() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    cpuinfo_model(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
+}
+
+/// The CPU model name in the text of a `/proc/cpuinfo`, if any.
+fn cpuinfo_model(text: &str) -> Option<String> {
     text.lines().find_map(|line| {
         let (key, value) = line.split_once(':')?;
         let key = key.trim();
@@ -184,121 +165,26 @@ fn proc_cpuinfo_model() -> Option<String> {
 }
 
 impl CpuTopology {
-    /// Detects the topology with hwloc; falls back to [`CpuTopology::fallback`] (with a
-    /// `tracing` warning) if hwloc fails or reports no usable core.
+    /// Detects the topology: with hwloc (cargo feature `hwloc`), else (or when hwloc fails or
+    /// reports no usable core) from Linux sysfs, else [`CpuTopology::fallback`] (with a
+    /// `tracing` warning).
     pub fn detect() -> CpuTopology {
-        match hwloc().map(Self::from_hwloc) {
+        #[cfg(feature = "hwloc")]
+        match hwloc::detect() {
+            Some(topo) if !topo.cores.is_empty() => return topo,
+            Some(_) => warn!("hwloc reported no usable CPU core; reading sysfs"),
+            None => warn!("hwloc unavailable; reading sysfs"),
+        }
+        match sysfs::read_topology(std::path::Path::new("/")) {
             Some(topo) if !topo.cores.is_empty() => topo,
-            Some(_) => {
-                warn!("hwloc reported no usable CPU core; using fallback CPU topology");
-                Self::fallback()
-            }
-            None => {
-                warn!("hwloc unavailable; using fallback CPU topology");
+            _ => {
+                warn!("no CPU topology in sysfs; using fallback CPU topology");
                 Self::fallback()
             }
         }
     }
 
-    /// Converts a hwloc topology.
-    fn from_hwloc(topo: &Topology) -> CpuTopology {
-        let packages = topo.objects_with_type(ObjectType::Package).count().max(1);
-        let numa_objs: Vec<&TopologyObject> =
-            topo.objects_with_type(ObjectType::NUMANode).collect();
-        let mut core_objs: Vec<&TopologyObject> =
-            topo.objects_with_type(ObjectType::Core).collect();
-        if core_objs.is_empty() {
-            // Some platforms expose no Core level; then every PU is its own core.
-            core_objs = topo.objects_with_type(ObjectType::PU).collect();
-        }
-        let mut cores = Vec::with_capacity(core_objs.len());
-        for obj in core_objs {
-            let pus = object_pus(obj);
-            if pus.is_empty() {
-                continue;
-            }
-            let numa_node = obj.cpuset().and_then(|core_set| {
-                numa_objs
-                    .iter()
-                    .find(|n| n.cpuset().is_some_and(|ns| ns.includes(&*core_set)))
-                    .and_then(|n| n.os_index())
-            });
-            cores.push(PhysicalCore {
-                index: cores.len(),
-                package: obj
-                    .first_ancestor_with_type(ObjectType::Package)
-                    .map_or(0, TopologyObject::logical_index),
-                numa_node,
-                pus,
-            });
-        }
-        let numa_nodes = numa_objs
-            .iter()
-            .filter_map(|n| {
-                let os_index = n.os_index()?;
-                let memory_bytes = match n.attributes() {
-                    Some(ObjectAttributes::NUMANode(a)) => {
-                        a.local_memory().map_or(0, NonZeroU64::get)
-                    }
-                    _ => 0,
-                };
-                let cores = cores
-                    .iter()
-                    .filter(|c| c.numa_node == Some(os_index))
-                    .map(|c| c.index)
-                    .collect();
-                Some(NumaNode {
-                    os_index,
-                    memory_bytes,
-                    cores,
-                })
-            })
-            .collect();
-        let mut cache_groups: BTreeMap<(u32, u64, u32), usize> = BTreeMap::new();
-        for obj in topo.objects() {
-            if !obj.object_type().is_cpu_data_cache() {
-                continue;
-            }
-            if let Some(ObjectAttributes::Cache(c)) = obj.attributes() {
-                let depth = u32::try_from(c.depth()).unwrap_or(u32::MAX);
-                let size = c.size().map_or(0, NonZeroU64::get);
-                let line = c.line_size().map_or(0, |l| {
-                    u32::try_from(NonZeroUsize::get(l)).unwrap_or(u32::MAX)
-                });
-                *cache_groups.entry((depth, size, line)).or_default() += 1;
-            }
-        }
-        let caches = cache_groups
-            .into_iter()
-            .map(|((depth, size_bytes, line_bytes), count)| CacheLevel {
-                depth,
-                size_bytes,
-                count,
-                line_bytes,
-            })
-            .collect();
-        let model = std::iter::once(topo.root_object())
-            .chain(topo.objects_with_type(ObjectType::Package))
-            .find_map(|o| o.info("CPUModel"))
-            .map(|m| m.to_string_lossy().trim().to_string())
-            .filter(|m| !m.is_empty())
-            .or_else(proc_cpuinfo_model)
-            .unwrap_or_else(|| "unknown".to_string());
-        let pus = topo
-            .objects_with_type(ObjectType::PU)
-            .count()
-            .max(cores.iter().map(|c| c.pus.len()).sum());
-        CpuTopology {
-            packages,
-            cores,
-            pus,
-            numa_nodes,
-            caches,
-            model,
-        }
-    }
-
-    /// A topology without hwloc: `std::thread::available_parallelism` cores with one PU each
+    /// A topology without hwloc or sysfs: `std::thread::available_parallelism` cores with one PU each
     /// (PU indices from the process affinity mask when it has that many entries, else `0..n`),
     /// one package, no NUMA or cache information.
     pub fn fallback() -> CpuTopology {
@@ -515,30 +401,21 @@ impl fmt::Display for CpuTopology {
     }
 }
 
-/// Binds the calling thread to `set`: with hwloc to the whole set, else (hwloc unavailable or
-/// refusing) with `core_affinity` to the set's first PU. Returns `false`, with a warning, if
-/// the set is empty or the OS refuses.
+/// Binds the calling thread to `set`: to the whole set with hwloc (cargo feature `hwloc`), else
+/// (hwloc unavailable or refusing) with `sched_setaffinity` (Linux), else with `core_affinity` to
+/// the set's first PU. Returns `false`, with a warning, if the set is empty or the OS refuses.
 pub fn pin_current_thread(set: &CoreSet) -> bool {
     let Some(&first) = set.pus.first() else {
         warn!("cannot pin a thread to an empty core set");
         return false;
     };
-    if let Some(topo) = hwloc() {
-        let indices: Result<Vec<BitmapIndex>, _> =
-            set.pus.iter().map(|&p| BitmapIndex::try_from(p)).collect();
-        match indices {
-            Ok(indices) => {
-                let cpuset: CpuSet = indices.into_iter().collect();
-                match topo.bind_cpu(&cpuset, CpuBindingFlags::THREAD) {
-                    Ok(()) => return true,
-                    Err(e) => debug!(error = %e, pus = ?set.pus, "hwloc thread binding failed"),
-                }
-            }
-            Err(_) => {
-                warn!(pus = ?set.pus, "PU index out of range; thread not pinned");
-                return false;
-            }
-        }
+    #[cfg(feature = "hwloc")]
+    if let Some(bound) = hwloc::bind_current_thread(&set.pus) {
+        return bound;
+    }
+    #[cfg(target_os = "linux")]
+    if affinity::bind_current_thread(&set.pus) {
+        return true;
     }
     if core_affinity::set_for_current(core_affinity::CoreId { id: first }) {
         return true;
@@ -547,11 +424,18 @@ pub fn pin_current_thread(set: &CoreSet) -> bool {
     false
 }
 
-/// OS indices of the PUs the calling thread is currently bound to, as reported by hwloc
-/// (`None` if hwloc is unavailable or cannot tell).
+/// OS indices of the PUs the calling thread is currently bound to, as reported by hwloc (cargo
+/// feature `hwloc`) or else by `sched_getaffinity` (Linux); `None` if neither can tell.
 pub fn current_thread_pus() -> Option<Vec<usize>> {
-    let set = hwloc()?.cpu_binding(CpuBindingFlags::THREAD).ok()?;
-    Some(set.iter_set().map(usize::from).collect())
+    #[cfg(feature = "hwloc")]
+    if let Some(pus) = hwloc::current_thread_pus() {
+        return Some(pus);
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(pus) = affinity::current_thread_pus() {
+        return Some(pus);
+    }
+    None
 }
 
 /// Runs `f` on a fresh thread pinned to `set` and returns its result; a panic in `f` is
@@ -837,6 +721,63 @@ mod tests {
             assert_eq!(bound, last.pus);
         }
         assert!(!pin_current_thread(&CoreSet::default()));
+    }
+
+    /// sysfs and hwloc agree on this machine (hwloc is the reference): cores, their PUs,
+    /// packages, NUMA nodes (memory aside: hwloc leaves huge pages out) and caches.
+    #[cfg(all(feature = "hwloc", target_os = "linux"))]
+    #[test]
+    fn sysfs_matches_hwloc_here() {
+        // hwloc keeps the CPUs outside the process's affinity mask (taskset); sysfs leaves them
+        // out. Compare only where the mask is every online CPU.
+        let list = |path: &str, prefix: &str| {
+            let text = std::fs::read_to_string(path).ok()?;
+            let line = text.lines().find_map(|l| l.strip_prefix(prefix))?;
+            sysfs::parse_list(line)
+        };
+        let online = list("/sys/devices/system/cpu/online", "");
+        if online != list("/proc/self/status", "Cpus_allowed_list:") {
+            eprintln!("the process may not use every online CPU: comparison skipped");
+            return;
+        }
+        let (Some(h), Some(s)) = (
+            hwloc::detect(),
+            sysfs::read_topology(std::path::Path::new("/")),
+        ) else {
+            panic!("hwloc and sysfs must both read this machine");
+        };
+        assert_eq!((s.packages, s.pus), (h.packages, h.pus));
+        assert_eq!(s.cores, h.cores);
+        let nodes = |t: &CpuTopology| -> Vec<(usize, Vec<usize>)> {
+            t.numa_nodes
+                .iter()
+                .map(|n| (n.os_index, n.cores.clone()))
+                .collect()
+        };
+        if !s.numa_nodes.is_empty() {
+            assert_eq!(nodes(&s), nodes(&h));
+        }
+        assert_eq!(s.caches, h.caches);
+    }
+
+    /// The kernel's binding (the lean build's) takes the whole set, as hwloc's does.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn sched_affinity_binds_the_whole_set() {
+        let valid = affinity::current_thread_pus().expect("sched_getaffinity");
+        let set = CoreSet { pus: valid.clone() };
+        let first = CoreSet {
+            pus: vec![valid[0]],
+        };
+        let seen = with_affinity(&set, || {
+            assert!(affinity::bind_current_thread(&first.pus));
+            let one = affinity::current_thread_pus();
+            assert!(affinity::bind_current_thread(&set.pus));
+            (one, affinity::current_thread_pus())
+        });
+        assert_eq!(seen, (Some(first.pus.clone()), Some(valid)));
+        assert!(!affinity::bind_current_thread(&[]));
+        assert!(!affinity::bind_current_thread(&[usize::MAX]));
     }
 
     #[test]

@@ -7,13 +7,7 @@ use crate::*;
 use std::ffi::{c_void, CStr};
 use std::ptr::{null, null_mut};
 
-const SAXPY: &str = "#version 450
-layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) readonly buffer Y { float y[]; };
-layout(std430, binding = 2) buffer Z { float z[]; };
-layout(push_constant) uniform P { float a; uint n; } p;
-void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) z[i] = p.a * x[i] + y[i]; }\0";
+use super::shaders::{kernel, SAXPY};
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -126,19 +120,9 @@ pub(super) fn buffer(
 }
 
 fn saxpy_kernel(e: coexec_engine, s: &Saxpy) -> coexec_kernel {
-    let mut k = coexec_kernel::default();
-    // SAFETY: NUL-terminated strings; `s` outlives the kernel in every test.
-    ok(unsafe {
-        coexec_kernel_from_glsl(
-            e,
-            c"saxpy".as_ptr(),
-            SAXPY.as_ptr().cast(),
-            Some(saxpy_cpu),
-            s as *const Saxpy as *mut c_void,
-            &mut k,
-        )
-    });
-    k
+    // SAFETY: `saxpy_cpu` reads a `Saxpy`; `s` outlives the kernel in every
+    // test.
+    unsafe { kernel(e, &SAXPY, Some(saxpy_cpu), s as *const Saxpy as *mut c_void) }
 }
 
 pub(super) fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [coexec_arg; 3] {
@@ -507,6 +491,31 @@ fn buffers_and_kernels_of_another_engine_are_rejected() {
     ok(coexec_engine_destroy(e2));
 }
 
+/// The lean library has no runtime GLSL: a typed status, and a message that
+/// says what to do.
+#[cfg(not(feature = "glsl"))]
+#[test]
+fn glsl_is_unsupported_without_the_feature() {
+    let Some(e) = engine() else { return };
+    let mut k = coexec_kernel { id: 5 };
+    // SAFETY: NUL-terminated strings, writable out.
+    let st = unsafe {
+        coexec_kernel_from_glsl(
+            e,
+            SAXPY.name.as_ptr(),
+            SAXPY.glsl.as_ptr().cast(),
+            None,
+            null_mut(),
+            &mut k,
+        )
+    };
+    assert_eq!(st, COEXEC_ERROR_UNSUPPORTED);
+    assert!(last_error().contains("feature `glsl`"), "{}", last_error());
+    assert_eq!(k.id, 0);
+    ok(coexec_engine_destroy(e));
+}
+
+#[cfg(feature = "glsl")]
 #[test]
 fn compile_errors_and_invalid_arguments_come_back_as_codes() {
     let Some(e) = engine() else { return };

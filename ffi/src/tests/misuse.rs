@@ -2,9 +2,10 @@
 //! and the CPU function's view of the run: its arguments and its status.
 
 use super::api::{args3, buffer, d1, engine, info, last_error, ok};
+use super::shaders::{kernel, SCALE};
 use crate::coexec_status::*;
 use crate::*;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -73,13 +74,6 @@ fn engine_options_out_of_range_are_argument_errors() {
     assert_eq!(create(o), COEXEC_ERROR_INVALID_ARGUMENT);
     assert!(last_error().contains("not writable"), "{}", last_error());
 }
-
-const SCALE: &str = "#version 450
-layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer X { float x[]; };
-layout(std430, binding = 1) buffer Y { float y[]; };
-layout(push_constant) uniform P { float a; uint n; } p;
-void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) y[i] = p.a * x[i]; }\0";
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -156,19 +150,8 @@ fn run_with(
 }
 
 fn scale_kernel(e: coexec_engine, s: &Scale) -> coexec_kernel {
-    let mut k = coexec_kernel::default();
-    // SAFETY: NUL-terminated strings; `s` outlives the kernel.
-    ok(unsafe {
-        coexec_kernel_from_glsl(
-            e,
-            c"scale".as_ptr(),
-            SCALE.as_ptr().cast(),
-            Some(scale_cpu),
-            s as *const Scale as *mut c_void,
-            &mut k,
-        )
-    });
-    k
+    // SAFETY: `scale_cpu` reads a `Scale`; `s` outlives the kernel.
+    unsafe { kernel(e, &SCALE, Some(scale_cpu), s as *const Scale as *mut c_void) }
 }
 
 #[test]
@@ -290,6 +273,7 @@ fn sizes_from_c_are_checked_before_anything_is_read() {
     ok(coexec_engine_destroy(e));
 }
 
+#[cfg(feature = "glsl")]
 #[test]
 fn glsl_without_version_is_a_compile_error_and_calls_report_validation_messages() {
     let Some(e) = engine() else { return };
@@ -304,7 +288,7 @@ fn glsl_without_version_is_a_compile_error_and_calls_report_validation_messages(
     // A clean call has no validation messages.
     let (b, _) = buffer(e, 4, |_| 0.0);
     // SAFETY: a static, NUL-terminated string.
-    let msgs = unsafe { CStr::from_ptr(coexec_last_validation_messages()) };
+    let msgs = unsafe { std::ffi::CStr::from_ptr(coexec_last_validation_messages()) };
     assert_eq!(msgs.to_bytes(), b"");
     ok(coexec_buffer_free(b));
     ok(coexec_engine_destroy(e));

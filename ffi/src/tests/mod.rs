@@ -5,3 +5,4 @@ mod api;
 mod errors;
 mod header;
 mod misuse;
+mod shaders;
