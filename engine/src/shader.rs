@@ -4,7 +4,41 @@
 
 use crate::error::{Error, Result};
 
-/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2.
+/// How hard shaderc's SPIR-V optimizer works on a runtime-compiled shader
+/// (shaderc's `OptimizationLevel`). The driver compiles the SPIR-V again, so
+/// the level mostly changes what the driver is handed, not the final code;
+/// it is here to compare the two (see `examples/binomial_variants`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OptLevel {
+    /// No SPIR-V optimization: glslang's output as it is.
+    Zero,
+    /// Optimize for SPIR-V size.
+    Size,
+    /// Optimize for performance: what [`compile_glsl`] and the build's
+    /// `shaders/*.comp` use.
+    #[default]
+    Performance,
+}
+
+#[cfg(feature = "glsl")]
+impl OptLevel {
+    fn to_shaderc(self) -> shaderc::OptimizationLevel {
+        match self {
+            OptLevel::Zero => shaderc::OptimizationLevel::Zero,
+            OptLevel::Size => shaderc::OptimizationLevel::Size,
+            OptLevel::Performance => shaderc::OptimizationLevel::Performance,
+        }
+    }
+}
+
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2, optimized
+/// at [`OptLevel::Performance`]; see [`compile_glsl_with`].
+pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
+    compile_glsl_with(source, name, OptLevel::Performance)
+}
+
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2, with
+/// shaderc's optimizer at `level`.
 ///
 /// Vulkan 1.2 (SPIR-V 1.5) is targeted on purpose: SPIR-V for Vulkan 1.3
 /// expresses work-group sizes with `LocalSizeId`, which needs maintenance4.
@@ -12,11 +46,12 @@ use crate::error::{Error, Result};
 /// [`Error::ShaderCompile`] with the compiler's text; a build without the
 /// cargo feature `glsl` returns [`Error::GlslUnsupported`] for every source.
 #[cfg(not(feature = "glsl"))]
-pub fn compile_glsl(_source: &str, _name: &str) -> Result<Vec<u32>> {
+pub fn compile_glsl_with(_source: &str, _name: &str, _level: OptLevel) -> Result<Vec<u32>> {
     Err(Error::GlslUnsupported)
 }
 
-/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2.
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2, with
+/// shaderc's optimizer at `level`.
 ///
 /// Vulkan 1.2 (SPIR-V 1.5) is targeted on purpose: SPIR-V for Vulkan 1.3
 /// expresses work-group sizes with `LocalSizeId`, which needs maintenance4.
@@ -24,7 +59,7 @@ pub fn compile_glsl(_source: &str, _name: &str) -> Result<Vec<u32>> {
 /// [`Error::ShaderCompile`] with the compiler's text; a build without the
 /// cargo feature `glsl` returns [`Error::GlslUnsupported`] for every source.
 #[cfg(feature = "glsl")]
-pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
+pub fn compile_glsl_with(source: &str, name: &str, level: OptLevel) -> Result<Vec<u32>> {
     // shaderc hands both strings to C: an interior NUL would end them early
     // (and makes shaderc-rs panic), so refuse it with a clear error.
     if let Some(at) = source.find('\0') {
@@ -43,7 +78,7 @@ pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
     let name = if name.is_empty() { "shader.comp" } else { name };
     // Backstop: whatever else makes the compiler's Rust wrapper panic comes
     // back as a compile error, never as a panic in the caller.
-    std::panic::catch_unwind(|| compile_unchecked(source, name)).unwrap_or_else(|p| {
+    std::panic::catch_unwind(|| compile_unchecked(source, name, level)).unwrap_or_else(|p| {
         let why = crate::error::panic_message(&*p);
         Err(Error::ShaderCompile(format!(
             "{name}: the compiler failed: {why}"
@@ -77,7 +112,7 @@ fn check_version_directive(source: &str, name: &str) -> Result<()> {
 }
 
 #[cfg(feature = "glsl")]
-fn compile_unchecked(source: &str, name: &str) -> Result<Vec<u32>> {
+fn compile_unchecked(source: &str, name: &str, level: OptLevel) -> Result<Vec<u32>> {
     let compiler = shaderc::Compiler::new()
         .map_err(|e| Error::ShaderCompile(format!("shaderc is unavailable: {e}")))?;
     let mut options = shaderc::CompileOptions::new()
@@ -86,7 +121,7 @@ fn compile_unchecked(source: &str, name: &str) -> Result<Vec<u32>> {
         shaderc::TargetEnv::Vulkan,
         shaderc::EnvVersion::Vulkan1_2 as u32,
     );
-    options.set_optimization_level(shaderc::OptimizationLevel::Performance);
+    options.set_optimization_level(level.to_shaderc());
     let artifact = compiler
         .compile_into_spirv(
             source,
@@ -120,6 +155,46 @@ mod lean_tests {
 #[cfg(all(test, feature = "glsl"))]
 mod tests {
     use super::*;
+
+    const LOOP: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float b[]; };
+void main() {
+    float v[16];
+    float unused = 3.0;
+    for (int j = 0; j < 16; j++) v[j] = float(j) * b[j];
+    float s = 0.0;
+    for (int j = 0; j < 16; j++) s += v[j];
+    b[gl_GlobalInvocationID.x] = s;
+}";
+
+    #[test]
+    fn optimization_levels_give_different_valid_spirv() {
+        let zero = compile_glsl_with(LOOP, "l.comp", OptLevel::Zero).unwrap();
+        let size = compile_glsl_with(LOOP, "l.comp", OptLevel::Size).unwrap();
+        let perf = compile_glsl_with(LOOP, "l.comp", OptLevel::Performance).unwrap();
+        // SPIR-V magic number, and every level reflects to the same interface.
+        for w in [&zero, &size, &perf] {
+            assert_eq!(w[0], 0x0723_0203);
+            let r = crate::vk::spirv::reflect(w, "main").unwrap();
+            assert_eq!(r.local_size, [64, 1, 1]);
+        }
+        // Unoptimized SPIR-V keeps glslang's loads, stores and names.
+        assert!(zero.len() > size.len(), "{} vs {}", zero.len(), size.len());
+        assert!(zero.len() > perf.len(), "{} vs {}", zero.len(), perf.len());
+        // The default is what compile_glsl uses.
+        assert_eq!(OptLevel::default(), OptLevel::Performance);
+        assert_eq!(compile_glsl(LOOP, "l.comp").unwrap(), perf);
+    }
+
+    #[test]
+    fn every_level_reports_compile_errors() {
+        for level in [OptLevel::Zero, OptLevel::Size, OptLevel::Performance] {
+            let err = compile_glsl_with("#version 450\nvoid main() { x = 1; }", "e.comp", level)
+                .unwrap_err();
+            assert!(matches!(err, Error::ShaderCompile(_)), "{err}");
+        }
+    }
 
     #[test]
     fn compile_error_is_readable_text() {

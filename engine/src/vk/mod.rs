@@ -212,6 +212,9 @@ pub struct PhysicalDeviceInfo {
     pub max_group_size: [u32; 3],
     /// `maxComputeWorkGroupInvocations`.
     pub max_group_invocations: u32,
+    /// `maxComputeSharedMemorySize`: bytes of shared (work-group) memory a
+    /// compute shader may declare.
+    pub max_shared_memory: u32,
     /// `maxPushConstantsSize`.
     pub max_push_constants: u32,
     /// `maxStorageBufferRange`.
@@ -337,6 +340,7 @@ impl PhysicalDeviceInfo {
             max_group_count: l.max_compute_work_group_count,
             max_group_size: l.max_compute_work_group_size,
             max_group_invocations: l.max_compute_work_group_invocations,
+            max_shared_memory: l.max_compute_shared_memory_size,
             max_push_constants: l.max_push_constants_size,
             max_storage_buffer_range: l.max_storage_buffer_range,
             min_storage_offset_alignment: l.min_storage_buffer_offset_alignment,
