@@ -355,6 +355,23 @@ pub enum Error {
         /// What failed.
         cause: String,
     },
+    /// A staged run ([`MemoryPlacement::Staged`](crate::MemoryPlacement),
+    /// demanded by the options or `COEXEC_MEMORY`) could not give argument
+    /// `binding` a device-local mirror (under
+    /// [`MemoryPlacement::Auto`](crate::MemoryPlacement) the buffer is bound
+    /// zero-copy instead, with a warning).
+    #[error("argument {binding} ({bytes} bytes) has no device-local mirror on {device}: {source}")]
+    MirrorUnavailable {
+        /// The argument's position.
+        binding: u32,
+        /// The buffer's size.
+        bytes: u64,
+        /// The GPU's name.
+        device: String,
+        /// Why the allocation failed.
+        #[source]
+        source: Box<Error>,
+    },
     /// The Khronos validation layer reported errors while the call ran (only
     /// with [`EngineOptions::validation_errors_fail`](crate::EngineOptions)).
     #[error(

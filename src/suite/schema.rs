@@ -331,6 +331,7 @@ mod tests {
             gpu_gaps: None,
             failure: None,
             declined_s: None,
+            transfers: Default::default(),
         }
     }
 
@@ -342,6 +343,7 @@ mod tests {
             devices,
             packages: Default::default(),
             from_profile: false,
+            memory: crate::MemoryPlacement::ZeroCopy,
         }
     }
 

@@ -6,13 +6,15 @@ use super::cpu::Idle;
 #[cfg(feature = "test-hooks")]
 use super::inject::Injected;
 use super::kernel::Geometry;
-use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord};
+use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Transfers};
 use super::settle::{settle, Outcome, RingObserver};
+use super::staging::Staging;
 use crate::error::{Error, VkError};
 use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
     WorkQueue,
 };
+use crate::vk::transfer::{Direction, Stager};
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -29,6 +31,8 @@ pub(crate) struct GpuUnit {
     pub(crate) ring: Mutex<DispatchRing>,
     /// Index of the dispatch loop's thread in the engine's pool.
     pub(crate) thread: usize,
+    /// Transfers of staged runs (`None` for a zero-copy engine).
+    pub(crate) stager: Option<Mutex<Stager>>,
 }
 
 /// What a run's dispatch loop needs: the GPU, the kernel's pipeline and
@@ -47,6 +51,8 @@ pub(crate) struct GpuRole<'a> {
     /// The kernel's flag: set once this engine's GPU has completed a
     /// package of it (see [`Kernel`](crate::Kernel)'s `gpu_warm`).
     pub(crate) warm: &'a AtomicBool,
+    /// The staged plan of a staged run; `None`: zero-copy.
+    pub(crate) staging: Option<&'a Staging<'a>>,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
 }
@@ -104,6 +110,8 @@ struct LaneData {
     lost: Vec<Range<u64>>,
     /// Units of those packages.
     lost_units: u64,
+    /// Staged transfers.
+    transfers: Transfers,
 }
 
 /// The loop's results, written once at its end.
@@ -121,6 +129,15 @@ pub(crate) struct LostItems {
 }
 
 impl Lane {
+    /// After a staged run: updates the mirrors' residency (see
+    /// [`Staging::finish`]; the GPU did every one of the run's `items`
+    /// unless it failed or others did some) and counts the fallbacks.
+    pub(crate) fn staged(&self, staging: &Staging<'_>, items: u64) {
+        let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        d.transfers.zero_copy_fallbacks = staging.fallbacks;
+        staging.finish(d.failure.is_none() && d.items == items, items);
+    }
+
     /// The GPU's report, and its lost items if any; its package records
     /// (which carry their device index already) are moved to `log`.
     pub(crate) fn finish(
@@ -155,6 +172,7 @@ impl Lane {
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
             failure: d.failure,
             declined_s: d.declined_s,
+            transfers: d.transfers,
         };
         log.push_lane(d.records);
         (report, lost)
@@ -264,6 +282,10 @@ struct Loop<'r, 'a> {
     estimates: &'r dyn PowerEstimator,
     t0: Instant,
     ring: MutexGuard<'r, DispatchRing>,
+    /// Staged runs: the transfers' command buffer.
+    stager: Option<MutexGuard<'r, Stager>>,
+    /// Staged runs: the uploads were done (before the first package).
+    uploaded: bool,
     state: ClaimantState,
     inflight: VecDeque<InFlight>,
     data: LaneData,
@@ -299,6 +321,8 @@ pub(crate) fn dispatch_loop(
         state: plan.claimant(role.device, 0),
         inflight: VecDeque::with_capacity(ring.depth()),
         ring,
+        stager: role.staging.and(role.unit.stager.as_ref()).map(|m| m.lock().unwrap_or_else(|p| p.into_inner())),
+        uploaded: false,
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
@@ -361,7 +385,7 @@ impl Loop<'_, '_> {
                 Err(e) => return Err(Failure::new(e)),
             }
             let f = self.inflight.pop_front().expect("front exists");
-            self.retire(f, Instant::now(), true);
+            self.retire(f, Instant::now(), true)?;
         }
     }
 
@@ -409,6 +433,11 @@ impl Loop<'_, '_> {
 
     /// Submits the package `units`.
     fn submit(&mut self, units: Range<u64>, stolen: bool) -> Result<(), Failure> {
+        if let Err(why) = self.upload() {
+            // Nothing of the package was submitted: it goes back as is.
+            self.queue.requeue(units);
+            return Err(Failure::new(why));
+        }
         let (base, count) = self.role.geometry.dispatch(&units);
         let d = Dispatch {
             pipeline: self.role.pipeline,
@@ -469,10 +498,72 @@ impl Loop<'_, '_> {
         unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
     }
 
-    /// Records the package `f`, seen complete at `done`, and completes its
-    /// units in the queue. `measured`: its time measures the device (not so
-    /// for packages settled after a failure).
-    fn retire(&mut self, f: InFlight, done: Instant, measured: bool) {
+    /// Staged runs, before the first package: uploads what the GPU reads.
+    fn upload(&mut self) -> Result<(), String> {
+        let (Some(staging), false) = (self.role.staging, self.uploaded) else {
+            return Ok(());
+        };
+        let copies = staging.uploads();
+        self.transfer(Direction::Upload, &copies, None)?;
+        self.uploaded = true;
+        staging.uploaded();
+        self.data.transfers.upload_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
+        Ok(())
+    }
+
+    /// Staged runs: brings back what the completed package `f` wrote.
+    fn download(&mut self, f: &InFlight) -> Result<(), String> {
+        let Some(staging) = self.role.staging else {
+            return Ok(());
+        };
+        let copies = staging.downloads(&self.role.geometry.package(f.units.clone()));
+        self.transfer(Direction::Download, &copies, Some(f.ticket))?;
+        self.data.transfers.download_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
+        Ok(())
+    }
+
+    /// Runs one transfer batch (after ring ticket `after`, where given) and
+    /// waits for it, counting its time.
+    fn transfer(
+        &mut self,
+        direction: Direction,
+        copies: &[crate::vk::transfer::Copy],
+        after: Option<u64>,
+    ) -> Result<(), String> {
+        if copies.is_empty() {
+            return Ok(());
+        }
+        let timeout_ns = self.timeout_ns();
+        let Some(stager) = self.stager.as_mut() else {
+            return Err("a staged run without a stager".into());
+        };
+        let t = Instant::now();
+        let after = after.map(|ticket| (self.ring.timeline(), ticket));
+        // SAFETY: the copies name the run's buffers and their mirrors, of
+        // this device, sized by the buffers, with transfer usage (staged
+        // engines create both so); the run borrows them until it returns,
+        // and this waits for the batch (or the stager waits for it before
+        // its next batch and when dropped, and the engine's devices outlive
+        // it). The ring's timeline outlives the batch likewise.
+        let r = unsafe { stager.run(direction, copies, after, timeout_ns) };
+        self.data.transfers.seconds += t.elapsed().as_secs_f64();
+        match r {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(format!("a {direction:?} transfer ran past the timeout")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Records the package `f`, seen complete at `done`, downloads what it
+    /// wrote (staged runs) and completes its units in the queue.
+    /// `measured`: its time measures the device (not so for packages
+    /// settled after a failure). A failed download leaves the package's
+    /// outcome unknown ([`Loop::unknown`]) and fails the GPU.
+    fn retire(&mut self, f: InFlight, done: Instant, measured: bool) -> Result<(), Failure> {
+        if let Err(why) = self.download(&f) {
+            self.unknown(f.units);
+            return Err(Failure::new(why));
+        }
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
         if let Ok(Some(span)) = self.ring.span(f.ticket) {
@@ -510,6 +601,7 @@ impl Loop<'_, '_> {
             stolen: f.stolen,
         });
         self.queue.complete(n);
+        Ok(())
     }
 
     /// After a failure: gives the unclaimed share back at once (the GPU
@@ -538,7 +630,10 @@ impl Loop<'_, '_> {
         let settled = Instant::now();
         for (p, outcome) in inflight.into_iter().zip(outcomes) {
             match outcome {
-                Outcome::Ran => self.retire(p, settled, false),
+                Outcome::Ran => {
+                    // A failed download already gave the package back.
+                    let _ = self.retire(p, settled, false);
+                }
                 Outcome::Unknown => self.unknown(p.units),
             }
         }

@@ -9,10 +9,13 @@
 
 mod backend;
 mod buffer;
+pub(crate) mod mirror;
+pub(crate) mod placement;
 
 pub use backend::AllocatorBackend;
 pub(crate) use buffer::RawBuffer;
 pub use buffer::{Buffer, BufferBinding, BufferId};
+pub use placement::{is_unified_memory, MemoryPlacement};
 
 use crate::error::{Error, Result};
 use crate::vk::Device;
@@ -29,6 +32,11 @@ pub struct UnifiedMemory {
     engine_id: u64,
     /// `minImportedHostPointerAlignment`; `None` without `VK_EXT_external_memory_host`.
     import_alignment: Option<u64>,
+    /// Where GPU runs bind the buffers (never `Auto`).
+    placement: MemoryPlacement,
+    /// Staging was demanded, not chosen by `Auto`: a mirror that cannot be
+    /// allocated is an error rather than a fallback.
+    staging_demanded: bool,
 }
 
 impl std::fmt::Debug for UnifiedMemory {
@@ -44,12 +52,17 @@ impl std::fmt::Debug for UnifiedMemory {
 impl UnifiedMemory {
     /// Creates the allocator for `device` with the chosen backend. `engine_id`
     /// tags every buffer so that a buffer of another engine is recognised.
+    ///
+    /// `placement` is resolved for the device (see
+    /// [`MemoryPlacement::Auto`]; `COEXEC_MEMORY` overrides it).
     pub fn new(
         device: Arc<Device>,
         backend: AllocatorBackend,
         engine_id: u64,
+        placement: MemoryPlacement,
     ) -> Result<Arc<Self>> {
         let info = device.info();
+        let (placement, staging_demanded) = placement::resolve(placement, info);
         let memory_type = info
             .unified_memory_type()
             .ok_or_else(|| Error::NoMemoryType {
@@ -76,7 +89,21 @@ impl UnifiedMemory {
             memory_type,
             engine_id,
             import_alignment,
+            placement,
+            staging_demanded,
         }))
+    }
+
+    /// Where GPU runs bind this allocator's buffers: [`MemoryPlacement::ZeroCopy`]
+    /// or [`MemoryPlacement::Staged`], never `Auto`.
+    pub fn placement(&self) -> MemoryPlacement {
+        self.placement
+    }
+
+    /// Staging was demanded ([`MemoryPlacement::Staged`] asked for), so a
+    /// mirror that cannot be allocated fails the run.
+    pub(crate) fn staging_demanded(&self) -> bool {
+        self.staging_demanded
     }
 
     /// The device.

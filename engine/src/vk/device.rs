@@ -207,6 +207,43 @@ impl Device {
         self.check(r)
     }
 
+    /// Submits `cb` once timeline `after.0` reached `after.1` (where given;
+    /// transfers wait at the transfer stage), signalling timeline `sem` to
+    /// `value` when it completes.
+    ///
+    /// # Safety
+    /// As for [`Device::submit`]; `after`'s timeline belongs to this device
+    /// and stays alive until the submission completed.
+    pub(crate) unsafe fn submit_after(
+        &self,
+        cb: vk::CommandBuffer,
+        after: Option<(&Timeline, u64)>,
+        sem: &Timeline,
+        value: u64,
+    ) -> Result<(), VkError> {
+        let cbs = [cb];
+        let sems = [sem.raw()];
+        let values = [value];
+        let waits: Vec<vk::Semaphore> = after.iter().map(|(t, _)| t.raw()).collect();
+        let wait_values: Vec<u64> = after.iter().map(|&(_, v)| v).collect();
+        let stages = vec![vk::PipelineStageFlags::TRANSFER; waits.len()];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&values);
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cbs)
+            .signal_semaphores(&sems)
+            .push_next(&mut timeline);
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the queue is externally synchronised by the mutex held here;
+        // the caller guarantees the command buffer, semaphore and value rules.
+        let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
+            .call("vkQueueSubmit");
+        self.check(r)
+    }
+
     /// Submits raw submit infos to the queue (test hooks).
     ///
     /// # Safety

@@ -14,6 +14,7 @@ mod ring;
 pub mod spirv;
 mod timeline;
 mod timestamps;
+pub(crate) mod transfer;
 
 pub use device::{Device, DeviceOptions};
 pub use cache::PipelineCache;
