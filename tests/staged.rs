@@ -60,7 +60,14 @@ fn map_ref(x: u32, i: u32) -> u32 {
 }
 
 fn map_kernel(e: &Engine) -> Kernel {
-    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
+    map_kernel_slow(e, std::time::Duration::ZERO)
+}
+
+/// [`map_kernel`] whose CPU packages sleep `nap` each: the GPU then takes
+/// part in every run.
+fn map_kernel_slow(e: &Engine, nap: std::time::Duration) -> Kernel {
+    let cpu = Arc::new(move |p: &Package, a: &mut CpuArgs<'_>| {
+        std::thread::sleep(nap);
         let x = a.input::<u32>(0);
         let o = a.output::<u32>(1);
         for (k, i) in p.items.clone().enumerate() {
@@ -81,7 +88,13 @@ void main() {
 }";
 
 fn acc_kernel(e: &Engine) -> Kernel {
-    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
+    acc_kernel_slow(e, std::time::Duration::ZERO)
+}
+
+/// [`acc_kernel`] whose CPU packages sleep `nap` each.
+fn acc_kernel_slow(e: &Engine, nap: std::time::Duration) -> Kernel {
+    let cpu = Arc::new(move |p: &Package, a: &mut CpuArgs<'_>| {
+        std::thread::sleep(nap);
         let o = a.output::<u32>(0);
         for (k, i) in p.items.clone().enumerate() {
             o[k] = o[k].wrapping_add(i as u32 + 1);
@@ -148,11 +161,21 @@ fn schedulers() -> Vec<Scheduler> {
 
 /// Runs the map kernel on `e` and returns the output and the report.
 fn run_map(e: &Engine, x: &Buffer<u32>, sched: &Scheduler, devices: Devices) -> (Vec<u32>, Report) {
-    let k = map_kernel(e);
+    run_map_with(e, &map_kernel(e), x, sched, devices)
+}
+
+/// Runs map kernel `k` on `e`.
+fn run_map_with(
+    e: &Engine,
+    k: &Kernel,
+    x: &Buffer<u32>,
+    sched: &Scheduler,
+    devices: Devices,
+) -> (Vec<u32>, Report) {
     let mut o = e.buffer::<u32>(x.len()).unwrap();
     let r = e
         .run(
-            &k,
+            k,
             Args::new().input(x).output(&mut o).push(&(x.len() as u32)),
             IndexSpace::D1(x.len() as u64),
             sched,
@@ -383,5 +406,113 @@ proptest! {
         prop_assert_eq!(got, want);
         let g = gpu(&r);
         prop_assert_eq!(g.transfers.download_bytes, g.items * 4);
+    }
+}
+
+/// Failures (test hooks): every package the GPU completed is downloaded
+/// exactly once, and the result is the reference's.
+#[cfg(feature = "test-hooks")]
+mod faults {
+    use super::*;
+    use coexec::hooks::{FaultInjection, GpuFault};
+    use std::time::Duration;
+
+    fn fresh() -> Option<Engine> {
+        common::engine_from(EngineOptions {
+            workers: Some(1),
+            validation: coexec::Validation::IfAvailable,
+            gpu_timeout: Duration::from_millis(300),
+            profiles: false,
+            memory: MemoryPlacement::Staged,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_failed_gpu_downloads_each_completed_package_once() {
+        let n = 64 * 400;
+        for (fault, writeonly) in [
+            (GpuFault::DeviceLost, false),
+            (GpuFault::Hang, false),
+            (GpuFault::HangThenLost, true),
+            (GpuFault::SubmitError, false),
+        ] {
+            let Some(e) = fresh() else { return };
+            e.inject_gpu_fault(FaultInjection {
+                fault,
+                after_packages: 1,
+            });
+            let sched = Scheduler::Dynamic { packages: 40 };
+            let nap = Duration::from_millis(1);
+            let (got, want, r) = if writeonly {
+                let data = input(n, 5);
+                let x = e.buffer_from_slice(&data).unwrap();
+                let k = map_kernel_slow(&e, nap);
+                let (got, r) = run_map_with(&e, &k, &x, &sched, Devices::ALL);
+                let want: Vec<u32> = (0..n).map(|i| map_ref(data[i], i as u32)).collect();
+                (got, want, r)
+            } else {
+                let k = acc_kernel_slow(&e, nap);
+                let mut o = e.buffer_from_slice(&vec![7u32; n]).unwrap();
+                let r = e
+                    .run(
+                        &k,
+                        Args::new().output(&mut o).push(&(n as u32)),
+                        IndexSpace::D1(n as u64),
+                        &sched,
+                        Devices::ALL,
+                    )
+                    .unwrap();
+                let want: Vec<u32> = (0..n as u32).map(|i| 7 + i + 1).collect();
+                (o.to_vec(), want, r)
+            };
+            assert_eq!(got, want, "{fault:?}");
+            let g = gpu(&r);
+            assert!(g.failure.is_some(), "{fault:?}");
+            assert_eq!(g.transfers.download_bytes, g.items * 4, "{fault:?}");
+            let total: u64 = r.devices.iter().map(|d| d.items).sum();
+            assert_eq!(total, n as u64, "{fault:?}");
+        }
+    }
+
+    #[test]
+    fn a_mirror_that_does_not_fit_fails_staged_and_falls_back_under_auto() {
+        let Some(e) = fresh() else { return };
+        let x = e.buffer_from_slice(&input(640, 4)).unwrap();
+        // Demanded: a typed error.
+        e.inject_mirror_failure(false);
+        let k = map_kernel(&e);
+        let mut o = e.buffer::<u32>(640).unwrap();
+        let err = e
+            .run(
+                &k,
+                Args::new().input(&x).output(&mut o).push(&640u32),
+                IndexSpace::D1(640),
+                &Scheduler::Dynamic { packages: 3 },
+                Devices::GPU,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                coexec::Error::MirrorUnavailable {
+                    binding: 0,
+                    bytes: 2560,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // Chosen by Auto: the buffers are bound zero-copy, the run is right.
+        e.inject_mirror_failure(true);
+        let (got, r) = run_map(&e, &x, &Scheduler::Dynamic { packages: 3 }, Devices::ALL);
+        let want: Vec<u32> = (0..640).map(|i| map_ref(x[i], i as u32)).collect();
+        assert_eq!(got, want);
+        let g = gpu(&r);
+        assert_eq!(g.transfers.zero_copy_fallbacks, 2);
+        assert_eq!(
+            (g.transfers.upload_bytes, g.transfers.download_bytes),
+            (0, 0)
+        );
     }
 }

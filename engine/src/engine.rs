@@ -493,6 +493,15 @@ impl Engine {
         *self.inner.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(fault);
     }
 
+    /// Makes every new device-local mirror allocation fail from now on
+    /// (test hook; cargo feature `test-hooks`); with `as_auto`, staging
+    /// counts as chosen by [`MemoryPlacement::Auto`], so the buffer falls
+    /// back to zero-copy instead of failing the run.
+    #[cfg(feature = "test-hooks")]
+    pub fn inject_mirror_failure(&self, as_auto: bool) {
+        self.inner.memory.inject_mirror_failure(as_auto);
+    }
+
     /// The engine's process-unique id (buffers carry it; a buffer of another
     /// engine is refused).
     pub fn id(&self) -> u64 {

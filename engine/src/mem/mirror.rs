@@ -48,6 +48,13 @@ impl Mirror {
     /// A device-local buffer of `bytes` bytes on `memory`'s device, through
     /// its allocator backend.
     pub(crate) fn new(memory: &Arc<UnifiedMemory>, bytes: u64) -> Result<Mirror> {
+        #[cfg(feature = "test-hooks")]
+        if memory.mirror_fault().is_some() {
+            return Err(Error::Allocation {
+                bytes,
+                message: "mirror allocation failed (injected)".into(),
+            });
+        }
         let device = memory.device();
         let info = vk::BufferCreateInfo::default()
             .size(bytes)

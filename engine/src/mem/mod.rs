@@ -37,6 +37,10 @@ pub struct UnifiedMemory {
     /// Staging was demanded, not chosen by `Auto`: a mirror that cannot be
     /// allocated is an error rather than a fallback.
     staging_demanded: bool,
+    /// Test hook: mirror allocations fail; `Some(true)`: and staging counts
+    /// as chosen by `Auto` (see [`UnifiedMemory::inject_mirror_failure`]).
+    #[cfg(feature = "test-hooks")]
+    mirror_fault: std::sync::Mutex<Option<bool>>,
 }
 
 impl std::fmt::Debug for UnifiedMemory {
@@ -91,6 +95,8 @@ impl UnifiedMemory {
             import_alignment,
             placement,
             staging_demanded,
+            #[cfg(feature = "test-hooks")]
+            mirror_fault: std::sync::Mutex::new(None),
         }))
     }
 
@@ -103,7 +109,25 @@ impl UnifiedMemory {
     /// Staging was demanded ([`MemoryPlacement::Staged`] asked for), so a
     /// mirror that cannot be allocated fails the run.
     pub(crate) fn staging_demanded(&self) -> bool {
+        #[cfg(feature = "test-hooks")]
+        if self.mirror_fault() == Some(true) {
+            return false;
+        }
         self.staging_demanded
+    }
+
+    /// Test hook: from now on every new mirror allocation fails; with
+    /// `as_auto`, staging also counts as chosen by `Auto` (the buffer then
+    /// falls back to zero-copy instead of failing the run).
+    #[cfg(feature = "test-hooks")]
+    pub fn inject_mirror_failure(&self, as_auto: bool) {
+        *self.mirror_fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(as_auto);
+    }
+
+    /// The injected mirror fault, if any.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn mirror_fault(&self) -> Option<bool> {
+        *self.mirror_fault.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The device.
