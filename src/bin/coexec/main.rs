@@ -8,7 +8,7 @@ mod suite;
 
 use clap::{Parser, Subcommand};
 use coexec::error::chain;
-use coexec::{Engine, EngineOptions};
+use coexec::{Engine, EngineOptions, MemoryPlacement};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -54,9 +54,10 @@ fn main() -> ExitCode {
 
 /// The command's engine: with COEXEC_VALIDATION=1, a validation error fails
 /// the command.
-fn open_engine(workers: Option<usize>) -> Result<Engine, String> {
+fn open_engine(workers: Option<usize>, memory: MemoryPlacement) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
+        memory,
         validation_errors_fail: true,
         ..Default::default()
     })
