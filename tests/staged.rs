@@ -340,6 +340,52 @@ fn a_buffer_written_as_output_is_read_as_input_next() {
     common::assert_validation_clean(&s);
 }
 
+/// A CPU-only run writes an output's host copy alone: the next GPU run
+/// that reads the buffer uploads it again.
+#[test]
+fn a_cpu_only_run_makes_the_mirror_stale() {
+    let Some(s) = staged() else { return };
+    let n = 64 * 8;
+    let k = map_kernel(&s);
+    let x1 = s.buffer_from_slice(&input(n, 1)).unwrap();
+    let x2 = s.buffer_from_slice(&input(n, 2)).unwrap();
+    let mut mid = s.buffer::<u32>(n).unwrap();
+    let mut out = s.buffer::<u32>(n).unwrap();
+    let sched = Scheduler::Dynamic { packages: 4 };
+    let space = IndexSpace::D1(n as u64);
+    let push = n as u32;
+    s.run(
+        &k,
+        Args::new().input(&x1).output(&mut mid).push(&push),
+        space,
+        &sched,
+        Devices::GPU,
+    )
+    .unwrap();
+    s.run(
+        &k,
+        Args::new().input(&x2).output(&mut mid).push(&push),
+        space,
+        &sched,
+        Devices::CPU,
+    )
+    .unwrap();
+    let r = s
+        .run(
+            &k,
+            Args::new().input(&mid).output(&mut out).push(&push),
+            space,
+            &sched,
+            Devices::GPU,
+        )
+        .unwrap();
+    assert_eq!(gpu(&r).transfers.upload_bytes, n as u64 * 4);
+    for i in 0..n {
+        let m = map_ref(x2[i], i as u32);
+        assert_eq!((mid[i], out[i]), (m, map_ref(m, i as u32)), "item {i}");
+    }
+}
+
 #[test]
 fn zero_copy_runs_transfer_nothing() {
     let Some(z) = zero_copy() else { return };
@@ -515,4 +561,31 @@ mod faults {
             (0, 0)
         );
     }
+}
+
+/// Mirrors through the Vulkan Memory Allocator backend.
+#[cfg(feature = "vma")]
+#[test]
+fn staged_mirrors_through_vma() {
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        allocator: coexec::AllocatorBackend::Vma,
+        validation: coexec::Validation::IfAvailable,
+        profiles: false,
+        memory: MemoryPlacement::Staged,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let n = 64 * 30 + 3;
+    let data = input(n, 11);
+    let x = e.buffer_from_slice(&data).unwrap();
+    for devices in [Devices::GPU, Devices::ALL] {
+        let (got, r) = run_map(&e, &x, &Scheduler::Dynamic { packages: 5 }, devices);
+        let want: Vec<u32> = (0..n).map(|i| map_ref(data[i], i as u32)).collect();
+        assert_eq!(got, want, "{devices:?}");
+        assert_eq!(r.memory, MemoryPlacement::Staged);
+        assert_eq!(gpu(&r).transfers.download_bytes, gpu(&r).items * 4);
+    }
+    common::assert_validation_clean(&e);
 }

@@ -300,8 +300,13 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
-        if let Some(s) = &staging {
-            lanes.gpu.staged(s, shared.geometry.space.items());
+        match &staging {
+            Some(s) => lanes.gpu.staged(s, shared.geometry.space.items()),
+            // CPU packages wrote the host copies of the outputs alone.
+            None if inner.memory.placement() == MemoryPlacement::Staged => {
+                crate::exec::staging::outputs_written_by_host(&args.buffers)
+            }
+            None => {}
         }
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel

@@ -682,6 +682,13 @@ impl Loop<'_, '_> {
         if self.ring.last_ticket() > 0 && !matches!(self.ring.drain(self.timeout_ns()), Ok(true)) {
             let _ = device.wait_idle();
         }
+        // A transfer batch that timed out may still run: the run's buffers
+        // must outlive it too.
+        if let Some(stager) = &self.stager {
+            if !matches!(stager.drain(self.timeout_ns()), Ok(true)) {
+                let _ = device.wait_idle();
+            }
+        }
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self.injected {
             // SAFETY: released above, and the queue drained.

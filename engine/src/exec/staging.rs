@@ -135,6 +135,14 @@ impl<'a> Staging<'a> {
     }
 }
 
+/// After a run without a staged GPU (CPU only): the outputs' host copies
+/// changed, so their mirrors no longer equal them.
+pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>]) {
+    for a in args.iter().filter(|a| a.access != Access::Read) {
+        a.raw.mirror().synced = None;
+    }
+}
+
 /// The mirror of argument `i`, allocated on first use; `None` when it does
 /// not fit and staging was not demanded.
 fn mirror_of(i: usize, raw: &RawBuffer) -> Result<Option<vk::Buffer>> {

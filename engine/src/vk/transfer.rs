@@ -117,6 +117,14 @@ impl Stager {
         self.sem.wait(value, timeout_ns)
     }
 
+    /// Waits up to `timeout_ns` for the last batch; `Ok(false)` on timeout.
+    pub(crate) fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
+        if self.last == 0 {
+            return Ok(true);
+        }
+        self.sem.wait(self.last, timeout_ns)
+    }
+
     /// Records the batch into the idle command buffer.
     ///
     /// # Safety
