@@ -1,7 +1,7 @@
 //! Where the GPU reads a run's buffers: in place in host memory (zero-copy)
 //! or from device-local mirrors (staged).
 
-use crate::vk::PhysicalDeviceInfo;
+use crate::vk::{MemoryHeap, MemoryType, PhysicalDeviceInfo};
 use ash::vk;
 
 /// Where the GPU reads and writes a run's buffers ([`EngineOptions::memory`],
@@ -66,11 +66,16 @@ pub(crate) fn env_override() -> Option<MemoryPlacement> {
 /// `true` when the GPU reads host memory at device speed: a memory type that
 /// is device-local, host-visible, coherent and cached, or a single heap.
 pub fn is_unified_memory(info: &PhysicalDeviceInfo) -> bool {
+    unified(&info.memory_types, &info.heaps)
+}
+
+/// [`is_unified_memory`] over the device's memory types and heaps.
+fn unified(types: &[MemoryType], heaps: &[MemoryHeap]) -> bool {
     let all = vk::MemoryPropertyFlags::DEVICE_LOCAL
         | vk::MemoryPropertyFlags::HOST_VISIBLE
         | vk::MemoryPropertyFlags::HOST_COHERENT
         | vk::MemoryPropertyFlags::HOST_CACHED;
-    info.heaps.len() == 1 || info.memory_types.iter().any(|t| t.flags.contains(all))
+    heaps.len() == 1 || types.iter().any(|t| t.flags.contains(all))
 }
 
 /// The placement an engine uses on `info`: `COEXEC_MEMORY` over `requested`,
@@ -80,8 +85,13 @@ pub(crate) fn resolve(
     requested: MemoryPlacement,
     info: &PhysicalDeviceInfo,
 ) -> (MemoryPlacement, bool) {
-    match env_override().unwrap_or(requested) {
-        MemoryPlacement::Auto if is_unified_memory(info) => (MemoryPlacement::ZeroCopy, false),
+    choose(env_override().unwrap_or(requested), is_unified_memory(info))
+}
+
+/// `requested` on a device whose memory is `unified` or not.
+fn choose(requested: MemoryPlacement, unified: bool) -> (MemoryPlacement, bool) {
+    match requested {
+        MemoryPlacement::Auto if unified => (MemoryPlacement::ZeroCopy, false),
         MemoryPlacement::Auto => (MemoryPlacement::Staged, false),
         p => (p, p == MemoryPlacement::Staged),
     }
@@ -91,7 +101,12 @@ pub(crate) fn resolve(
 /// device-local, preferring one the host cannot map (never resizable BAR
 /// where plain device memory exists); the lowest index among equals.
 pub(crate) fn device_local_type(info: &PhysicalDeviceInfo, allowed: u32) -> Option<u32> {
-    info.memory_types
+    local_type(&info.memory_types, allowed)
+}
+
+/// [`device_local_type`] over the device's memory types.
+fn local_type(types: &[MemoryType], allowed: u32) -> Option<u32> {
+    types
         .iter()
         .enumerate()
         .filter(|(i, t)| {
@@ -102,4 +117,83 @@ pub(crate) fn device_local_type(info: &PhysicalDeviceInfo, allowed: u32) -> Opti
         })
         .min_by_key(|(i, t)| (t.host_visible(), *i))
         .map(|(i, _)| i as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vk::MemoryPropertyFlags as F;
+
+    fn t(flags: F, heap: u32) -> MemoryType {
+        MemoryType { flags, heap }
+    }
+
+    fn heap(gib: u64, device_local: bool) -> MemoryHeap {
+        MemoryHeap {
+            size: gib << 30,
+            device_local,
+        }
+    }
+
+    /// The H200's memory (as read on the GPU machine) is not unified:
+    /// `Auto` stages there, into plain device memory, never BAR.
+    #[test]
+    fn auto_stages_on_the_h200_into_device_memory() {
+        let heaps = [heap(140, true), heap(94, false)];
+        let types = [
+            t(F::empty(), 1),
+            t(F::DEVICE_LOCAL, 0),
+            t(F::HOST_VISIBLE | F::HOST_COHERENT, 1),
+            t(F::HOST_VISIBLE | F::HOST_COHERENT | F::HOST_CACHED, 1),
+            t(F::DEVICE_LOCAL | F::HOST_VISIBLE | F::HOST_COHERENT, 0),
+        ];
+        assert!(!unified(&types, &heaps));
+        assert_eq!(
+            choose(MemoryPlacement::Auto, false),
+            (MemoryPlacement::Staged, false)
+        );
+        assert_eq!(local_type(&types, u32::MAX), Some(1));
+        // Where the buffer accepts only BAR: BAR.
+        assert_eq!(local_type(&types, 1 << 4), Some(4));
+        assert_eq!(local_type(&types, 1 << 2 | 1 << 3), None);
+    }
+
+    /// Lavapipe and integrated GPUs stay zero-copy under `Auto`; an
+    /// explicit choice is kept, and only `Staged` counts as demanded.
+    #[test]
+    fn auto_is_zero_copy_on_unified_memory() {
+        let lavapipe = [t(
+            F::DEVICE_LOCAL | F::HOST_VISIBLE | F::HOST_COHERENT | F::HOST_CACHED,
+            0,
+        )];
+        assert!(unified(&lavapipe, &[heap(8, true)]));
+        // A single heap is unified whatever its types.
+        assert!(unified(&[t(F::DEVICE_LOCAL, 0)], &[heap(8, true)]));
+        assert_eq!(
+            choose(MemoryPlacement::Auto, true),
+            (MemoryPlacement::ZeroCopy, false)
+        );
+        assert_eq!(
+            choose(MemoryPlacement::Staged, true),
+            (MemoryPlacement::Staged, true)
+        );
+        assert_eq!(
+            choose(MemoryPlacement::ZeroCopy, false),
+            (MemoryPlacement::ZeroCopy, false)
+        );
+        assert_eq!(local_type(&lavapipe, 1), Some(0));
+    }
+
+    #[test]
+    fn placements_parse_and_print_round_trip() {
+        for p in [
+            MemoryPlacement::Auto,
+            MemoryPlacement::ZeroCopy,
+            MemoryPlacement::Staged,
+        ] {
+            assert_eq!(p.to_string().parse::<MemoryPlacement>(), Ok(p));
+        }
+        let e = "fast".parse::<MemoryPlacement>().unwrap_err();
+        assert!(e.contains("auto, zero-copy or staged"), "{e}");
+    }
 }

@@ -108,6 +108,31 @@ mod tests {
     }
 
     #[test]
+    fn memory_placement_is_parsed_for_bench_and_suite() {
+        let argv = ["coexec", "bench", "--kernel", "nbody", "--memory", "staged"];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.memory.value, MemoryPlacement::Staged);
+        let Command::Suite(a) = Cli::try_parse_from(["coexec", "suite", "--memory", "zero-copy"])
+            .unwrap()
+            .command
+        else {
+            panic!("not suite");
+        };
+        assert_eq!(a.memory.value, MemoryPlacement::ZeroCopy);
+        let Command::Bench(a) = Cli::try_parse_from(["coexec", "bench", "--kernel", "nbody"])
+            .unwrap()
+            .command
+        else {
+            panic!("not bench");
+        };
+        assert_eq!(a.memory.value, MemoryPlacement::Auto);
+        let e = error(&["bench", "--kernel", "nbody", "--memory", "fast"]);
+        assert!(e.contains("--memory") && e.contains("zero-copy"), "{e}");
+    }
+
+    #[test]
     fn bad_bench_values_name_their_flag() {
         let e = error(&["bench", "--kernel", "fft"]);
         assert!(
