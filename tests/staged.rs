@@ -386,6 +386,24 @@ fn a_cpu_only_run_makes_the_mirror_stale() {
     }
 }
 
+/// Where the device has `VK_EXT_memory_budget`, each heap has a budget
+/// that mirrors are checked against, and a mirror takes from it.
+#[test]
+fn heap_budgets_are_read_where_the_device_has_them() {
+    let Some(s) = staged() else { return };
+    let info = s.device_info();
+    let heap = info.memory_types[s.memory_type() as usize].heap;
+    match s.device().heap_budget(heap) {
+        None => assert!(!info.memory_budget),
+        Some((usage, budget)) => {
+            assert!(info.memory_budget);
+            assert!(budget > 0 && budget <= info.heaps[heap as usize].size);
+            assert!(usage <= info.heaps[heap as usize].size, "{usage}");
+        }
+    }
+    assert!(s.device().heap_budget(info.heaps.len() as u32).is_none());
+}
+
 #[test]
 fn zero_copy_runs_transfer_nothing() {
     let Some(z) = zero_copy() else { return };

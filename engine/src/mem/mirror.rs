@@ -44,6 +44,23 @@ pub(crate) const STAGED_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );
 
+/// Checks that `bytes` more of memory type `ty` fit its heap's budget
+/// (`VK_EXT_memory_budget`, where the device has it).
+fn within_budget(device: &crate::vk::Device, ty: u32, bytes: u64) -> Result<()> {
+    let Some(heap) = device.info().memory_types.get(ty as usize).map(|t| t.heap) else {
+        return Ok(());
+    };
+    match device.heap_budget(heap) {
+        Some((usage, budget)) if usage.saturating_add(bytes) > budget => Err(Error::Allocation {
+            bytes,
+            message: format!(
+                "heap {heap} would exceed its memory budget ({usage} of {budget} bytes in use)"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Mirror {
     /// A device-local buffer of `bytes` bytes on `memory`'s device, through
     /// its allocator backend.
@@ -75,6 +92,10 @@ impl Mirror {
                 device: device.info().name.clone(),
             });
         };
+        if let Err(e) = within_budget(device, ty, req.size) {
+            m.free(memory);
+            return Err(e);
+        }
         let block = match memory
             .backend
             .allocate_device_local(req, ty, "coexec mirror")

@@ -87,8 +87,17 @@ impl Device {
         // VK_EXT_external_memory_host (for importing host memory, see
         // `UnifiedMemory::import_host`); its dependency VK_KHR_external_memory
         // is core in Vulkan 1.1.
-        let extensions = [ash::ext::external_memory_host::NAME.as_ptr()];
-        if info.external_memory_host {
+        // VK_EXT_memory_budget (heap budgets for staged mirrors, see
+        // `Device::heap_budget`).
+        let extensions: Vec<*const std::ffi::c_char> = [
+            (info.external_memory_host, ash::ext::external_memory_host::NAME),
+            (info.memory_budget, ash::ext::memory_budget::NAME),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| name.as_ptr())
+        .collect();
+        if !extensions.is_empty() {
             create = create.enabled_extension_names(&extensions);
         }
         // SAFETY: `info.handle` was enumerated from `instance`, which is alive;
@@ -136,6 +145,27 @@ impl Device {
     /// does not support the extension (it is enabled whenever supported).
     pub(crate) fn memory_host(&self) -> Option<&ash::ext::external_memory_host::Device> {
         self.memory_host.as_ref()
+    }
+
+    /// `(usage, budget)` in bytes of memory heap `heap` as
+    /// `VK_EXT_memory_budget` estimates them now; `None` without the
+    /// extension or for a heap the device does not have.
+    pub fn heap_budget(&self, heap: u32) -> Option<(u64, u64)> {
+        if !self.info.memory_budget || heap as usize >= self.info.heaps.len() {
+            return None;
+        }
+        let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+        let mut props = vk::PhysicalDeviceMemoryProperties2::default().push_next(&mut budget);
+        // SAFETY: Vulkan 1.1+ query on a physical device of this live
+        // instance; the chain holds a structure of an extension the device
+        // supports and enabled.
+        unsafe {
+            self.instance
+                .raw()
+                .get_physical_device_memory_properties2(self.info.handle, &mut props)
+        };
+        let h = heap as usize;
+        Some((budget.heap_usage[h], budget.heap_budget[h]))
     }
 
     /// The queue family used.
