@@ -499,6 +499,9 @@ mod faults {
             (GpuFault::DeviceLost, false),
             (GpuFault::Hang, false),
             (GpuFault::HangThenLost, true),
+            // Read-write output: the lost packages wrote only the mirror,
+            // so they run again on the CPU (zero-copy: GpuLostMidPackage).
+            (GpuFault::HangThenLost, false),
             (GpuFault::SubmitError, false),
         ] {
             let Some(e) = fresh() else { return };

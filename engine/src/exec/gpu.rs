@@ -561,7 +561,8 @@ impl Loop<'_, '_> {
     /// outcome unknown ([`Loop::unknown`]) and fails the GPU.
     fn retire(&mut self, f: InFlight, done: Instant, measured: bool) -> Result<(), Failure> {
         if let Err(why) = self.download(&f) {
-            self.unknown(f.units);
+            // The download may have written part of the host copies.
+            self.unknown(f.units, false);
             return Err(Failure::new(why));
         }
         let start = f.could_start(self.last_done);
@@ -634,13 +635,19 @@ impl Loop<'_, '_> {
                     // A failed download already gave the package back.
                     let _ = self.retire(p, settled, false);
                 }
-                Outcome::Unknown => self.unknown(p.units),
+                Outcome::Unknown => self.unknown(p.units, self.host_untouched()),
             }
         }
         if let Some(units) = f.unsent {
-            self.unknown(units);
+            self.unknown(units, self.host_untouched());
         }
         self.data.failure = Some(f.why);
+    }
+
+    /// A staged run whose outputs all have mirrors: the GPU's packages
+    /// write the host copies only through their downloads.
+    fn host_untouched(&self) -> bool {
+        self.role.staging.is_some_and(Staging::outputs_mirrored)
     }
 
     /// Waits until no ticket of `tickets` can still run; the outcome of each.
@@ -660,8 +667,13 @@ impl Loop<'_, '_> {
     /// in flight): it runs again elsewhere where that cannot change the
     /// result (every output is write-only); otherwise its items are lost,
     /// and counted done so that the other devices can finish the rest.
-    fn unknown(&mut self, units: Range<u64>) {
-        if self.role.pipeline.interface().rerun_safe() {
+    ///
+    /// `host_untouched`: the package cannot have written the host copies
+    /// (a staged run whose outputs all have mirrors, and no download of it
+    /// began): it then runs again elsewhere whatever the kernel, since the
+    /// other devices read and write those host copies only.
+    fn unknown(&mut self, units: Range<u64>, host_untouched: bool) {
+        if host_untouched || self.role.pipeline.interface().rerun_safe() {
             self.queue.requeue(units);
             return;
         }

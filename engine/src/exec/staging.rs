@@ -63,6 +63,13 @@ impl<'a> Staging<'a> {
         Ok(out)
     }
 
+    /// Every output has a mirror: the GPU writes no host copy directly.
+    pub(crate) fn outputs_mirrored(&self) -> bool {
+        self.args
+            .iter()
+            .all(|a| a.item_bytes.is_none() || a.mirror.is_some())
+    }
+
     /// What the descriptor set binds: each mirror, or the buffer itself.
     pub(crate) fn bindings(&self) -> Vec<BufferBinding<'a>> {
         self.args
