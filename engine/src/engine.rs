@@ -68,7 +68,8 @@ pub struct EngineOptions {
     ///
     /// A hung package that ends late counts once; one whose device is lost
     /// while it runs is run again elsewhere only if the kernel's outputs are
-    /// all `writeonly`, else the run returns [`Error::GpuLostMidPackage`].
+    /// all `writeonly` (or the run is staged), else the run returns
+    /// [`Error::GpuLostMidPackage`].
     pub gpu_timeout: Duration,
     /// With validation on: a call during which the layer reports an error
     /// (creating a buffer or a kernel, a run) returns [`Error::Validation`]

@@ -345,6 +345,11 @@ pub enum Error {
     /// Declaring every output `writeonly` (GLSL; `NonReadable` in SPIR-V)
     /// makes packages safe to run again: the engine then gives such packages
     /// to the other devices and the run succeeds.
+    ///
+    /// Staged runs ([`MemoryPlacement::Staged`](crate::MemoryPlacement))
+    /// do not fail so: there the GPU writes device-local mirrors, and the
+    /// host copies only through a package's download after it completed, so
+    /// a lost package runs again elsewhere whatever the kernel.
     #[error("{device} was lost while it ran items {items:?} of a kernel that reads what it writes: their outputs are undefined (they may be written in part, and were not run again; declare outputs `writeonly` to make this recoverable): {cause}")]
     GpuLostMidPackage {
         /// The GPU's name.
