@@ -476,7 +476,8 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// The elements, writable in place. Counts as a host write: a staged
     /// run uploads the buffer again before the GPU reads it.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        *self.raw.host_gen.get_mut() += 1;
+        let gen = self.raw.host_gen.get_mut();
+        *gen = gen.wrapping_add(1);
         // SAFETY: as in `as_slice`, and `&mut self` makes this the only access.
         unsafe { std::slice::from_raw_parts_mut(self.raw.ptr() as *mut T, self.len) }
     }
@@ -485,7 +486,8 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// generation, as [`as_mut_slice`](Self::as_mut_slice) does): for code
     /// that wrote it through a pointer taken earlier.
     pub fn host_written(&mut self) {
-        *self.raw.host_gen.get_mut() += 1;
+        let gen = self.raw.host_gen.get_mut();
+        *gen = gen.wrapping_add(1);
     }
 
     /// Declares that the host may write the buffer at any time through a

@@ -2,6 +2,10 @@
 //! for their whole life, bound as storage buffers by kernels and read and
 //! written as slices by CPU code, with no copies.
 //!
+//! Staged engines ([`MemoryPlacement::Staged`]) also give each buffer a GPU
+//! run binds a device-local mirror (module `mirror`), which the run keeps
+//! in step with the host copy.
+//!
 //! Two allocator backends sit behind one internal trait: gpu-allocator (the
 //! default) and Vulkan Memory Allocator through vk-mem (cargo feature `vma`).
 //! Both are restricted to the one memory type chosen by
