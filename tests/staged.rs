@@ -404,6 +404,44 @@ fn heap_budgets_are_read_where_the_device_has_them() {
     assert!(s.device().heap_budget(info.heaps.len() as u32).is_none());
 }
 
+/// A buffer bound twice as an input is uploaded once.
+#[test]
+fn a_buffer_bound_twice_is_uploaded_once() {
+    let Some(s) = staged() else { return };
+    const ADD: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer A { uint a[]; };
+layout(std430, binding = 1) readonly buffer B { uint b[]; };
+layout(std430, binding = 2) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) { o[i] = a[i] + b[i]; }
+}";
+    let k = s.kernel_glsl("staged-add", ADD, None).unwrap();
+    let n = 64 * 5;
+    let x = s.buffer_from_slice(&input(n, 8)).unwrap();
+    let mut o = s.buffer::<u32>(n).unwrap();
+    let r = s
+        .run(
+            &k,
+            Args::new()
+                .input(&x)
+                .input(&x)
+                .output(&mut o)
+                .push(&(n as u32)),
+            IndexSpace::D1(n as u64),
+            &Scheduler::Dynamic { packages: 2 },
+            Devices::GPU,
+        )
+        .unwrap();
+    assert_eq!(gpu(&r).transfers.upload_bytes, n as u64 * 4);
+    for i in 0..n {
+        assert_eq!(o[i], x[i].wrapping_add(x[i]), "item {i}");
+    }
+    common::assert_validation_clean(&s);
+}
+
 #[test]
 fn zero_copy_runs_transfer_nothing() {
     let Some(z) = zero_copy() else { return };

@@ -81,20 +81,22 @@ impl<'a> Staging<'a> {
             .collect()
     }
 
-    /// The copies that bring every stale mirror the GPU reads up to date.
+    /// The copies that bring every stale mirror the GPU reads up to date
+    /// (once per buffer, however often it is bound).
     pub(crate) fn uploads(&self) -> Vec<Copy> {
-        self.args
-            .iter()
-            .filter(|a| a.upload)
-            .filter_map(|a| {
-                Some(Copy {
+        let mut copies: Vec<Copy> = Vec::new();
+        for a in self.args.iter().filter(|a| a.upload) {
+            let Some(dst) = a.mirror else { continue };
+            if copies.iter().all(|c| c.dst != dst) {
+                copies.push(Copy {
                     src: a.raw.handle(),
-                    dst: a.mirror?,
+                    dst,
                     offset: 0,
                     bytes: a.raw.bytes(),
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        copies
     }
 
     /// After the uploads completed: each uploaded mirror equals its host
