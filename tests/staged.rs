@@ -580,6 +580,45 @@ mod faults {
         }
     }
 
+    /// A package that hangs while the download of the one before it waits
+    /// behind it on the queue: once the hang ends, that download completes
+    /// and its package counts once (it is neither lost nor run again).
+    #[test]
+    fn a_download_queued_behind_a_hang_completes_once() {
+        let n = 64 * 400;
+        for after_packages in [1, 2, 3, 4] {
+            let Some(e) = fresh() else { return };
+            let k = acc_kernel_slow(&e, Duration::from_millis(1));
+            let mut o = e.buffer_from_slice(&vec![7u32; n]).unwrap();
+            let sched = Scheduler::Dynamic { packages: 40 };
+            let run = |o: &mut Buffer<u32>| {
+                e.run(
+                    &k,
+                    Args::new().output(o).push(&(n as u32)),
+                    IndexSpace::D1(n as u64),
+                    &sched,
+                    Devices::ALL,
+                )
+            };
+            // Warm: the GPU is measured, so it keeps two packages in flight.
+            run(&mut o).unwrap();
+            e.inject_gpu_fault(FaultInjection {
+                fault: GpuFault::Hang,
+                after_packages,
+            });
+            let r = run(&mut o).unwrap_or_else(|err| panic!("after {after_packages}: {err}"));
+            for (i, &v) in o.iter().enumerate() {
+                assert_eq!(
+                    v,
+                    7 + 2 * (i as u32 + 1),
+                    "after {after_packages}: item {i}"
+                );
+            }
+            let g = gpu(&r);
+            assert_eq!(g.transfers.download_bytes, g.items * 4);
+        }
+    }
+
     #[test]
     fn a_mirror_that_does_not_fit_fails_staged_and_falls_back_under_auto() {
         let Some(e) = fresh() else { return };

@@ -255,6 +255,22 @@ fn expected_end(
     Some(front_start + Duration::from_secs_f64((units as f64 / p).min(3600.0)))
 }
 
+/// Why a transfer batch did not complete.
+enum TransferError {
+    /// It did not end in time; it may still run.
+    TimedOut(String),
+    /// It failed; it may have run in part.
+    Failed(String),
+}
+
+impl TransferError {
+    fn into_message(self) -> String {
+        match self {
+            TransferError::TimedOut(m) | TransferError::Failed(m) => m,
+        }
+    }
+}
+
 /// Why the loop stopped early: the GPU failed.
 struct Failure {
     /// What failed.
@@ -286,6 +302,9 @@ struct Loop<'r, 'a> {
     stager: Option<MutexGuard<'r, Stager>>,
     /// Staged runs: the uploads were done (before the first package).
     uploaded: bool,
+    /// Staged runs: a completed package whose download batch did not end
+    /// in time (it may be queued behind a hung package), with its bytes.
+    pending: Option<(InFlight, u64)>,
     state: ClaimantState,
     inflight: VecDeque<InFlight>,
     data: LaneData,
@@ -323,6 +342,7 @@ pub(crate) fn dispatch_loop(
         ring,
         stager: role.staging.and(role.unit.stager.as_ref()).map(|m| m.lock().unwrap_or_else(|p| p.into_inner())),
         uploaded: false,
+        pending: None,
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
@@ -504,21 +524,32 @@ impl Loop<'_, '_> {
             return Ok(());
         };
         let copies = staging.uploads();
-        self.transfer(Direction::Upload, &copies, None)?;
+        let timeout_ns = self.timeout_ns();
+        self.transfer(Direction::Upload, &copies, None, timeout_ns)
+            .map_err(TransferError::into_message)?;
         self.uploaded = true;
         staging.uploaded();
         self.data.transfers.upload_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
         Ok(())
     }
 
-    /// Staged runs: brings back what the completed package `f` wrote.
-    fn download(&mut self, f: &InFlight) -> Result<(), String> {
+    /// Staged runs: brings back what the completed package `f` wrote; the
+    /// bytes of a download that did not end in time come with the error.
+    fn download(&mut self, f: &InFlight) -> Result<(), (TransferError, u64)> {
         let Some(staging) = self.role.staging else {
             return Ok(());
         };
         let copies = staging.downloads(&self.role.geometry.package(f.units.clone()));
-        self.transfer(Direction::Download, &copies, Some(f.ticket))?;
-        self.data.transfers.download_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
+        let bytes = copies.iter().map(|c| c.bytes).sum::<u64>();
+        // The batch runs after the packages in flight on a queue that runs
+        // in order: it may take as long as they do.
+        let units = self.inflight.iter().map(InFlight::len).sum::<u64>() + f.len();
+        let power = self.estimates.power(self.role.device);
+        let timeout = package_timeout(self.role.timeout, units, power);
+        let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.transfer(Direction::Download, &copies, Some(f.ticket), timeout_ns)
+            .map_err(|e| (e, bytes))?;
+        self.data.transfers.download_bytes += bytes;
         Ok(())
     }
 
@@ -529,13 +560,13 @@ impl Loop<'_, '_> {
         direction: Direction,
         copies: &[crate::vk::transfer::Copy],
         after: Option<u64>,
-    ) -> Result<(), String> {
+        timeout_ns: u64,
+    ) -> Result<(), TransferError> {
         if copies.is_empty() {
             return Ok(());
         }
-        let timeout_ns = self.timeout_ns();
         let Some(stager) = self.stager.as_mut() else {
-            return Err("a staged run without a stager".into());
+            return Err(TransferError::Failed("a staged run without a stager".into()));
         };
         let t = Instant::now();
         let after = after.map(|ticket| (self.ring.timeline(), ticket));
@@ -549,22 +580,56 @@ impl Loop<'_, '_> {
         self.data.transfers.seconds += t.elapsed().as_secs_f64();
         match r {
             Ok(true) => Ok(()),
-            Ok(false) => Err(format!("a {direction:?} transfer ran past the timeout")),
-            Err(e) => Err(e.to_string()),
+            Ok(false) => Err(TransferError::TimedOut(format!(
+                "a {direction:?} transfer ran past the timeout"
+            ))),
+            Err(e) => Err(TransferError::Failed(e.to_string())),
         }
     }
 
     /// Records the package `f`, seen complete at `done`, downloads what it
     /// wrote (staged runs) and completes its units in the queue.
     /// `measured`: its time measures the device (not so for packages
-    /// settled after a failure). A failed download leaves the package's
-    /// outcome unknown ([`Loop::unknown`]) and fails the GPU.
+    /// settled after a failure). A download that did not end in time is
+    /// left pending ([`Loop::settle_pending`]); one that failed leaves the
+    /// package's outcome unknown ([`Loop::unknown`]); either fails the GPU.
     fn retire(&mut self, f: InFlight, done: Instant, measured: bool) -> Result<(), Failure> {
-        if let Err(why) = self.download(&f) {
-            // The download may have written part of the host copies.
-            self.unknown(f.units, false);
-            return Err(Failure::new(why));
+        match self.download(&f) {
+            Ok(()) => {}
+            Err((TransferError::TimedOut(why), bytes)) => {
+                self.pending = Some((f, bytes));
+                return Err(Failure::new(why));
+            }
+            Err((TransferError::Failed(why), _)) => {
+                // The download may have written part of the host copies.
+                self.unknown(f.units, false);
+                return Err(Failure::new(why));
+            }
         }
+        self.record(f, done, measured);
+        Ok(())
+    }
+
+    /// After a failure, once nothing the GPU had in flight can still run:
+    /// the package whose download was pending counts done where that
+    /// download ended, else its outcome is unknown.
+    fn settle_pending(&mut self, settled: Instant) {
+        let Some((p, bytes)) = self.pending.take() else {
+            return;
+        };
+        let timeout_ns = self.timeout_ns();
+        let drained = self.stager.as_ref().map(|s| s.drain(timeout_ns));
+        if matches!(drained, Some(Ok(true))) {
+            self.data.transfers.download_bytes += bytes;
+            self.record(p, settled, false);
+        } else {
+            self.unknown(p.units, false);
+        }
+    }
+
+    /// Records the package `f`, seen complete at `done` (and downloaded),
+    /// and completes its units in the queue.
+    fn record(&mut self, f: InFlight, done: Instant, measured: bool) {
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
         if let Ok(Some(span)) = self.ring.span(f.ticket) {
@@ -602,7 +667,6 @@ impl Loop<'_, '_> {
             stolen: f.stolen,
         });
         self.queue.complete(n);
-        Ok(())
     }
 
     /// After a failure: gives the unclaimed share back at once (the GPU
@@ -629,11 +693,15 @@ impl Loop<'_, '_> {
             let _ = device.wait_idle();
         }
         let settled = Instant::now();
+        self.settle_pending(settled);
         for (p, outcome) in inflight.into_iter().zip(outcomes) {
             match outcome {
                 Outcome::Ran => {
-                    // A failed download already gave the package back.
-                    let _ = self.retire(p, settled, false);
+                    // A failed download already gave the package back; a
+                    // late one is waited for (nothing else can run now).
+                    if self.retire(p, settled, false).is_err() {
+                        self.settle_pending(settled);
+                    }
                 }
                 Outcome::Unknown => self.unknown(p.units, self.host_untouched()),
             }
