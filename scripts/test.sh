@@ -10,6 +10,9 @@ export COEXEC_CACHE_DIR="${COEXEC_CACHE_DIR:-$PWD/target/pipeline-cache}"
 # Default backend (gpu-allocator): the whole workspace, with the test-only
 # fault-injection hooks (GPU failures requeued on lavapipe).
 cargo test --workspace --release --features coexec/test-hooks
+# Staged memory (device-local mirrors, as on a discrete GPU) on lavapipe: the
+# root crate's integration tests again, every GPU run staged.
+COEXEC_MEMORY=staged cargo test --release --features coexec/test-hooks -p coexec --tests
 # The lean build (README: Features; no runtime GLSL, no hwloc, no C++): the
 # engine, the C library and the root crate's tests that build no GLSL (the
 # workloads run their checked-in SPIR-V; the others are cfg'd out). Doc tests

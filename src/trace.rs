@@ -88,6 +88,7 @@ mod tests {
             devices: Vec::new(),
             packages: Default::default(),
             from_profile: false,
+            memory: crate::MemoryPlacement::ZeroCopy,
         };
         let path = std::path::Path::new("/nonexistent/coexec/trace.json");
         let err = super::write_chrome_trace(path, &report, "t").unwrap_err();

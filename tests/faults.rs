@@ -243,6 +243,17 @@ fn lost_mid_package_of_a_read_write_kernel_is_a_typed_error() {
         });
         let sched = Scheduler::Dynamic { packages: 40 };
         let (r, out) = run_raw(&e, &k, 200_000, &sched, Devices::ALL);
+        if e.memory_placement() == coexec::MemoryPlacement::Staged {
+            // Staged: the lost packages wrote only the GPU's mirrors, so
+            // they ran again on the CPU, and every item counts once.
+            let r = r.expect("a staged run survives the loss");
+            assert!(r.devices[1].failure.is_some());
+            for (i, v) in out.iter().enumerate() {
+                assert_eq!(*v, hash(i as u32), "{kind:?} item {i}");
+            }
+            assert!(!e.gpu_available());
+            continue;
+        }
         let items = lost_items(r, &out);
         // At most the packages in flight (two by default), 5000 items each.
         let lost: u64 = items.iter().map(|r| r.end - r.start).sum();

@@ -13,7 +13,7 @@ use crate::exec::pool::{Pool, ThreadSpec};
 use crate::exec::report::Report;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::learn::Learning;
-use crate::mem::{AllocatorBackend, Buffer, UnifiedMemory};
+use crate::mem::{AllocatorBackend, Buffer, MemoryPlacement, UnifiedMemory};
 use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
@@ -68,7 +68,8 @@ pub struct EngineOptions {
     ///
     /// A hung package that ends late counts once; one whose device is lost
     /// while it runs is run again elsewhere only if the kernel's outputs are
-    /// all `writeonly`, else the run returns [`Error::GpuLostMidPackage`].
+    /// all `writeonly` (or the run is staged), else the run returns
+    /// [`Error::GpuLostMidPackage`].
     pub gpu_timeout: Duration,
     /// With validation on: a call during which the layer reports an error
     /// (creating a buffer or a kernel, a run) returns [`Error::Validation`]
@@ -86,6 +87,13 @@ pub struct EngineOptions {
     /// error. On by default; off also when the pipeline cache is off or
     /// the environment sets `COEXEC_PROFILE=off`.
     pub profiles: bool,
+    /// Where the GPU reads and writes the buffers of a run: zero-copy in
+    /// host memory, or device-local mirrors with staged transfers
+    /// ([`MemoryPlacement`]; `Auto`, the default, stages on a discrete GPU
+    /// only). The environment variable `COEXEC_MEMORY=auto|zero-copy|staged`
+    /// overrides it (read once per process). [`Engine::memory_placement`]
+    /// says what was chosen.
+    pub memory: MemoryPlacement,
 }
 
 impl Default for EngineOptions {
@@ -100,6 +108,7 @@ impl Default for EngineOptions {
             gpu_timeout: Duration::from_secs(30),
             validation_errors_fail: false,
             profiles: true,
+            memory: MemoryPlacement::Auto,
         }
     }
 }
@@ -288,7 +297,7 @@ impl Engine {
             (Device::new(probe, chosen, &dev_opts)?, pin)
         };
         let id = NEXT_ENGINE.fetch_add(1, Ordering::Relaxed); // Relaxed: uniqueness only.
-        let memory = UnifiedMemory::new(device.clone(), options.allocator, id)?;
+        let memory = UnifiedMemory::new(device.clone(), options.allocator, id, options.memory)?;
 
         let mut specs: Vec<ThreadSpec> = plan
             .workers
@@ -320,10 +329,15 @@ impl Engine {
                 describe_gpu(device.info()),
             ],
         );
+        let stager = match memory.placement() {
+            MemoryPlacement::Staged => Some(Mutex::new(vk::transfer::Stager::new(device.clone())?)),
+            _ => None,
+        };
         let gpu = Some(GpuUnit {
             device,
             ring: Mutex::new(ring),
             thread: workers,
+            stager,
         });
         Ok(Engine {
             inner: Arc::new(Inner {
@@ -409,6 +423,13 @@ impl Engine {
         self.inner.memory.memory_type()
     }
 
+    /// Where GPU runs bind the engine's buffers: [`MemoryPlacement::ZeroCopy`]
+    /// or [`MemoryPlacement::Staged`] ([`EngineOptions::memory`] resolved
+    /// for the device, after `COEXEC_MEMORY`).
+    pub fn memory_placement(&self) -> MemoryPlacement {
+        self.inner.memory.placement()
+    }
+
     /// The allocator backend of the engine's buffers.
     pub fn allocator(&self) -> AllocatorBackend {
         self.inner.memory.backend()
@@ -471,6 +492,15 @@ impl Engine {
     #[cfg(feature = "test-hooks")]
     pub fn inject_gpu_fault(&self, fault: crate::hooks::FaultInjection) {
         *self.inner.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(fault);
+    }
+
+    /// Makes every new device-local mirror allocation fail from now on
+    /// (test hook; cargo feature `test-hooks`); with `as_auto`, staging
+    /// counts as chosen by [`MemoryPlacement::Auto`], so the buffer falls
+    /// back to zero-copy instead of failing the run.
+    #[cfg(feature = "test-hooks")]
+    pub fn inject_mirror_failure(&self, as_auto: bool) {
+        self.inner.memory.inject_mirror_failure(as_auto);
     }
 
     /// The engine's process-unique id (buffers carry it; a buffer of another

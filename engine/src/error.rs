@@ -345,6 +345,11 @@ pub enum Error {
     /// Declaring every output `writeonly` (GLSL; `NonReadable` in SPIR-V)
     /// makes packages safe to run again: the engine then gives such packages
     /// to the other devices and the run succeeds.
+    ///
+    /// Staged runs ([`MemoryPlacement::Staged`](crate::MemoryPlacement))
+    /// do not fail so: there the GPU writes device-local mirrors, and the
+    /// host copies only through a package's download after it completed, so
+    /// a lost package runs again elsewhere whatever the kernel.
     #[error("{device} was lost while it ran items {items:?} of a kernel that reads what it writes: their outputs are undefined (they may be written in part, and were not run again; declare outputs `writeonly` to make this recoverable): {cause}")]
     GpuLostMidPackage {
         /// The GPU's name.
@@ -354,6 +359,23 @@ pub enum Error {
         items: Vec<Range<u64>>,
         /// What failed.
         cause: String,
+    },
+    /// A staged run ([`MemoryPlacement::Staged`](crate::MemoryPlacement),
+    /// demanded by the options or `COEXEC_MEMORY`) could not give argument
+    /// `binding` a device-local mirror (under
+    /// [`MemoryPlacement::Auto`](crate::MemoryPlacement) the buffer is bound
+    /// zero-copy instead, with a warning).
+    #[error("argument {binding} ({bytes} bytes) has no device-local mirror on {device}: {source}")]
+    MirrorUnavailable {
+        /// The argument's position.
+        binding: u32,
+        /// The buffer's size.
+        bytes: u64,
+        /// The GPU's name.
+        device: String,
+        /// Why the allocation failed.
+        #[source]
+        source: Box<Error>,
     },
     /// The Khronos validation layer reported errors while the call ran (only
     /// with [`EngineOptions::validation_errors_fail`](crate::EngineOptions)).

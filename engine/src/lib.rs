@@ -55,11 +55,11 @@ pub use bytemuck;
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
-pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report};
+pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report, Transfers};
 pub use exec::topology::{
     CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,
 };
-pub use mem::{AllocatorBackend, Buffer, BufferId};
+pub use mem::{is_unified_memory, AllocatorBackend, Buffer, BufferId, MemoryPlacement};
 pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
 pub use vk::{
     version_string, DeviceType, MemoryHeap, MemoryType, PhysicalDeviceInfo, QueueFamily,

@@ -311,6 +311,11 @@ typedef struct coexec_engine_options {
      * cache is disabled or the environment sets `COEXEC_PROFILE=off`.
      */
     bool disable_profiles;
+    /**
+     * A `coexec_memory` value: where the GPU reads and writes the buffers
+     * (`COEXEC_MEMORY_AUTO` by default).
+     */
+    uint32_t memory;
 } coexec_engine_options;
 
 /**
@@ -673,6 +678,19 @@ typedef struct coexec_device_report {
      * -1 when it took work until none was left.
      */
     double declined_s;
+    /**
+     * Staged runs (`COEXEC_MEMORY_STAGED`): bytes copied from host
+     * buffers to device-local mirrors; 0 otherwise and for the CPU.
+     */
+    uint64_t upload_bytes;
+    /**
+     * Staged runs: bytes copied from mirrors back to host buffers.
+     */
+    uint64_t download_bytes;
+    /**
+     * Staged runs: seconds the GPU's dispatch loop waited for transfers.
+     */
+    double transfer_s;
 } coexec_device_report;
 
 /**
@@ -717,6 +735,12 @@ typedef struct coexec_report {
      * `coexec_engine_options.disable_profiles`).
      */
     bool from_profile;
+    /**
+     * A `coexec_memory` value: `COEXEC_MEMORY_ZERO_COPY` or
+     * `COEXEC_MEMORY_STAGED`, where the GPU read and wrote the buffers
+     * (zero-copy when no GPU took part).
+     */
+    uint32_t memory;
     /**
      * Devices filled in `devices`.
      */

@@ -25,7 +25,9 @@ pub use run::coexec_run;
 pub use types::*;
 
 use ::coexec_engine::CpuTopology;
-use ::coexec_engine::{AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, Validation};
+use ::coexec_engine::{
+    AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, MemoryPlacement, Validation,
+};
 use callback::cpu_fn;
 use handles::{BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
 use status::{guard, guard_value, FfiError, FfiResult};
@@ -186,6 +188,7 @@ pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
         gpu_timeout_s: d.gpu_timeout.as_secs_f64(),
         pipeline_cache_dir: std::ptr::null(),
         disable_profiles: !d.profiles,
+        memory: coexec_memory::COEXEC_MEMORY_AUTO as u32,
     }
 }
 
@@ -261,6 +264,12 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         3 => Validation::IfAvailable,
         v => return Err(invalid(format!("unknown coexec_validation {v}"))),
     };
+    let memory = match o.memory {
+        0 => MemoryPlacement::Auto,
+        1 => MemoryPlacement::ZeroCopy,
+        2 => MemoryPlacement::Staged,
+        v => return Err(invalid(format!("unknown coexec_memory {v}"))),
+    };
     let gpu = match o.gpu_index {
         -1 => GpuChoice::Auto,
         i if i >= 0 => GpuChoice::Index(i as usize),
@@ -282,6 +291,7 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
     opts.validation = validation;
     opts.pipeline_cache_dir = cache.map(PathBuf::from);
     opts.profiles = !o.disable_profiles;
+    opts.memory = memory;
     Ok(opts)
 }
 
@@ -404,6 +414,9 @@ fn register_buffer(
     imported: bool,
 ) -> FfiResult<(coexec_buffer, *mut c_void)> {
     let ptr = b.as_mut_slice().as_mut_ptr();
+    // C writes through the host pointer whenever it likes: staged runs
+    // upload the buffer whenever they read it.
+    b.untrack_host_writes();
     // The largest power of two dividing the element size, capped at 16: what
     // C needs to access elements in place.
     let align = (1usize << elem_size.trailing_zeros()).min(16);

@@ -64,6 +64,9 @@ fn fill_report(r: &Report) -> coexec_report {
         finish_s: 0.0,
         failed: false,
         declined_s: -1.0,
+        upload_bytes: 0,
+        download_bytes: 0,
+        transfer_s: 0.0,
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
     for (o, d) in devices.iter_mut().zip(&r.devices) {
@@ -81,6 +84,9 @@ fn fill_report(r: &Report) -> coexec_report {
             finish_s: d.finish_s,
             failed: d.failure.is_some(),
             declined_s: d.declined_s.unwrap_or(-1.0),
+            upload_bytes: d.transfers.upload_bytes,
+            download_bytes: d.transfers.download_bytes,
+            transfer_s: d.transfers.seconds,
         };
     }
     coexec_report {
@@ -91,6 +97,13 @@ fn fill_report(r: &Report) -> coexec_report {
         balance: r.balance(),
         balance_raw: r.balance_raw(),
         from_profile: r.from_profile,
+        memory: match r.memory {
+            ::coexec_engine::MemoryPlacement::Staged => coexec_memory::COEXEC_MEMORY_STAGED as u32,
+            ::coexec_engine::MemoryPlacement::Auto => coexec_memory::COEXEC_MEMORY_AUTO as u32,
+            ::coexec_engine::MemoryPlacement::ZeroCopy => {
+                coexec_memory::COEXEC_MEMORY_ZERO_COPY as u32
+            }
+        },
         num_devices: r.devices.len().min(COEXEC_MAX_DEVICES) as u32,
         devices,
     }

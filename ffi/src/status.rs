@@ -44,7 +44,9 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         | Error::HostImportUnsupported { .. }
         | Error::GlslUnsupported => COEXEC_ERROR_UNSUPPORTED,
         Error::HostImportMisaligned { .. } => COEXEC_ERROR_MISALIGNED,
-        Error::Allocation { .. } | Error::Allocator { .. } => COEXEC_ERROR_OUT_OF_MEMORY,
+        Error::Allocation { .. } | Error::Allocator { .. } | Error::MirrorUnavailable { .. } => {
+            COEXEC_ERROR_OUT_OF_MEMORY
+        }
         Error::EmptyBuffer
         | Error::SizeOverflow(_)
         | Error::EmptyRange

@@ -94,6 +94,25 @@ pub enum coexec_allocator {
     COEXEC_ALLOCATOR_VMA = 1,
 }
 
+/// Where the GPU reads and writes a run's buffers
+/// (`coexec_engine_options.memory`, `coexec_report.memory`). The
+/// environment variable `COEXEC_MEMORY=auto|zero-copy|staged` overrides the
+/// option.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_memory {
+    /// Zero-copy on unified memory (integrated GPUs, lavapipe), staged on a
+    /// discrete GPU; the default.
+    COEXEC_MEMORY_AUTO = 0,
+    /// The GPU reads and writes the host buffers in place.
+    COEXEC_MEMORY_ZERO_COPY = 1,
+    /// Device-local mirrors: each run uploads what the GPU reads (what the
+    /// host wrote since the last upload) and downloads what each GPU
+    /// package writes before the run returns. The host pointer of a buffer
+    /// stays the buffer's true contents between runs.
+    COEXEC_MEMORY_STAGED = 2,
+}
+
 /// Khronos validation layer (`coexec_engine_options.validation`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,6 +247,9 @@ pub struct coexec_engine_options {
     /// a missing, stale or corrupt profile is ignored. Also off when the
     /// cache is disabled or the environment sets `COEXEC_PROFILE=off`.
     pub disable_profiles: bool,
+    /// A `coexec_memory` value: where the GPU reads and writes the buffers
+    /// (`COEXEC_MEMORY_AUTO` by default).
+    pub memory: u32,
 }
 
 /// Facts about an engine.
@@ -461,6 +483,13 @@ pub struct coexec_device_report {
     /// single-device fallback; it then comes after the devices that ran).
     /// -1 when it took work until none was left.
     pub declined_s: f64,
+    /// Staged runs (`COEXEC_MEMORY_STAGED`): bytes copied from host
+    /// buffers to device-local mirrors; 0 otherwise and for the CPU.
+    pub upload_bytes: u64,
+    /// Staged runs: bytes copied from mirrors back to host buffers.
+    pub download_bytes: u64,
+    /// Staged runs: seconds the GPU's dispatch loop waited for transfers.
+    pub transfer_s: f64,
 }
 
 /// The result of a run.
@@ -491,6 +520,10 @@ pub struct coexec_report {
     /// came, at least in part, from a profile on disk (see
     /// `coexec_engine_options.disable_profiles`).
     pub from_profile: bool,
+    /// A `coexec_memory` value: `COEXEC_MEMORY_ZERO_COPY` or
+    /// `COEXEC_MEMORY_STAGED`, where the GPU read and wrote the buffers
+    /// (zero-copy when no GPU took part).
+    pub memory: u32,
     /// Devices filled in `devices`.
     pub num_devices: u32,
     /// Per device, in run order (CPU first; devices that sat the run out

@@ -91,6 +91,7 @@ pub(super) fn fixture(energy: bool) -> SuiteReport {
             cores_used: 2,
             gpu_names: vec!["llvmpipe".into()],
             vulkan_device_type: "cpu".into(),
+            memory: "zero-copy".into(),
             date: "2026-01-02T03:04:05Z".into(),
             command: "coexec suite --quick".into(),
             energy_sources: if energy {

@@ -89,6 +89,7 @@ fn machine(engine: &Engine, opts: &Options, meter: &EnergyMeter) -> Machine {
         cores_used: engine.workers(),
         gpu_names: vec![info.name.clone()],
         vulkan_device_type: info.device_type.to_string(),
+        memory: engine.memory_placement().to_string(),
         date: date::utc_now(),
         command: opts.command.clone(),
         energy_sources: meter.sources(),

@@ -16,6 +16,9 @@ pub struct Machine {
     pub cores_used: usize,
     /// The engine's Vulkan device(s).
     pub gpu_names: Vec<String>,
+    /// Where the GPU reads the buffers: `zero-copy` or `staged`
+    /// (`coexec::MemoryPlacement`).
+    pub memory: String,
     /// `discrete`, `integrated`, `cpu` (lavapipe), ...
     pub vulkan_device_type: String,
     /// UTC date and time of the start, ISO 8601.
@@ -331,6 +334,7 @@ mod tests {
             gpu_gaps: None,
             failure: None,
             declined_s: None,
+            transfers: Default::default(),
         }
     }
 
@@ -342,6 +346,7 @@ mod tests {
             devices,
             packages: Default::default(),
             from_profile: false,
+            memory: crate::MemoryPlacement::ZeroCopy,
         }
     }
 

@@ -7,7 +7,8 @@ use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole, GpuUnit};
 use crate::exec::kernel::{Args, Geometry, IndexSpace, Kernel};
 use crate::exec::report::{DeviceReport, PackageLog, Report};
-use crate::mem::BufferBinding;
+use crate::exec::staging::Staging;
+use crate::mem::{BufferBinding, MemoryPlacement};
 use crate::sched::{
     Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
     WorkQueue,
@@ -115,6 +116,10 @@ impl Engine {
         };
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
+        let memory = match run.gpu {
+            Some(_) => inner.memory.placement(),
+            None => MemoryPlacement::ZeroCopy,
+        };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
         inner
             .learning
@@ -126,6 +131,7 @@ impl Engine {
             devices: devices_out,
             packages,
             from_profile,
+            memory,
         })
     }
 
@@ -221,13 +227,22 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
+        let staging = match (run.gpu, &kernel.pipeline) {
+            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
+                Some(Staging::new(&args.buffers, p.interface())?)
+            }
+            _ => None,
+        };
         let binding = match (run.gpu, &kernel.pipeline) {
             (Some(_), Some(p)) => {
-                let bufs: Vec<_> = args
-                    .buffers
-                    .iter()
-                    .map(|b| BufferBinding::of(b.raw))
-                    .collect();
+                let bufs: Vec<_> = match &staging {
+                    Some(s) => s.bindings(),
+                    None => args
+                        .buffers
+                        .iter()
+                        .map(|b| BufferBinding::of(b.raw))
+                        .collect(),
+                };
                 Some(p.bind(&bufs)?)
             }
             _ => None,
@@ -250,9 +265,11 @@ impl Engine {
             workers: inner.workers,
             board: &board,
         });
-        let gpu_role = binding
-            .as_ref()
-            .and_then(|set| self.gpu_role(kernel, args, run, shared, set, &board));
+        let gpu_role = binding.as_ref().and_then(|set| {
+            let mut role = self.gpu_role(kernel, args, run, shared, set, &board)?;
+            role.staging = staging.as_ref();
+            Some(role)
+        });
         let gpu_thread = run.gpu.map(|g| g.thread);
         let lanes = Lanes {
             time_s: 0.0,
@@ -283,6 +300,14 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
+        match &staging {
+            Some(s) => lanes.gpu.staged(s, shared.geometry.space.items()),
+            // CPU packages wrote the host copies of the outputs alone.
+            None if inner.memory.placement() == MemoryPlacement::Staged => {
+                crate::exec::staging::outputs_written_by_host(&args.buffers)
+            }
+            None => {}
+        }
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
@@ -314,6 +339,7 @@ impl Engine {
             geometry: shared.geometry,
             timeout: inner.options.gpu_timeout,
             warm: &kernel.gpu_warm,
+            staging: None,
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
                 device: 0,

@@ -60,6 +60,7 @@ impl Lanes {
             gpu_gaps: None,
             failure: None,
             declined_s: None,
+            transfers: Default::default(),
         };
         let mut panic = None;
         for lane in self.0 {

@@ -6,13 +6,15 @@ use super::cpu::Idle;
 #[cfg(feature = "test-hooks")]
 use super::inject::Injected;
 use super::kernel::Geometry;
-use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord};
+use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Transfers};
 use super::settle::{settle, Outcome, RingObserver};
+use super::staging::Staging;
 use crate::error::{Error, VkError};
 use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
     WorkQueue,
 };
+use crate::vk::transfer::{Direction, Stager};
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -29,6 +31,8 @@ pub(crate) struct GpuUnit {
     pub(crate) ring: Mutex<DispatchRing>,
     /// Index of the dispatch loop's thread in the engine's pool.
     pub(crate) thread: usize,
+    /// Transfers of staged runs (`None` for a zero-copy engine).
+    pub(crate) stager: Option<Mutex<Stager>>,
 }
 
 /// What a run's dispatch loop needs: the GPU, the kernel's pipeline and
@@ -47,6 +51,8 @@ pub(crate) struct GpuRole<'a> {
     /// The kernel's flag: set once this engine's GPU has completed a
     /// package of it (see [`Kernel`](crate::Kernel)'s `gpu_warm`).
     pub(crate) warm: &'a AtomicBool,
+    /// The staged plan of a staged run; `None`: zero-copy.
+    pub(crate) staging: Option<&'a Staging<'a>>,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
 }
@@ -104,6 +110,8 @@ struct LaneData {
     lost: Vec<Range<u64>>,
     /// Units of those packages.
     lost_units: u64,
+    /// Staged transfers.
+    transfers: Transfers,
 }
 
 /// The loop's results, written once at its end.
@@ -121,6 +129,15 @@ pub(crate) struct LostItems {
 }
 
 impl Lane {
+    /// After a staged run: updates the mirrors' residency (see
+    /// [`Staging::finish`]; the GPU did every one of the run's `items`
+    /// unless it failed or others did some) and counts the fallbacks.
+    pub(crate) fn staged(&self, staging: &Staging<'_>, items: u64) {
+        let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        d.transfers.zero_copy_fallbacks = staging.fallbacks;
+        staging.finish(d.failure.is_none() && d.items == items, items);
+    }
+
     /// The GPU's report, and its lost items if any; its package records
     /// (which carry their device index already) are moved to `log`.
     pub(crate) fn finish(
@@ -155,6 +172,7 @@ impl Lane {
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
             failure: d.failure,
             declined_s: d.declined_s,
+            transfers: d.transfers,
         };
         log.push_lane(d.records);
         (report, lost)
@@ -237,6 +255,22 @@ fn expected_end(
     Some(front_start + Duration::from_secs_f64((units as f64 / p).min(3600.0)))
 }
 
+/// Why a transfer batch did not complete.
+enum TransferError {
+    /// It did not end in time; it may still run.
+    TimedOut(String),
+    /// It failed; it may have run in part.
+    Failed(String),
+}
+
+impl TransferError {
+    fn into_message(self) -> String {
+        match self {
+            TransferError::TimedOut(m) | TransferError::Failed(m) => m,
+        }
+    }
+}
+
 /// Why the loop stopped early: the GPU failed.
 struct Failure {
     /// What failed.
@@ -264,6 +298,13 @@ struct Loop<'r, 'a> {
     estimates: &'r dyn PowerEstimator,
     t0: Instant,
     ring: MutexGuard<'r, DispatchRing>,
+    /// Staged runs: the transfers' command buffer.
+    stager: Option<MutexGuard<'r, Stager>>,
+    /// Staged runs: the uploads were done (before the first package).
+    uploaded: bool,
+    /// Staged runs: a completed package whose download batch did not end
+    /// in time (it may be queued behind a hung package), with its bytes.
+    pending: Option<(InFlight, u64)>,
     state: ClaimantState,
     inflight: VecDeque<InFlight>,
     data: LaneData,
@@ -299,6 +340,9 @@ pub(crate) fn dispatch_loop(
         state: plan.claimant(role.device, 0),
         inflight: VecDeque::with_capacity(ring.depth()),
         ring,
+        stager: role.staging.and(role.unit.stager.as_ref()).map(|m| m.lock().unwrap_or_else(|p| p.into_inner())),
+        uploaded: false,
+        pending: None,
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
@@ -361,7 +405,7 @@ impl Loop<'_, '_> {
                 Err(e) => return Err(Failure::new(e)),
             }
             let f = self.inflight.pop_front().expect("front exists");
-            self.retire(f, Instant::now(), true);
+            self.retire(f, Instant::now(), true)?;
         }
     }
 
@@ -409,6 +453,11 @@ impl Loop<'_, '_> {
 
     /// Submits the package `units`.
     fn submit(&mut self, units: Range<u64>, stolen: bool) -> Result<(), Failure> {
+        if let Err(why) = self.upload() {
+            // Nothing of the package was submitted: it goes back as is.
+            self.queue.requeue(units);
+            return Err(Failure::new(why));
+        }
         let (base, count) = self.role.geometry.dispatch(&units);
         let d = Dispatch {
             pipeline: self.role.pipeline,
@@ -469,10 +518,118 @@ impl Loop<'_, '_> {
         unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
     }
 
-    /// Records the package `f`, seen complete at `done`, and completes its
-    /// units in the queue. `measured`: its time measures the device (not so
-    /// for packages settled after a failure).
-    fn retire(&mut self, f: InFlight, done: Instant, measured: bool) {
+    /// Staged runs, before the first package: uploads what the GPU reads.
+    fn upload(&mut self) -> Result<(), String> {
+        let (Some(staging), false) = (self.role.staging, self.uploaded) else {
+            return Ok(());
+        };
+        let copies = staging.uploads();
+        let timeout_ns = self.timeout_ns();
+        self.transfer(Direction::Upload, &copies, None, timeout_ns)
+            .map_err(TransferError::into_message)?;
+        self.uploaded = true;
+        staging.uploaded();
+        self.data.transfers.upload_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
+        Ok(())
+    }
+
+    /// Staged runs: brings back what the completed package `f` wrote; the
+    /// bytes of a download that did not end in time come with the error.
+    fn download(&mut self, f: &InFlight) -> Result<(), (TransferError, u64)> {
+        let Some(staging) = self.role.staging else {
+            return Ok(());
+        };
+        let copies = staging.downloads(&self.role.geometry.package(f.units.clone()));
+        let bytes = copies.iter().map(|c| c.bytes).sum::<u64>();
+        // The batch runs after the packages in flight on a queue that runs
+        // in order: it may take as long as they do.
+        let units = self.inflight.iter().map(InFlight::len).sum::<u64>() + f.len();
+        let power = self.estimates.power(self.role.device);
+        let timeout = package_timeout(self.role.timeout, units, power);
+        let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.transfer(Direction::Download, &copies, Some(f.ticket), timeout_ns)
+            .map_err(|e| (e, bytes))?;
+        self.data.transfers.download_bytes += bytes;
+        Ok(())
+    }
+
+    /// Runs one transfer batch (after ring ticket `after`, where given) and
+    /// waits for it, counting its time.
+    fn transfer(
+        &mut self,
+        direction: Direction,
+        copies: &[crate::vk::transfer::Copy],
+        after: Option<u64>,
+        timeout_ns: u64,
+    ) -> Result<(), TransferError> {
+        if copies.is_empty() {
+            return Ok(());
+        }
+        let Some(stager) = self.stager.as_mut() else {
+            return Err(TransferError::Failed("a staged run without a stager".into()));
+        };
+        let t = Instant::now();
+        let after = after.map(|ticket| (self.ring.timeline(), ticket));
+        // SAFETY: the copies name the run's buffers and their mirrors, of
+        // this device, sized by the buffers, with transfer usage (staged
+        // engines create both so); the run borrows them until it returns,
+        // and this waits for the batch (or the stager waits for it before
+        // its next batch and when dropped, and the engine's devices outlive
+        // it). The ring's timeline outlives the batch likewise.
+        let r = unsafe { stager.run(direction, copies, after, timeout_ns) };
+        self.data.transfers.seconds += t.elapsed().as_secs_f64();
+        match r {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(TransferError::TimedOut(format!(
+                "a {direction:?} transfer ran past the timeout"
+            ))),
+            Err(e) => Err(TransferError::Failed(e.to_string())),
+        }
+    }
+
+    /// Records the package `f`, seen complete at `done`, downloads what it
+    /// wrote (staged runs) and completes its units in the queue.
+    /// `measured`: its time measures the device (not so for packages
+    /// settled after a failure). A download that did not end in time is
+    /// left pending ([`Loop::settle_pending`]); one that failed leaves the
+    /// package's outcome unknown ([`Loop::unknown`]); either fails the GPU.
+    fn retire(&mut self, f: InFlight, done: Instant, measured: bool) -> Result<(), Failure> {
+        match self.download(&f) {
+            Ok(()) => {}
+            Err((TransferError::TimedOut(why), bytes)) => {
+                self.pending = Some((f, bytes));
+                return Err(Failure::new(why));
+            }
+            Err((TransferError::Failed(why), _)) => {
+                // The download may have written part of the host copies.
+                self.unknown(f.units, false);
+                return Err(Failure::new(why));
+            }
+        }
+        self.record(f, done, measured);
+        Ok(())
+    }
+
+    /// After a failure, once nothing the GPU had in flight can still run:
+    /// the package whose download was pending counts done where that
+    /// download ended, else its outcome is unknown.
+    fn settle_pending(&mut self, settled: Instant) {
+        let Some((p, bytes)) = self.pending.take() else {
+            return;
+        };
+        let timeout_ns = self.timeout_ns();
+        let drained = self.stager.as_ref().map(|s| s.drain(timeout_ns));
+        if matches!(drained, Some(Ok(true))) {
+            self.data.transfers.download_bytes += bytes;
+            self.record(p, settled, false);
+        } else {
+            self.unknown(p.units, false);
+        }
+    }
+
+    /// Records the package `f`, seen complete at `done` (and downloaded),
+    /// and completes its units in the queue.
+    fn record(&mut self, f: InFlight, done: Instant, measured: bool) {
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
         if let Ok(Some(span)) = self.ring.span(f.ticket) {
@@ -536,16 +693,29 @@ impl Loop<'_, '_> {
             let _ = device.wait_idle();
         }
         let settled = Instant::now();
+        self.settle_pending(settled);
         for (p, outcome) in inflight.into_iter().zip(outcomes) {
             match outcome {
-                Outcome::Ran => self.retire(p, settled, false),
-                Outcome::Unknown => self.unknown(p.units),
+                Outcome::Ran => {
+                    // A failed download already gave the package back; a
+                    // late one is waited for (nothing else can run now).
+                    if self.retire(p, settled, false).is_err() {
+                        self.settle_pending(settled);
+                    }
+                }
+                Outcome::Unknown => self.unknown(p.units, self.host_untouched()),
             }
         }
         if let Some(units) = f.unsent {
-            self.unknown(units);
+            self.unknown(units, self.host_untouched());
         }
         self.data.failure = Some(f.why);
+    }
+
+    /// A staged run whose outputs all have mirrors: the GPU's packages
+    /// write the host copies only through their downloads.
+    fn host_untouched(&self) -> bool {
+        self.role.staging.is_some_and(Staging::outputs_mirrored)
     }
 
     /// Waits until no ticket of `tickets` can still run; the outcome of each.
@@ -565,8 +735,13 @@ impl Loop<'_, '_> {
     /// in flight): it runs again elsewhere where that cannot change the
     /// result (every output is write-only); otherwise its items are lost,
     /// and counted done so that the other devices can finish the rest.
-    fn unknown(&mut self, units: Range<u64>) {
-        if self.role.pipeline.interface().rerun_safe() {
+    ///
+    /// `host_untouched`: the package cannot have written the host copies
+    /// (a staged run whose outputs all have mirrors, and no download of it
+    /// began): it then runs again elsewhere whatever the kernel, since the
+    /// other devices read and write those host copies only.
+    fn unknown(&mut self, units: Range<u64>, host_untouched: bool) {
+        if host_untouched || self.role.pipeline.interface().rerun_safe() {
             self.queue.requeue(units);
             return;
         }
@@ -586,6 +761,13 @@ impl Loop<'_, '_> {
         }
         if self.ring.last_ticket() > 0 && !matches!(self.ring.drain(self.timeout_ns()), Ok(true)) {
             let _ = device.wait_idle();
+        }
+        // A transfer batch that timed out may still run: the run's buffers
+        // must outlive it too.
+        if let Some(stager) = &self.stager {
+            if !matches!(stager.drain(self.timeout_ns()), Ok(true)) {
+                let _ = device.wait_idle();
+            }
         }
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self.injected {

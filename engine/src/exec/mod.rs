@@ -9,4 +9,5 @@ pub mod kernel;
 pub mod pool;
 pub mod report;
 pub(crate) mod settle;
+pub(crate) mod staging;
 pub mod topology;

@@ -102,6 +102,22 @@ impl GapStats {
     }
 }
 
+/// What a device moved between host buffers and device-local mirrors in a
+/// staged run ([`MemoryPlacement::Staged`](crate::MemoryPlacement)); zero
+/// for zero-copy runs and for the CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Transfers {
+    /// Bytes copied from host buffers to mirrors.
+    pub upload_bytes: u64,
+    /// Bytes copied from mirrors to host buffers.
+    pub download_bytes: u64,
+    /// Wall seconds the device's dispatch loop spent waiting for transfers.
+    pub seconds: f64,
+    /// Buffers the run bound zero-copy although staging was chosen (their
+    /// mirror did not fit; `Auto` placement only).
+    pub zero_copy_fallbacks: u32,
+}
+
 /// Figures of one device in a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceReport {
@@ -134,6 +150,8 @@ pub struct DeviceReport {
     /// single-device fallback when co-executing could not pay). `None`:
     /// it took work until none was left.
     pub declined_s: Option<f64>,
+    /// Staged transfers (GPU only).
+    pub transfers: Transfers,
 }
 
 impl DeviceReport {
@@ -151,6 +169,7 @@ impl DeviceReport {
             gpu_gaps: None,
             failure: None,
             declined_s: Some(f64::INFINITY),
+            transfers: Transfers::default(),
         }
     }
 }
@@ -172,6 +191,9 @@ pub struct Report {
     /// least in part, from a profile on disk (see
     /// `EngineOptions::profiles`): a first run that knew the devices.
     pub from_profile: bool,
+    /// Where the GPU read and wrote the buffers: zero-copy or staged
+    /// ([`crate::MemoryPlacement`]; zero-copy when no GPU took part).
+    pub memory: crate::MemoryPlacement,
 }
 
 impl Report {
@@ -252,6 +274,7 @@ mod tests {
             gpu_gaps: None,
             failure: None,
             declined_s,
+            transfers: Transfers::default(),
         }
     }
 
@@ -263,6 +286,7 @@ mod tests {
             devices,
             packages: PackageLog::default(),
             from_profile: false,
+            memory: crate::MemoryPlacement::ZeroCopy,
         }
     }
 

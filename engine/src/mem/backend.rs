@@ -42,7 +42,8 @@ impl std::str::FromStr for AllocatorBackend {
 pub(crate) struct Block {
     pub(crate) memory: vk::DeviceMemory,
     pub(crate) offset: u64,
-    pub(crate) ptr: NonNull<u8>,
+    /// The host mapping; `None` for device-local blocks.
+    pub(crate) ptr: Option<NonNull<u8>>,
     pub(crate) handle: Handle,
 }
 
@@ -63,6 +64,14 @@ pub(crate) trait Backend: Send + Sync {
     fn kind(&self) -> AllocatorBackend;
     /// Allocates mapped memory of the backend's memory type for `req`.
     fn allocate(&self, req: vk::MemoryRequirements, name: &str) -> Result<Block>;
+    /// Allocates device memory of `memory_type` (a device-local type `req`
+    /// accepts) for `req`, not necessarily mapped: a mirror's.
+    fn allocate_device_local(
+        &self,
+        req: vk::MemoryRequirements,
+        memory_type: u32,
+        name: &str,
+    ) -> Result<Block>;
     /// Frees a block from this backend.
     fn free(&self, block: Block);
 }
@@ -151,7 +160,39 @@ impl Backend for GpuAllocatorBackend {
             // while the Block (which owns the allocation) exists.
             memory: unsafe { a.memory() },
             offset: a.offset(),
-            ptr: ptr.cast(),
+            ptr: Some(ptr.cast()),
+            handle: Handle::GpuAllocator(a),
+        })
+    }
+
+    fn allocate_device_local(
+        &self,
+        mut req: vk::MemoryRequirements,
+        memory_type: u32,
+        name: &str,
+    ) -> Result<Block> {
+        req.memory_type_bits &= 1 << memory_type;
+        let bytes = req.size;
+        let a = self
+            .allocator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .allocate(&gpu_allocator::vulkan::AllocationCreateDesc {
+                name,
+                requirements: req,
+                location: gpu_allocator::MemoryLocation::GpuOnly,
+                linear: true,
+                allocation_scheme: gpu_allocator::vulkan::AllocationScheme::GpuAllocatorManaged,
+            })
+            .map_err(|e| Error::Allocator {
+                bytes,
+                source: Box::new(e),
+            })?;
+        Ok(Block {
+            // SAFETY: as in `allocate`.
+            memory: unsafe { a.memory() },
+            offset: a.offset(),
+            ptr: a.mapped_ptr().map(|p| p.cast()),
             handle: Handle::GpuAllocator(a),
         })
     }
@@ -245,7 +286,35 @@ mod vma {
             Ok(Block {
                 memory: ai.device_memory,
                 offset: ai.offset,
-                ptr,
+                ptr: Some(ptr),
+                handle: Handle::Vma(a),
+            })
+        }
+
+        fn allocate_device_local(
+            &self,
+            req: vk::MemoryRequirements,
+            memory_type: u32,
+            _name: &str,
+        ) -> Result<Block> {
+            let info = vk_mem::AllocationCreateInfo {
+                usage: vk_mem::MemoryUsage::Unknown,
+                required_flags: vk::MemoryPropertyFlags::DEVICE_LOCAL,
+                memory_type_bits: req.memory_type_bits & (1 << memory_type),
+                ..Default::default()
+            };
+            // SAFETY: as in `allocate`.
+            let a = unsafe { self.allocator.allocate_memory(&req, &info) }.map_err(|r| {
+                Error::Allocator {
+                    bytes: req.size,
+                    source: Box::new(crate::error::VkError::from_result("vmaAllocateMemory", r)),
+                }
+            })?;
+            let ai = self.allocator.get_allocation_info(&a);
+            Ok(Block {
+                memory: ai.device_memory,
+                offset: ai.offset,
+                ptr: None,
                 handle: Handle::Vma(a),
             })
         }

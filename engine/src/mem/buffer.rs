@@ -1,13 +1,14 @@
 //! Typed unified buffers.
 
 use super::backend::Block;
-use super::UnifiedMemory;
+use super::mirror::{MirrorSlot, STAGED_USAGE};
+use super::{MemoryPlacement, UnifiedMemory};
 use crate::error::{Error, Result, VkResultExt};
 use ash::vk;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Identity of a buffer: the engine it belongs to and a process-unique number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,6 +44,14 @@ pub(crate) struct RawBuffer {
     imported: Option<Imported>,
     bytes: u64,
     id: BufferId,
+    /// Host-write generation: bumped by every `&mut` host access through
+    /// the API (changed only through `&mut self`, so plain loads suffice).
+    host_gen: AtomicU64,
+    /// The host memory is written behind the API's back (imported memory,
+    /// C host pointers): staged runs upload it every time they read it.
+    untracked: bool,
+    /// The device-local mirror of staged runs.
+    mirror: Mutex<MirrorSlot>,
 }
 
 impl RawBuffer {
@@ -55,9 +64,14 @@ impl RawBuffer {
         external: Option<&mut vk::ExternalMemoryBufferCreateInfo<'_>>,
     ) -> Result<(Self, vk::MemoryRequirements)> {
         let device = memory.device().clone();
+        let untracked = external.is_some();
+        let usage = match memory.placement() {
+            MemoryPlacement::Staged => STAGED_USAGE,
+            _ => vk::BufferUsageFlags::STORAGE_BUFFER,
+        };
         let mut info = vk::BufferCreateInfo::default()
             .size(bytes)
-            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         if let Some(ext) = external {
             info = info.push_next(ext);
@@ -81,6 +95,9 @@ impl RawBuffer {
             imported: None,
             bytes,
             id,
+            host_gen: AtomicU64::new(0),
+            untracked,
+            mirror: Mutex::new(MirrorSlot::default()),
         };
         Ok((raw, req))
     }
@@ -218,7 +235,7 @@ impl RawBuffer {
 
     pub(crate) fn ptr(&self) -> *mut u8 {
         match (&self.block, &self.imported) {
-            (Some(b), _) => b.ptr.as_ptr(),
+            (Some(b), _) => b.ptr.map_or(std::ptr::null_mut(), NonNull::as_ptr),
             (None, Some(i)) => i.ptr.as_ptr(),
             (None, None) => std::ptr::null_mut(),
         }
@@ -232,31 +249,74 @@ impl RawBuffer {
     pub(crate) fn device(&self) -> &Arc<crate::vk::Device> {
         self.memory.device()
     }
+
+    /// The allocator the buffer comes from.
+    pub(crate) fn memory(&self) -> &Arc<UnifiedMemory> {
+        &self.memory
+    }
+
+    /// The host-write generation (see [`super::mirror`]).
+    pub(crate) fn host_generation(&self) -> u64 {
+        // Relaxed: the value changes only through `&mut self`, so no other
+        // thread can write it while this shared borrow lives.
+        self.host_gen.load(Ordering::Relaxed)
+    }
+
+    /// Whether host writes escape the generation count.
+    pub(crate) fn untracked(&self) -> bool {
+        self.untracked
+    }
+
+    /// The mirror slot, locked.
+    pub(crate) fn mirror(&self) -> MutexGuard<'_, MirrorSlot> {
+        self.mirror.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// A buffer of any element type, as a compute pipeline binds it (see
 /// [`ComputePipeline::bind`](crate::vk::ComputePipeline::bind)): its handle
 /// and size are those of a live buffer of a known device.
 #[derive(Clone, Copy)]
-pub struct BufferBinding<'a>(&'a RawBuffer);
+pub struct BufferBinding<'a> {
+    raw: &'a RawBuffer,
+    /// What is bound: the buffer itself, or its device-local mirror.
+    handle: vk::Buffer,
+}
 
 impl<'a> BufferBinding<'a> {
     /// The binding of `raw`.
     pub(crate) fn of(raw: &'a RawBuffer) -> Self {
-        BufferBinding(raw)
+        BufferBinding {
+            raw,
+            handle: raw.handle(),
+        }
+    }
+
+    /// The binding of `raw`'s device-local mirror `mirror` (of the same
+    /// size, kept alive with `raw`).
+    pub(crate) fn mirrored(raw: &'a RawBuffer, mirror: vk::Buffer) -> Self {
+        BufferBinding {
+            raw,
+            handle: mirror,
+        }
     }
 
     /// The buffer.
     pub(crate) fn raw(self) -> &'a RawBuffer {
-        self.0
+        self.raw
+    }
+
+    /// The `VkBuffer` bound.
+    pub(crate) fn handle(self) -> vk::Buffer {
+        self.handle
     }
 }
 
 impl std::fmt::Debug for BufferBinding<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BufferBinding")
-            .field("id", &self.0.id())
-            .field("bytes", &self.0.bytes())
+            .field("id", &self.raw.id())
+            .field("bytes", &self.raw.bytes())
             .finish()
     }
 }
@@ -268,6 +328,10 @@ impl Drop for RawBuffer {
         unsafe { self.memory.device().raw().destroy_buffer(self.buffer, None) };
         if let Some(block) = self.block.take() {
             self.memory.backend.free(block);
+        }
+        let mirror = self.mirror.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = mirror.mirror.take() {
+            m.free(&self.memory);
         }
         if let Some(imported) = self.imported.take() {
             // SAFETY: the buffer bound to it was destroyed above; the memory
@@ -409,10 +473,28 @@ impl<T: bytemuck::Pod> Buffer<T> {
         unsafe { std::slice::from_raw_parts(self.raw.ptr() as *const T, self.len) }
     }
 
-    /// The elements, writable in place.
+    /// The elements, writable in place. Counts as a host write: a staged
+    /// run uploads the buffer again before the GPU reads it.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
+        let gen = self.raw.host_gen.get_mut();
+        *gen = gen.wrapping_add(1);
         // SAFETY: as in `as_slice`, and `&mut self` makes this the only access.
         unsafe { std::slice::from_raw_parts_mut(self.raw.ptr() as *mut T, self.len) }
+    }
+
+    /// Declares that the host wrote the buffer (bumps its host-write
+    /// generation, as [`as_mut_slice`](Self::as_mut_slice) does): for code
+    /// that wrote it through a pointer taken earlier.
+    pub fn host_written(&mut self) {
+        let gen = self.raw.host_gen.get_mut();
+        *gen = gen.wrapping_add(1);
+    }
+
+    /// Declares that the host may write the buffer at any time through a
+    /// pointer the engine cannot see (as C code does with the host
+    /// pointer): every staged run that reads it uploads it again.
+    pub fn untrack_host_writes(&mut self) {
+        self.raw.untracked = true;
     }
 
     /// The raw `VkBuffer`, for code that records its own Vulkan commands.
@@ -426,7 +508,7 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// `internals`).
     #[cfg(feature = "internals")]
     pub fn binding(&self) -> BufferBinding<'_> {
-        BufferBinding(&self.raw)
+        BufferBinding::of(&self.raw)
     }
 
     pub(crate) fn raw(&self) -> &RawBuffer {

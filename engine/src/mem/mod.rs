@@ -2,6 +2,10 @@
 //! for their whole life, bound as storage buffers by kernels and read and
 //! written as slices by CPU code, with no copies.
 //!
+//! Staged engines ([`MemoryPlacement::Staged`]) also give each buffer a GPU
+//! run binds a device-local mirror (module `mirror`), which the run keeps
+//! in step with the host copy.
+//!
 //! Two allocator backends sit behind one internal trait: gpu-allocator (the
 //! default) and Vulkan Memory Allocator through vk-mem (cargo feature `vma`).
 //! Both are restricted to the one memory type chosen by
@@ -9,10 +13,13 @@
 
 mod backend;
 mod buffer;
+pub(crate) mod mirror;
+pub(crate) mod placement;
 
 pub use backend::AllocatorBackend;
 pub(crate) use buffer::RawBuffer;
 pub use buffer::{Buffer, BufferBinding, BufferId};
+pub use placement::{is_unified_memory, MemoryPlacement};
 
 use crate::error::{Error, Result};
 use crate::vk::Device;
@@ -29,6 +36,15 @@ pub struct UnifiedMemory {
     engine_id: u64,
     /// `minImportedHostPointerAlignment`; `None` without `VK_EXT_external_memory_host`.
     import_alignment: Option<u64>,
+    /// Where GPU runs bind the buffers (never `Auto`).
+    placement: MemoryPlacement,
+    /// Staging was demanded, not chosen by `Auto`: a mirror that cannot be
+    /// allocated is an error rather than a fallback.
+    staging_demanded: bool,
+    /// Test hook: mirror allocations fail; `Some(true)`: and staging counts
+    /// as chosen by `Auto` (see [`UnifiedMemory::inject_mirror_failure`]).
+    #[cfg(feature = "test-hooks")]
+    mirror_fault: std::sync::Mutex<Option<bool>>,
 }
 
 impl std::fmt::Debug for UnifiedMemory {
@@ -44,12 +60,17 @@ impl std::fmt::Debug for UnifiedMemory {
 impl UnifiedMemory {
     /// Creates the allocator for `device` with the chosen backend. `engine_id`
     /// tags every buffer so that a buffer of another engine is recognised.
+    ///
+    /// `placement` is resolved for the device (see
+    /// [`MemoryPlacement::Auto`]; `COEXEC_MEMORY` overrides it).
     pub fn new(
         device: Arc<Device>,
         backend: AllocatorBackend,
         engine_id: u64,
+        placement: MemoryPlacement,
     ) -> Result<Arc<Self>> {
         let info = device.info();
+        let (placement, staging_demanded) = placement::resolve(placement, info);
         let memory_type = info
             .unified_memory_type()
             .ok_or_else(|| Error::NoMemoryType {
@@ -76,7 +97,41 @@ impl UnifiedMemory {
             memory_type,
             engine_id,
             import_alignment,
+            placement,
+            staging_demanded,
+            #[cfg(feature = "test-hooks")]
+            mirror_fault: std::sync::Mutex::new(None),
         }))
+    }
+
+    /// Where GPU runs bind this allocator's buffers: [`MemoryPlacement::ZeroCopy`]
+    /// or [`MemoryPlacement::Staged`], never `Auto`.
+    pub fn placement(&self) -> MemoryPlacement {
+        self.placement
+    }
+
+    /// Staging was demanded ([`MemoryPlacement::Staged`] asked for), so a
+    /// mirror that cannot be allocated fails the run.
+    pub(crate) fn staging_demanded(&self) -> bool {
+        #[cfg(feature = "test-hooks")]
+        if self.mirror_fault() == Some(true) {
+            return false;
+        }
+        self.staging_demanded
+    }
+
+    /// Test hook: from now on every new mirror allocation fails; with
+    /// `as_auto`, staging also counts as chosen by `Auto` (the buffer then
+    /// falls back to zero-copy instead of failing the run).
+    #[cfg(feature = "test-hooks")]
+    pub fn inject_mirror_failure(&self, as_auto: bool) {
+        *self.mirror_fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(as_auto);
+    }
+
+    /// The injected mirror fault, if any.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn mirror_fault(&self) -> Option<bool> {
+        *self.mirror_fault.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The device.

@@ -37,7 +37,7 @@ impl ComputePipeline {
             .iter()
             .map(|b| {
                 [vk::DescriptorBufferInfo::default()
-                    .buffer(b.raw().handle())
+                    .buffer(b.handle())
                     .offset(0)
                     .range(b.raw().bytes())]
             })

@@ -87,8 +87,17 @@ impl Device {
         // VK_EXT_external_memory_host (for importing host memory, see
         // `UnifiedMemory::import_host`); its dependency VK_KHR_external_memory
         // is core in Vulkan 1.1.
-        let extensions = [ash::ext::external_memory_host::NAME.as_ptr()];
-        if info.external_memory_host {
+        // VK_EXT_memory_budget (heap budgets for staged mirrors, see
+        // `Device::heap_budget`).
+        let extensions: Vec<*const std::ffi::c_char> = [
+            (info.external_memory_host, ash::ext::external_memory_host::NAME),
+            (info.memory_budget, ash::ext::memory_budget::NAME),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| name.as_ptr())
+        .collect();
+        if !extensions.is_empty() {
             create = create.enabled_extension_names(&extensions);
         }
         // SAFETY: `info.handle` was enumerated from `instance`, which is alive;
@@ -136,6 +145,27 @@ impl Device {
     /// does not support the extension (it is enabled whenever supported).
     pub(crate) fn memory_host(&self) -> Option<&ash::ext::external_memory_host::Device> {
         self.memory_host.as_ref()
+    }
+
+    /// `(usage, budget)` in bytes of memory heap `heap` as
+    /// `VK_EXT_memory_budget` estimates them now; `None` without the
+    /// extension or for a heap the device does not have.
+    pub fn heap_budget(&self, heap: u32) -> Option<(u64, u64)> {
+        if !self.info.memory_budget || heap as usize >= self.info.heaps.len() {
+            return None;
+        }
+        let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+        let mut props = vk::PhysicalDeviceMemoryProperties2::default().push_next(&mut budget);
+        // SAFETY: Vulkan 1.1+ query on a physical device of this live
+        // instance; the chain holds a structure of an extension the device
+        // supports and enabled.
+        unsafe {
+            self.instance
+                .raw()
+                .get_physical_device_memory_properties2(self.info.handle, &mut props)
+        };
+        let h = heap as usize;
+        Some((budget.heap_usage[h], budget.heap_budget[h]))
     }
 
     /// The queue family used.
@@ -202,6 +232,43 @@ impl Device {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the queue is externally synchronised by the mutex held here;
         // the caller guarantees the command buffer and value rules.
+        let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
+            .call("vkQueueSubmit");
+        self.check(r)
+    }
+
+    /// Submits `cb` once timeline `after.0` reached `after.1` (where given;
+    /// transfers wait at the transfer stage), signalling timeline `sem` to
+    /// `value` when it completes.
+    ///
+    /// # Safety
+    /// As for [`Device::submit`]; `after`'s timeline belongs to this device
+    /// and stays alive until the submission completed.
+    pub(crate) unsafe fn submit_after(
+        &self,
+        cb: vk::CommandBuffer,
+        after: Option<(&Timeline, u64)>,
+        sem: &Timeline,
+        value: u64,
+    ) -> Result<(), VkError> {
+        let cbs = [cb];
+        let sems = [sem.raw()];
+        let values = [value];
+        let waits: Vec<vk::Semaphore> = after.iter().map(|(t, _)| t.raw()).collect();
+        let wait_values: Vec<u64> = after.iter().map(|&(_, v)| v).collect();
+        let stages = vec![vk::PipelineStageFlags::TRANSFER; waits.len()];
+        let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&wait_values)
+            .signal_semaphore_values(&values);
+        let submit = vk::SubmitInfo::default()
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cbs)
+            .signal_semaphores(&sems)
+            .push_next(&mut timeline);
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the queue is externally synchronised by the mutex held here;
+        // the caller guarantees the command buffer, semaphore and value rules.
         let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
             .call("vkQueueSubmit");
         self.check(r)

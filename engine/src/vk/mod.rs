@@ -14,6 +14,7 @@ mod ring;
 pub mod spirv;
 mod timeline;
 mod timestamps;
+pub(crate) mod transfer;
 
 pub use device::{Device, DeviceOptions};
 pub use cache::PipelineCache;
@@ -227,6 +228,9 @@ pub struct PhysicalDeviceInfo {
     pub external_memory_host: bool,
     /// `maintenance4` is supported (needed by SPIR-V using LocalSizeId).
     pub maintenance4: bool,
+    /// `VK_EXT_memory_budget` is supported: staged runs check a mirror
+    /// against its heap's budget before allocating it.
+    pub memory_budget: bool,
     /// The device's shader cores, where a vendor extension tells them
     /// (`VK_NV_shader_sm_builtins`, `VK_AMD_shader_core_properties`).
     pub shader_cores: Option<ShaderCores>,
@@ -347,6 +351,7 @@ impl PhysicalDeviceInfo {
             timestamp_period: l.timestamp_period,
             external_memory_host: has_ext(ash::ext::external_memory_host::NAME),
             maintenance4: m4.maintenance4 == vk::TRUE,
+            memory_budget: has_ext(ash::ext::memory_budget::NAME),
             shader_cores,
         }
     }

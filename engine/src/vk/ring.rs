@@ -236,8 +236,9 @@ impl DispatchRing {
         }
     }
 
-    /// The ring's timeline semaphore.
-    fn timeline(&self) -> &Timeline {
+    /// The ring's timeline semaphore: ticket `t` is signalled when package
+    /// `t` completed.
+    pub(crate) fn timeline(&self) -> &Timeline {
         self.sem.as_ref().expect("a built ring has its timeline")
     }
 

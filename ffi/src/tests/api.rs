@@ -73,7 +73,14 @@ pub(super) fn ok(s: coexec_status) {
 
 /// An engine, or `None` when this machine has no Vulkan device.
 pub(super) fn engine() -> Option<coexec_engine> {
+    engine_with_memory(coexec_memory::COEXEC_MEMORY_AUTO)
+}
+
+/// An engine with memory placement `memory`, or `None` when this machine
+/// has no Vulkan device.
+pub(super) fn engine_with_memory(memory: coexec_memory) -> Option<coexec_engine> {
     let mut opts = coexec_engine_options_default();
+    opts.memory = memory as u32;
     opts.validation = coexec_validation::COEXEC_VALIDATION_IF_AVAILABLE as u32;
     let dir = std::env::temp_dir().join("coexec-ffi-test-cache\0");
     let dir = dir.to_str().unwrap().to_owned();
@@ -182,6 +189,59 @@ unsafe fn run(
             report,
         )
     }
+}
+
+/// Staged placement through the C ABI: the report says so and counts the
+/// transfers; what C writes through the host pointer between runs is seen
+/// by the next run (C buffers are uploaded whenever a run reads them).
+#[test]
+fn staged_runs_report_transfers_and_see_host_writes() {
+    let Some(e) = engine_with_memory(coexec_memory::COEXEC_MEMORY_STAGED) else {
+        return;
+    };
+    let n = 10_001usize;
+    let (x, xp) = buffer(e, n, |i| i as f32);
+    let (y, yp) = buffer(e, n, |_| 1.0);
+    let (z, zp) = buffer(e, n, |_| -1.0);
+    let s = Saxpy {
+        x: xp,
+        y: yp,
+        z: zp,
+    };
+    let k = saxpy_kernel(e, &s);
+    let push = Push {
+        a: 2.0,
+        n: n as u32,
+    };
+    for round in 0..2 {
+        if round == 1 {
+            for i in 0..n {
+                // SAFETY: no run in flight; the buffer holds n floats.
+                unsafe { *xp.add(i) = 3.0 };
+            }
+        }
+        let mut r = std::mem::MaybeUninit::<coexec_report>::uninit();
+        let args = args3(x, y, z);
+        // SAFETY: valid arguments, report writable; devices 2: the GPU.
+        ok(unsafe { run(e, k, &args, &push, d1(n as u64), None, 2, r.as_mut_ptr()) });
+        // SAFETY: filled on success.
+        let r = unsafe { r.assume_init() };
+        assert_eq!(r.memory, coexec_memory::COEXEC_MEMORY_STAGED as u32);
+        let g = &r.devices[0];
+        assert!(g.upload_bytes >= 2 * n as u64 * 4, "{}", g.upload_bytes);
+        assert_eq!(g.download_bytes, n as u64 * 4);
+        assert!(g.transfer_s >= 0.0);
+        for i in 0..n {
+            // SAFETY: the run is over.
+            let (xv, zv) = unsafe { (*xp.add(i), *zp.add(i)) };
+            assert_eq!(zv, 2.0 * xv + 1.0, "round {round} item {i}");
+        }
+    }
+    ok(coexec_kernel_destroy(k));
+    for b in [x, y, z] {
+        ok(coexec_buffer_free(b));
+    }
+    ok(coexec_engine_destroy(e));
 }
 
 #[test]

@@ -29,6 +29,11 @@ pub(crate) struct BenchArgs {
     /// CPU workers (default: one per physical core left by the GPU).
     #[arg(long)]
     pub(crate) workers: Option<usize>,
+    /// Where the GPU reads the buffers: auto (zero-copy on unified memory,
+    /// staged on a discrete GPU), zero-copy or staged (device-local
+    /// mirrors). The environment variable COEXEC_MEMORY overrides it.
+    #[arg(long, default_value = "auto")]
+    pub(crate) memory: Given<coexec::MemoryPlacement>,
     /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -116,7 +121,7 @@ fn repeat(
 
 pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let scheduler = with_cpu_power(&a)?;
-    let engine = open_engine(a.workers)?;
+    let engine = open_engine(a.workers, a.memory.value)?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let runs = repeat(
         &mut *w,
@@ -176,6 +181,10 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
                 "gpu_gap_median_us": d.gpu_gaps.map(|g| g.median_us),
                 "failure": d.failure,
                 "declined_s": d.declined_s.map(|t| if t.is_finite() { json!(t) } else { json!("sat out") }),
+                "upload_bytes": d.transfers.upload_bytes,
+                "download_bytes": d.transfers.download_bytes,
+                "transfer_s": d.transfers.seconds,
+                "zero_copy_fallbacks": d.transfers.zero_copy_fallbacks,
             })
         })
         .collect();
@@ -184,6 +193,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "size": w.space().to_string(),
         "scheduler": a.scheduler.text,
         "devices": a.devices.text,
+        "memory": report.memory.to_string(),
         "time_s": runs.time_s,
         "verified": v.ok,
         "mismatches": v.mismatches,
@@ -203,11 +213,12 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
 fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
     let report = &runs.last;
     println!(
-        "{} {} scheduler={} devices={}: {:.6} s (median of {}), verified={} ({}), balance={:.3}, packages={}",
+        "{} {} scheduler={} devices={} memory={}: {:.6} s (median of {}), verified={} ({}), balance={:.3}, packages={}",
         w.name(),
         w.space(),
         a.scheduler,
         a.devices,
+        report.memory,
         runs.time_s,
         a.reps.max(1),
         v.ok,
@@ -227,8 +238,27 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
             d.gpu_gaps
                 .map(|g| format!(" gap median {:.1} us", g.median_us))
                 .unwrap_or_default()
+                + &transfers_text(&d.transfers)
         );
     }
+}
+
+/// A device's staged transfers for the text report ("" when none).
+fn transfers_text(t: &coexec::Transfers) -> String {
+    if *t == coexec::Transfers::default() {
+        return String::new();
+    }
+    format!(
+        " up {} B down {} B transfers {:.6} s{}",
+        t.upload_bytes,
+        t.download_bytes,
+        t.seconds,
+        if t.zero_copy_fallbacks > 0 {
+            format!(" ({} buffers zero-copy)", t.zero_copy_fallbacks)
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Prints a run's package log to stderr, one package a line.

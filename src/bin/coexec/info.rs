@@ -99,8 +99,9 @@ fn print_plan(engine: &Engine) {
         println!("  GPU dispatch loop: PUs {:?}", c.pus);
     }
     println!(
-        "  unified buffers: memory type {} via {}",
+        "  unified buffers: memory type {} via {}; GPU runs: {} (COEXEC_MEMORY, auto by default)",
         engine.memory_type(),
-        engine.allocator()
+        engine.allocator(),
+        engine.memory_placement()
     );
 }

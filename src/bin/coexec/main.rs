@@ -8,7 +8,7 @@ mod suite;
 
 use clap::{Parser, Subcommand};
 use coexec::error::chain;
-use coexec::{Engine, EngineOptions};
+use coexec::{Engine, EngineOptions, MemoryPlacement};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -54,9 +54,10 @@ fn main() -> ExitCode {
 
 /// The command's engine: with COEXEC_VALIDATION=1, a validation error fails
 /// the command.
-fn open_engine(workers: Option<usize>) -> Result<Engine, String> {
+fn open_engine(workers: Option<usize>, memory: MemoryPlacement) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
+        memory,
         validation_errors_fail: true,
         ..Default::default()
     })
@@ -104,6 +105,31 @@ mod tests {
         };
         assert_eq!(a.scheduler.value, Scheduler::hguided());
         assert_eq!(a.devices.value, Devices::ALL);
+    }
+
+    #[test]
+    fn memory_placement_is_parsed_for_bench_and_suite() {
+        let argv = ["coexec", "bench", "--kernel", "nbody", "--memory", "staged"];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.memory.value, MemoryPlacement::Staged);
+        let Command::Suite(a) = Cli::try_parse_from(["coexec", "suite", "--memory", "zero-copy"])
+            .unwrap()
+            .command
+        else {
+            panic!("not suite");
+        };
+        assert_eq!(a.memory.value, MemoryPlacement::ZeroCopy);
+        let Command::Bench(a) = Cli::try_parse_from(["coexec", "bench", "--kernel", "nbody"])
+            .unwrap()
+            .command
+        else {
+            panic!("not bench");
+        };
+        assert_eq!(a.memory.value, MemoryPlacement::Auto);
+        let e = error(&["bench", "--kernel", "nbody", "--memory", "fast"]);
+        assert!(e.contains("--memory") && e.contains("zero-copy"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `coexec suite`: the benchmark suite, its table and where its JSON and
 //! pictures went.
 
-use crate::args;
+use crate::args::{self, Given};
 use crate::open_engine;
 use coexec::error::chain;
 use std::process::ExitCode;
@@ -31,6 +31,11 @@ pub(crate) struct SuiteArgs {
     /// CPU workers (default: one per physical core left by the GPU).
     #[arg(long)]
     pub(crate) workers: Option<usize>,
+    /// Where the GPU reads the buffers: auto (zero-copy on unified memory,
+    /// staged on a discrete GPU), zero-copy or staged (device-local
+    /// mirrors). The environment variable COEXEC_MEMORY overrides it.
+    #[arg(long, default_value = "auto")]
+    pub(crate) memory: Given<coexec::MemoryPlacement>,
     /// Skip the time-against-problem-size sweeps.
     #[arg(long)]
     no_scaling: bool,
@@ -51,7 +56,7 @@ pub(crate) struct SuiteArgs {
 pub(crate) fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     // Arguments first: a typo must not cost an engine start.
     let sizes = args::parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
-    let engine = open_engine(a.workers)?;
+    let engine = open_engine(a.workers, a.memory.value)?;
     let opts = coexec::suite::Options {
         quick: a.quick,
         set: a.set,

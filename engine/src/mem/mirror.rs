@@ -1,0 +1,135 @@
+//! Device-local mirrors of unified buffers, for staged runs (see
+//! [`MemoryPlacement::Staged`](super::MemoryPlacement::Staged)).
+//!
+//! A buffer's mirror is allocated the first time a staged GPU run binds it,
+//! kept with the buffer and freed with it. Residency rule: the mirror holds
+//! the host copy's bytes as of host-write generation `synced`; every `&mut`
+//! host access through the API ([`Buffer::as_mut_slice`], `DerefMut`,
+//! [`Buffer::host_written`]) bumps the generation, so a run uploads the
+//! buffer again only when the host wrote it since. Buffers whose host
+//! memory is written behind the engine's back (imported host memory, the C
+//! ABI's host pointers) are marked untracked and uploaded by every run that
+//! reads them.
+//!
+//! [`Buffer::as_mut_slice`]: super::Buffer::as_mut_slice
+//! [`Buffer::host_written`]: super::Buffer::host_written
+
+use super::backend::Block;
+use super::{placement, UnifiedMemory};
+use crate::error::{Error, Result, VkResultExt};
+use ash::vk;
+use std::sync::Arc;
+
+/// A device-local copy of one buffer.
+pub(crate) struct Mirror {
+    pub(crate) buffer: vk::Buffer,
+    block: Option<Block>,
+}
+
+/// What a buffer keeps of its mirror.
+#[derive(Default)]
+pub(crate) struct MirrorSlot {
+    pub(crate) mirror: Option<Mirror>,
+    /// The host-write generation the mirror's bytes equal, if they equal
+    /// the host copy's at all.
+    pub(crate) synced: Option<u64>,
+    /// The mirror could not be allocated: the buffer is bound zero-copy.
+    pub(crate) failed: bool,
+}
+
+/// Usage of host buffers that may be staged, and of mirrors.
+pub(crate) const STAGED_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+);
+
+/// Checks that `bytes` more of memory type `ty` fit its heap's budget
+/// (`VK_EXT_memory_budget`, where the device has it).
+fn within_budget(device: &crate::vk::Device, ty: u32, bytes: u64) -> Result<()> {
+    let Some(heap) = device.info().memory_types.get(ty as usize).map(|t| t.heap) else {
+        return Ok(());
+    };
+    match device.heap_budget(heap) {
+        Some((usage, budget)) if usage.saturating_add(bytes) > budget => Err(Error::Allocation {
+            bytes,
+            message: format!(
+                "heap {heap} would exceed its memory budget ({usage} of {budget} bytes in use)"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl Mirror {
+    /// A device-local buffer of `bytes` bytes on `memory`'s device, through
+    /// its allocator backend.
+    pub(crate) fn new(memory: &Arc<UnifiedMemory>, bytes: u64) -> Result<Mirror> {
+        #[cfg(feature = "test-hooks")]
+        if memory.mirror_fault().is_some() {
+            return Err(Error::Allocation {
+                bytes,
+                message: "mirror allocation failed (injected)".into(),
+            });
+        }
+        let device = memory.device();
+        let info = vk::BufferCreateInfo::default()
+            .size(bytes)
+            .usage(STAGED_USAGE)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // SAFETY: plain object creation on a live device; bytes > 0 (a
+        // buffer's size).
+        let buffer = unsafe { device.raw().create_buffer(&info, None) }.call("vkCreateBuffer")?;
+        let mut m = Mirror {
+            buffer,
+            block: None,
+        };
+        // SAFETY: `buffer` was just created on this device.
+        let req = unsafe { device.raw().get_buffer_memory_requirements(buffer) };
+        let Some(ty) = placement::device_local_type(device.info(), req.memory_type_bits) else {
+            m.free(memory);
+            return Err(Error::NoMemoryType {
+                device: device.info().name.clone(),
+            });
+        };
+        if let Err(e) = within_budget(device, ty, req.size) {
+            m.free(memory);
+            return Err(e);
+        }
+        let block = match memory
+            .backend
+            .allocate_device_local(req, ty, "coexec mirror")
+        {
+            Ok(b) => b,
+            Err(e) => {
+                m.free(memory);
+                return Err(e);
+            }
+        };
+        // SAFETY: the block is of a type the buffer accepts, sized and
+        // aligned per `req`, and the buffer was not bound before.
+        let r = unsafe {
+            device
+                .raw()
+                .bind_buffer_memory(buffer, block.memory, block.offset)
+        }
+        .call("vkBindBufferMemory");
+        m.block = Some(block);
+        if let Err(e) = r {
+            m.free(memory);
+            return Err(e.into());
+        }
+        Ok(m)
+    }
+
+    /// Destroys the buffer and frees its memory.
+    pub(crate) fn free(mut self, memory: &UnifiedMemory) {
+        // SAFETY: runs that bind a mirror wait for their GPU work before
+        // returning, and the mirror is freed only with its buffer (or on
+        // the error path of its creation), so nothing pending uses it.
+        unsafe { memory.device().raw().destroy_buffer(self.buffer, None) };
+        if let Some(block) = self.block.take() {
+            memory.backend.free(block);
+        }
+    }
+}
