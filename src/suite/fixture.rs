@@ -71,18 +71,8 @@ pub(super) fn fixture(energy: bool) -> SuiteReport {
         error: None,
     };
     let failed = KernelResult {
-        kernel: "nbody".into(),
-        size: String::new(),
-        t_cpu: None,
-        t_gpu: None,
-        t_cpu_scheduler: None,
-        t_gpu_scheduler: None,
-        verified: false,
-        runs: Vec::new(),
-        solo: Vec::new(),
-        scaling: Vec::new(),
-        scaling_stop: None,
         error: Some("unknown size".into()),
+        ..super::kernel::empty_result("nbody", None)
     };
     let kernels = vec![ok, failed];
     SuiteReport {

@@ -114,7 +114,7 @@ fn kernel_size(opts: &Options, name: &str) -> Option<Size> {
 }
 
 /// A result with nothing measured yet.
-fn empty_result(name: &str, size: Option<Size>) -> KernelResult {
+pub(super) fn empty_result(name: &str, size: Option<Size>) -> KernelResult {
     KernelResult {
         kernel: name.to_string(),
         size: size.map(|s| s.to_string()).unwrap_or_default(),

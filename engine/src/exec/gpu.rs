@@ -89,8 +89,7 @@ impl GpuRole<'_> {
         let min_left = worth_splitting(
             latency.max(STEAL_LATENCY.as_secs_f64()),
             worker_rate,
-            mine.map(|c| c.rate)
-                .or_else(|| estimates.power(self.device)),
+            mine.map(|c| c.rate),
         )?;
         // The GPU has no word on the board: any index past the workers.
         cpu.board.steal(usize::MAX, min_left)

@@ -89,6 +89,23 @@ pub struct CacheLevel {
     pub line_bytes: u32,
 }
 
+impl CacheLevel {
+    /// Cache levels from instance counts keyed by (level, size in bytes,
+    /// line size in bytes), in key order: what both topology backends
+    /// gather.
+    fn from_counts(counts: std::collections::BTreeMap<(u32, u64, u32), usize>) -> Vec<Self> {
+        counts
+            .into_iter()
+            .map(|((depth, size_bytes, line_bytes), count)| CacheLevel {
+                depth,
+                size_bytes,
+                count,
+                line_bytes,
+            })
+            .collect()
+    }
+}
+
 /// A set of PUs (hardware threads) a thread may run on.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct CoreSet {

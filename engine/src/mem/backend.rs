@@ -119,39 +119,56 @@ impl GpuAllocatorBackend {
     }
 }
 
-impl Backend for GpuAllocatorBackend {
-    fn kind(&self) -> AllocatorBackend {
-        AllocatorBackend::GpuAllocator
-    }
-
-    fn allocate(&self, mut req: vk::MemoryRequirements, name: &str) -> Result<Block> {
-        // Restrict the allocator to our chosen memory type; GpuToCpu requires
-        // HOST_VISIBLE | HOST_COHERENT, which that type has.
-        req.memory_type_bits &= 1 << self.memory_type;
+impl GpuAllocatorBackend {
+    /// One allocation of `req` restricted to `memory_type`, at `location`.
+    fn allocate_in(
+        &self,
+        mut req: vk::MemoryRequirements,
+        memory_type: u32,
+        location: gpu_allocator::MemoryLocation,
+        name: &str,
+    ) -> Result<gpu_allocator::vulkan::Allocation> {
+        req.memory_type_bits &= 1 << memory_type;
         let bytes = req.size;
-        let a = self
-            .allocator
+        self.allocator
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .allocate(&gpu_allocator::vulkan::AllocationCreateDesc {
                 name,
                 requirements: req,
-                location: gpu_allocator::MemoryLocation::GpuToCpu,
+                location,
                 linear: true,
                 allocation_scheme: gpu_allocator::vulkan::AllocationScheme::GpuAllocatorManaged,
             })
             .map_err(|e| Error::Allocator {
                 bytes,
                 source: Box::new(e),
-            })?;
+            })
+    }
+
+    fn free_allocation(&self, a: gpu_allocator::vulkan::Allocation) {
+        let _ = self
+            .allocator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .free(a);
+    }
+}
+
+impl Backend for GpuAllocatorBackend {
+    fn kind(&self) -> AllocatorBackend {
+        AllocatorBackend::GpuAllocator
+    }
+
+    fn allocate(&self, req: vk::MemoryRequirements, name: &str) -> Result<Block> {
+        // Our chosen memory type; GpuToCpu requires HOST_VISIBLE |
+        // HOST_COHERENT, which that type has.
+        let location = gpu_allocator::MemoryLocation::GpuToCpu;
+        let a = self.allocate_in(req, self.memory_type, location, name)?;
         let Some(ptr) = a.mapped_ptr() else {
-            let _ = self
-                .allocator
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .free(a);
+            self.free_allocation(a);
             return Err(Error::Allocation {
-                bytes,
+                bytes: req.size,
                 message: "allocation is not host-mapped".into(),
             });
         };
@@ -167,27 +184,12 @@ impl Backend for GpuAllocatorBackend {
 
     fn allocate_device_local(
         &self,
-        mut req: vk::MemoryRequirements,
+        req: vk::MemoryRequirements,
         memory_type: u32,
         name: &str,
     ) -> Result<Block> {
-        req.memory_type_bits &= 1 << memory_type;
-        let bytes = req.size;
-        let a = self
-            .allocator
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .allocate(&gpu_allocator::vulkan::AllocationCreateDesc {
-                name,
-                requirements: req,
-                location: gpu_allocator::MemoryLocation::GpuOnly,
-                linear: true,
-                allocation_scheme: gpu_allocator::vulkan::AllocationScheme::GpuAllocatorManaged,
-            })
-            .map_err(|e| Error::Allocator {
-                bytes,
-                source: Box::new(e),
-            })?;
+        let location = gpu_allocator::MemoryLocation::GpuOnly;
+        let a = self.allocate_in(req, memory_type, location, name)?;
         Ok(Block {
             // SAFETY: as in `allocate`.
             memory: unsafe { a.memory() },
@@ -200,11 +202,7 @@ impl Backend for GpuAllocatorBackend {
     fn free(&self, block: Block) {
         #[allow(irrefutable_let_patterns)]
         if let Handle::GpuAllocator(a) = block.handle {
-            let _ = self
-                .allocator
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .free(a);
+            self.free_allocation(a);
         }
     }
 }

@@ -154,15 +154,7 @@ impl PowerEstimator for ThroughputEstimator {
     /// Ignores out-of-range devices and times that are not finite and
     /// positive.
     fn record(&self, device: usize, units: u64, seconds: f64) {
-        let Some(d) = self.devices.get(device) else {
-            return;
-        };
-        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
-            return;
-        }
-        let mut fit = d.lock();
-        fit.record(units, seconds);
-        d.publish(&fit);
+        self.record_parallel(device, units, seconds, 1.0);
     }
 
     /// As [`record`](PowerEstimator::record), with the forgetting of one

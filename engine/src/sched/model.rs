@@ -114,7 +114,7 @@ impl CostFit {
     /// Records one package of `units` that took `seconds`. Ignores empty
     /// packages and times that are not finite and positive.
     pub fn record(&mut self, units: u64, seconds: f64) {
-        self.add(units as f64, seconds, 1.0, FORGET);
+        self.record_parallel(units, seconds, 1.0);
     }
 
     /// Records a package that ran on one of `parallel` claimants at once:

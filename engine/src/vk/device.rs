@@ -220,21 +220,8 @@ impl Device {
         sem: &Timeline,
         value: u64,
     ) -> Result<(), VkError> {
-        let cbs = [cb];
-        let sems = [sem.raw()];
-        let values = [value];
-        let mut timeline =
-            vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
-        let submit = vk::SubmitInfo::default()
-            .command_buffers(&cbs)
-            .signal_semaphores(&sems)
-            .push_next(&mut timeline);
-        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: the queue is externally synchronised by the mutex held here;
-        // the caller guarantees the command buffer and value rules.
-        let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
-            .call("vkQueueSubmit");
-        self.check(r)
+        // SAFETY: function contract (no wait).
+        unsafe { self.submit_after(cb, None, sem, value) }
     }
 
     /// Submits `cb` once timeline `after.0` reached `after.1` (where given;
@@ -254,15 +241,20 @@ impl Device {
         let cbs = [cb];
         let sems = [sem.raw()];
         let values = [value];
-        let waits: Vec<vk::Semaphore> = after.iter().map(|(t, _)| t.raw()).collect();
-        let wait_values: Vec<u64> = after.iter().map(|&(_, v)| v).collect();
-        let stages = vec![vk::PipelineStageFlags::TRANSFER; waits.len()];
+        // At most one wait: arrays sliced to it, no allocation (every GPU
+        // package is submitted through here).
+        let wait = after.map(|(t, v)| (t.raw(), v));
+        let n = usize::from(wait.is_some());
+        let (w, wv) = wait.unwrap_or((vk::Semaphore::null(), 0));
+        let (waits, wait_values) = ([w], [wv]);
+        let stages = [vk::PipelineStageFlags::TRANSFER];
+        let (waits, wait_values, stages) = (&waits[..n], &wait_values[..n], &stages[..n]);
         let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
-            .wait_semaphore_values(&wait_values)
+            .wait_semaphore_values(wait_values)
             .signal_semaphore_values(&values);
         let submit = vk::SubmitInfo::default()
-            .wait_semaphores(&waits)
-            .wait_dst_stage_mask(&stages)
+            .wait_semaphores(waits)
+            .wait_dst_stage_mask(stages)
             .command_buffers(&cbs)
             .signal_semaphores(&sems)
             .push_next(&mut timeline);

@@ -136,15 +136,7 @@ fn caches(topo: &Topology) -> Vec<CacheLevel> {
             *groups.entry((depth, size, line)).or_default() += 1;
         }
     }
-    groups
-        .into_iter()
-        .map(|((depth, size_bytes, line_bytes), count)| CacheLevel {
-            depth,
-            size_bytes,
-            count,
-            line_bytes,
-        })
-        .collect()
+    CacheLevel::from_counts(groups)
 }
 
 /// Binds the calling thread to the PUs `pus` with hwloc. `None` when hwloc is unavailable or

@@ -212,15 +212,7 @@ fn caches(cpu_dir: &Path, pus: &BTreeSet<usize>) -> Vec<CacheLevel> {
     for ((level, _), (size, line)) in instances {
         *groups.entry((level, size, line)).or_default() += 1;
     }
-    groups
-        .into_iter()
-        .map(|((depth, size_bytes, line_bytes), count)| CacheLevel {
-            depth,
-            size_bytes,
-            count,
-            line_bytes,
-        })
-        .collect()
+    CacheLevel::from_counts(groups)
 }
 
 #[cfg(test)]
