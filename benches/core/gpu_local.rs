@@ -259,10 +259,11 @@ fn measure(o: &Opts, e: &Engine, index: usize, c: &Case, chunks: u64) -> Result<
         let t = Instant::now();
         let r = run(e, c, &k, &mut bufs)?;
         s.eng_res.push(keep, t, Some(r));
-        // Engine, one-shot: every input written by the host first (the
-        // same bytes; the write is what makes the engine upload again).
-        for (b, &w) in bufs.iter_mut().zip(&c.written) {
-            if !w {
+        // Engine, one-shot: every buffer the raw program uploads written
+        // by the host first (the same bytes; the write is what makes the
+        // engine upload it again).
+        for (b, &(up, _)) in bufs.iter_mut().zip(&c.parts) {
+            if up != Part::Nothing {
                 let _ = b.as_mut_slice();
             }
         }
@@ -327,7 +328,7 @@ pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> 
          compute, download from/to the staging buffers, serial (one command buffer) or in \
          overlapped chunks over transfer and compute queues; the better of the two is the \
          yardstick. Engine: GPU alone, memory staged, wall around Engine::run; resident = no \
-         host write since the last run; one-shot = every input written by the host first. \
+         host write since the last run; one-shot = every buffer the raw program uploads written by the host first. \
          Outputs of both checked against a CPU reference before timing.",
     );
     Ok(Value::Array(list))
