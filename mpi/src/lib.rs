@@ -1,0 +1,74 @@
+//! # coexec-mpi
+//!
+//! Co-execution across the nodes of a cluster: every MPI rank runs a
+//! [`coexec::Engine`] over its own node's devices, and the ranks share one
+//! index space by the same lock-free self-scheduling the engine uses
+//! inside a node.
+//!
+//! - **Claims.** The ranks claim packages (contiguous ranges of *units*:
+//!   groups of items in 1-D, groups of rows in 2-D, [`DistSpace`]) from a
+//!   counter in an MPI RMA window held by rank 0, with
+//!   `MPI_Compare_and_swap` under a passive-target `MPI_Win_lock_all`
+//!   epoch. No rank hands out work: rank 0 only hosts the memory.
+//! - **Sizes.** Packages follow HGuided across ranks: a rank takes
+//!   `ceil(R * P_i / (k * sum P))` of the `R` units left, where `P_i` is its
+//!   own measured throughput (units per second over its packages) and the
+//!   sum is published in the same window by every rank after each package.
+//! - **Local runs.** For each [`Claim`] the caller's code runs the local
+//!   engine over [`Claim::local_space`], with the claim's start as a push
+//!   constant that the kernel adds to its ids (the engine splits the claim
+//!   among the node's CPU cores and GPU with its own scheduler).
+//! - **Results.** Inputs are replicated on every rank (each builds them).
+//!   A rank keeps what its claims produced in [`Pieces`]; the user either
+//!   leaves them distributed or [`Pieces::gather`]s them once at a root,
+//!   which checks that they cover the space exactly once.
+//!
+//! ## When a rank fails or dies
+//!
+//! A local run that fails or panics poisons the counter: the other ranks
+//! stop claiming, and every rank's [`run`] returns an error (its own on
+//! the failing rank, [`Error::PeerFailed`] on the others), so no rank waits
+//! in a collective call. A rank that *dies* (killed, crashed, its node
+//! lost) is outside what MPI recovers from: under MPI's fault model
+//! (`MPI_ERRORS_ARE_FATAL`), `mpirun` aborts the whole job, and its work
+//! is lost. Run again.
+//!
+//! ## Example
+//!
+//! `mpi/examples/mandelbrot.rs` renders an image on every rank's engine and
+//! gathers it at rank 0; `scripts/mpi-example.sh` runs it on 2 ranks.
+
+mod counter;
+pub mod error;
+mod gather;
+mod run;
+mod sizing;
+mod space;
+
+pub use error::{Error, Result};
+pub use gather::{assemble, Pieces};
+pub use run::{run, DistOptions, RankReport};
+pub use sizing::{Powers, Sizing};
+pub use space::{Claim, DistSpace};
+
+/// The rsmpi crate this one is built on (initialize MPI and make
+/// communicators through it).
+pub use mpi;
+
+/// Initializes MPI for a coexec run ([`mpi::Threading::Funneled`]: the
+/// engine's threads never call MPI; the thread that calls this one makes
+/// every MPI call). `None` when MPI was already initialized.
+///
+/// With Open MPI it first excludes the `rdma` one-sided component unless
+/// `OMPI_MCA_osc` is already set: Open MPI 4.1's `osc/rdma` over the
+/// shared-memory transport (`btl/vader`, ranks on one node) crashes in
+/// `MPI_Compare_and_swap` (emulated atomics). The others (`sm` within a
+/// node, `ucx` or `pt2pt` across nodes) implement the same window. Other
+/// MPI libraries ignore the variable.
+pub fn initialize() -> Option<mpi::environment::Universe> {
+    if std::env::var_os("OMPI_MCA_osc").is_none() {
+        // Called before MPI starts its threads; the engine has none yet.
+        std::env::set_var("OMPI_MCA_osc", "^rdma");
+    }
+    mpi::initialize_with_threading(mpi::Threading::Funneled).map(|(u, _)| u)
+}
