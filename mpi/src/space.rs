@@ -136,7 +136,7 @@ mod tests {
         };
         assert_eq!(s.units(), 16);
         let c = s.claim(15..20);
-        assert_eq!((c.units, c.items), (15..16, 960..1000));
+        assert_eq!((c.units.clone(), c.items.clone()), (15..16, 960..1000));
         assert_eq!(c.local_space(), IndexSpace::D1(40));
     }
 
