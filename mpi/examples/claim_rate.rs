@@ -48,12 +48,12 @@ fn main() -> ExitCode {
             coexec_mpi::mpi::collective::SystemOperation::sum(),
         );
         println!(
-            "claim rate: {} ranks, {packages} claims in {:.3} s: {:.0} claims/s in all, {:.2} us per claim per rank (rank 0: {} retries)",
+            "claim rate: {} ranks, {packages} claims in {:.3} s: {:.0} claims/s in all, {:.2} us per claim per rank (rank 0: {} raced)",
             world.size(),
             secs,
             packages as f64 / secs,
             secs * 1e6 * f64::from(world.size()) / packages as f64,
-            report.retries
+            report.raced
         );
         if packages != units {
             eprintln!("claim_rate: {packages} claims for {units} units");

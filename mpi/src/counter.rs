@@ -4,19 +4,23 @@
 //! another rank's claims; there is no master loop).
 //!
 //! Slots:
-//! - `NEXT`: the next unclaimed unit. A rank claims `[v, v + n)` with
-//!   `MPI_Compare_and_swap(v -> v + n)`, retrying from the value returned
-//!   when another rank got there first. Bit 63 (`POISON`) is set by a rank
-//!   whose local run failed, so that the others stop claiming.
+//! - `NEXT`: the next unclaimed unit. A rank claims `[v, v + n)` with one
+//!   `MPI_Fetch_and_op(+n)` that returns `v` (wait-free: no retry loop; a
+//!   fetch-and-add never fails, and no two return overlapping ranges).
+//!   Past the end of the space a claim returns nothing. Bit 63 (`POISON`)
+//!   is set by a rank whose local run failed, so that the others stop.
 //! - `POWER_SUM`, `PUBLISHED`: the ranks' published powers (sizing.rs),
 //!   in milli-units per second. Each rank adds the change of its own
-//!   figure (`MPI_Fetch_and_op` with `MPI_SUM`; wrapping u64 arithmetic),
-//!   so the sum stays exact without `MPI_REPLACE`.
+//!   figure (`MPI_SUM`, wrapping u64 arithmetic), so the sum stays exact
+//!   without `MPI_REPLACE`.
 //!
-//! Every operation is followed by `MPI_Win_flush(0)`, which completes it
-//! at the target and makes its result readable. MPI orders the atomic
-//! operations on one location (accumulate ordering "rar,raw,war,waw" is the
-//! default), so a CAS that succeeds saw every earlier claim.
+//! Every operation is an accumulate-family call with `MPI_UINT64_T` and
+//! `MPI_SUM` (a read adds zeros), which MPI makes atomic per element
+//! against each other, and is completed by `MPI_Win_flush(0)` before its
+//! result is used: there is no ordering to reason about beyond that.
+//! Compare-and-swap is not used: besides needing a retry loop under
+//! contention, Open MPI 4.1's `osc/rdma` crashes in it over shared memory
+//! (`btl/vader`'s emulated atomics), where fetch-and-add works.
 
 use crate::error::{check, Result};
 use mpi::ffi;
@@ -38,6 +42,17 @@ const SLOTS: usize = 3;
 pub(crate) const POISON: u64 = 1 << 63;
 /// The rank that holds the window's memory.
 const HOST: i32 = 0;
+
+/// What the window held at one read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slots {
+    /// The next unclaimed unit (and `POISON`).
+    pub(crate) next: u64,
+    /// The sum of published powers, milli-units per second.
+    pub(crate) power_sum: u64,
+    /// Ranks that published.
+    pub(crate) published: u64,
+}
 
 /// An MPI window of claim counters, locked for the whole run.
 pub(crate) struct ClaimWindow {
@@ -82,32 +97,18 @@ impl ClaimWindow {
         Ok(w)
     }
 
-    /// Compare-and-swap on `NEXT`: writes `new` if it holds `expected`;
-    /// returns what it held.
-    pub(crate) fn cas_next(&self, expected: u64, new: u64) -> Result<u64> {
-        let mut old = 0u64;
-        // SAFETY: origin, compare and result point to live u64s for the
-        // call and the flush that completes it; the target slot is inside
-        // rank 0's window; the epoch is open (lock_all in `new`).
-        check("MPI_Compare_and_swap", unsafe {
-            ffi::MPI_Compare_and_swap(
-                (&new as *const u64).cast(),
-                (&expected as *const u64).cast(),
-                (&mut old as *mut u64).cast(),
-                ffi::RSMPI_UINT64_T,
-                HOST,
-                NEXT,
-                self.win,
-            )
-        })?;
-        self.flush()?;
-        Ok(old)
+    /// Atomically adds `n` to `NEXT`; returns what it held: the claim is
+    /// `[old, old + n)`.
+    pub(crate) fn fetch_add_next(&self, n: u64) -> Result<u64> {
+        self.fetch_add(NEXT, n)
     }
 
     /// Atomically adds `delta` (wrapping) to `slot`; returns what it held.
     fn fetch_add(&self, slot: isize, delta: u64) -> Result<u64> {
         let mut old = 0u64;
-        // SAFETY: as in `cas_next`.
+        // SAFETY: origin and result point to live u64s for the call and
+        // the flush that completes it; `slot` is inside rank 0's window;
+        // the epoch is open (lock_all in `new`).
         check("MPI_Fetch_and_op", unsafe {
             ffi::MPI_Fetch_and_op(
                 (&delta as *const u64).cast(),
@@ -139,34 +140,37 @@ impl ClaimWindow {
         Ok(())
     }
 
-    /// The sum of published powers (milli-units/s) and the count of ranks
-    /// that published, read in one atomic `MPI_Get_accumulate` (per
-    /// element atomic: a publish between the two elements can show a new
-    /// sum with the old count for one claim, which sizing tolerates).
-    pub(crate) fn powers(&self) -> Result<(u64, u64)> {
-        let zero = [0u64; 2];
-        let mut got = [0u64; 2];
-        // SAFETY: `zero` and `got` are live 2-element arrays for the call
-        // and its flush; slots POWER_SUM and PUBLISHED are adjacent and
-        // inside the window.
+    /// Reads every slot in one `MPI_Get_accumulate` (adding zeros). Each
+    /// element is read atomically, not the three together: a publish
+    /// between them can show a new sum with the old count for one claim,
+    /// which sizing tolerates.
+    pub(crate) fn read(&self) -> Result<Slots> {
+        let zero = [0u64; SLOTS];
+        let mut got = [0u64; SLOTS];
+        // SAFETY: `zero` and `got` are live arrays of SLOTS u64s for the
+        // call and its flush; the slots are the whole window at rank 0.
         check("MPI_Get_accumulate", unsafe {
             ffi::MPI_Get_accumulate(
                 zero.as_ptr().cast(),
-                2,
+                SLOTS as i32,
                 ffi::RSMPI_UINT64_T,
                 got.as_mut_ptr().cast(),
-                2,
+                SLOTS as i32,
                 ffi::RSMPI_UINT64_T,
                 HOST,
-                POWER_SUM,
-                2,
+                NEXT,
+                SLOTS as i32,
                 ffi::RSMPI_UINT64_T,
                 ffi::RSMPI_SUM,
                 self.win,
             )
         })?;
         self.flush()?;
-        Ok((got[0], got[1]))
+        Ok(Slots {
+            next: got[NEXT as usize],
+            power_sum: got[POWER_SUM as usize],
+            published: got[PUBLISHED as usize],
+        })
     }
 
     fn flush(&self) -> Result<()> {

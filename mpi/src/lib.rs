@@ -8,7 +8,7 @@
 //! - **Claims.** The ranks claim packages (contiguous ranges of *units*:
 //!   groups of items in 1-D, groups of rows in 2-D, [`DistSpace`]) from a
 //!   counter in an MPI RMA window held by rank 0, with
-//!   `MPI_Compare_and_swap` under a passive-target `MPI_Win_lock_all`
+//!   `MPI_Fetch_and_op` (fetch-and-add) under a passive-target `MPI_Win_lock_all`
 //!   epoch. No rank hands out work: rank 0 only hosts the memory.
 //! - **Sizes.** Packages follow HGuided across ranks: a rank takes
 //!   `ceil(R * P_i / (k * sum P))` of the `R` units left, where `P_i` is its
@@ -58,17 +58,6 @@ pub use mpi;
 /// Initializes MPI for a coexec run ([`mpi::Threading::Funneled`]: the
 /// engine's threads never call MPI; the thread that calls this one makes
 /// every MPI call). `None` when MPI was already initialized.
-///
-/// With Open MPI it first excludes the `rdma` one-sided component unless
-/// `OMPI_MCA_osc` is already set: Open MPI 4.1's `osc/rdma` over the
-/// shared-memory transport (`btl/vader`, ranks on one node) crashes in
-/// `MPI_Compare_and_swap` (emulated atomics). The others (`sm` within a
-/// node, `ucx` or `pt2pt` across nodes) implement the same window. Other
-/// MPI libraries ignore the variable.
 pub fn initialize() -> Option<mpi::environment::Universe> {
-    if std::env::var_os("OMPI_MCA_osc").is_none() {
-        // Called before MPI starts its threads; the engine has none yet.
-        std::env::set_var("OMPI_MCA_osc", "^rdma");
-    }
     mpi::initialize_with_threading(mpi::Threading::Funneled).map(|(u, _)| u)
 }

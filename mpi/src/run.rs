@@ -45,8 +45,9 @@ pub struct RankReport {
     pub busy: Duration,
     /// Time in RMA operations (claims, power reads and publishes).
     pub claiming: Duration,
-    /// Compare-and-swap attempts that lost to another rank.
-    pub retries: u64,
+    /// Claims where another rank claimed between this rank's read of the
+    /// counter and its fetch-and-add (the package then starts later).
+    pub raced: u64,
     /// From the start of the run to its end on this rank (before the final
     /// agreement).
     pub wall: Duration,
@@ -98,8 +99,6 @@ struct Rank {
     space: DistSpace,
     sizing: Sizing,
     units: u64,
-    /// The last value of `NEXT` this rank saw: the first guess of a CAS.
-    seen: u64,
     /// The power last published, in milli-units per second.
     published: Option<u64>,
     report: RankReport,
@@ -111,7 +110,6 @@ impl Rank {
             space,
             sizing,
             units: space.units(),
-            seen: 0,
             published: None,
             report: RankReport {
                 rank,
@@ -144,32 +142,45 @@ impl Rank {
 
     /// The next package: `None` when the space is done. A poisoned window
     /// is [`Error::PeerFailed`] (the count is settled by the agreement).
+    ///
+    /// Two RMA operations, wait-free: one atomic read of the counter and
+    /// the powers (to size the package from what is left now), then one
+    /// fetch-and-add of that size. Another rank may add in between: then
+    /// this package starts later than the read said, and the last one is
+    /// clipped to the space; units are still claimed exactly once, since
+    /// each fetch-and-add returns a range no other one returns.
     fn claim(&mut self, w: &ClaimWindow) -> Result<Option<Claim>> {
         let t = Instant::now();
-        let (sum, published) = w.powers()?;
-        let powers = Powers {
-            sum: sum as f64 / 1000.0,
-            published: published.min(u64::from(u32::MAX)) as u32,
-        };
-        let own = (self.report.power > 0.0).then_some(self.report.power);
-        let got = loop {
-            if self.seen & POISON != 0 {
-                break Err(Error::PeerFailed { failed: 1 });
-            }
-            if self.seen >= self.units {
-                break Ok(None);
-            }
-            let n = self.sizing.package(self.units - self.seen, own, powers);
-            let old = w.cas_next(self.seen, self.seen + n)?;
-            if old == self.seen {
-                self.seen += n;
-                break Ok(Some(self.space.claim(old..old + n)));
-            }
-            self.report.retries += 1;
-            self.seen = old;
-        };
+        let got = self.claim_inner(w);
         self.report.claiming += t.elapsed();
         got
+    }
+
+    fn claim_inner(&mut self, w: &ClaimWindow) -> Result<Option<Claim>> {
+        let state = w.read()?;
+        if state.next & POISON != 0 {
+            return Err(Error::PeerFailed { failed: 1 });
+        }
+        if state.next >= self.units {
+            return Ok(None);
+        }
+        let powers = Powers {
+            sum: state.power_sum as f64 / 1000.0,
+            published: state.published.min(u64::from(u32::MAX)) as u32,
+        };
+        let own = (self.report.power > 0.0).then_some(self.report.power);
+        let n = self.sizing.package(self.units - state.next, own, powers);
+        let old = w.fetch_add_next(n)?;
+        if old & POISON != 0 {
+            return Err(Error::PeerFailed { failed: 1 });
+        }
+        if old >= self.units {
+            return Ok(None);
+        }
+        if old != state.next {
+            self.report.raced += 1;
+        }
+        Ok(Some(self.space.claim(old..(old + n).min(self.units))))
     }
 
     fn record(&mut self, claim: &Claim, dt: Duration) {

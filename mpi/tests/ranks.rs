@@ -65,7 +65,12 @@ fn mpirun(name: &str, ranks: u32, body: fn(&SimpleCommunicator)) -> (bool, Strin
 /// Counts each rank's visits of every item, adds them up at rank 0 and
 /// checks each item was visited exactly once, and that the gathered
 /// pieces are the items' own indices.
-fn exactly_once(world: &SimpleCommunicator, space: DistSpace, options: DistOptions) {
+fn exactly_once(
+    world: &SimpleCommunicator,
+    space: DistSpace,
+    options: DistOptions,
+    pause: Duration,
+) {
     let total = space.items();
     let mut visits = vec![0u32; total as usize];
     let mut pieces = Pieces::<u64>::new(1).unwrap();
@@ -76,7 +81,9 @@ fn exactly_once(world: &SimpleCommunicator, space: DistSpace, options: DistOptio
         let ids: Vec<u64> = claim.items.clone().collect();
         pieces.push(claim.items.clone(), &ids).unwrap();
         // Some work, so that the ranks interleave.
-        std::thread::sleep(Duration::from_micros(200));
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
         Ok(())
     })
     .unwrap();
@@ -111,6 +118,7 @@ fn every_item_exactly_once_on_three_ranks_1d() {
                 k: 4.0,
                 min_units: 2,
             },
+            Duration::from_micros(200),
         );
     });
 }
@@ -123,8 +131,27 @@ fn every_row_exactly_once_on_two_ranks_2d() {
             height: 101,
             rows: 3,
         };
-        exactly_once(w, space, DistOptions::default());
+        exactly_once(w, space, DistOptions::default(), Duration::from_micros(200));
     });
+}
+
+#[test]
+fn one_unit_claims_racing_on_three_ranks_stay_exactly_once() {
+    on_ranks(
+        "one_unit_claims_racing_on_three_ranks_stay_exactly_once",
+        3,
+        |w| {
+            let space = DistSpace::D1 {
+                items: 20_000,
+                grain: 1,
+            };
+            let options = DistOptions {
+                k: 1e12,
+                min_units: 1,
+            };
+            exactly_once(w, space, options, Duration::ZERO);
+        },
+    );
 }
 
 #[test]
