@@ -7,12 +7,14 @@
 //! - `NEXT`: the next unclaimed unit. A rank claims `[v, v + n)` with one
 //!   `MPI_Fetch_and_op(+n)` that returns `v` (wait-free: no retry loop; a
 //!   fetch-and-add never fails, and no two return overlapping ranges).
-//!   Past the end of the space a claim returns nothing. Bit 63 (`POISON`)
-//!   is set by a rank whose local run failed, so that the others stop.
+//!   Past the end of the space a claim returns nothing (NEXT grows past
+//!   the end by at most one package per rank, far from overflowing).
 //! - `POWER_SUM`, `PUBLISHED`: the ranks' published powers (sizing.rs),
 //!   in milli-units per second. Each rank adds the change of its own
 //!   figure (`MPI_SUM`, wrapping u64 arithmetic), so the sum stays exact
 //!   without `MPI_REPLACE`.
+//! - `FAILED`: ranks whose local run failed; the others stop claiming once
+//!   they read it non-zero.
 //!
 //! Every operation is an accumulate-family call with `MPI_UINT64_T` and
 //! `MPI_SUM` (a read adds zeros), which MPI makes atomic per element
@@ -36,22 +38,24 @@ const NEXT: isize = 0;
 const POWER_SUM: isize = 1;
 /// The slot of the count of ranks that published.
 const PUBLISHED: isize = 2;
+/// The slot of the count of ranks that failed.
+const FAILED: isize = 3;
 /// Slots in the window.
-const SLOTS: usize = 3;
-/// Set in `NEXT` when a rank failed.
-pub(crate) const POISON: u64 = 1 << 63;
+const SLOTS: usize = 4;
 /// The rank that holds the window's memory.
 const HOST: i32 = 0;
 
 /// What the window held at one read.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Slots {
-    /// The next unclaimed unit (and `POISON`).
+    /// The next unclaimed unit.
     pub(crate) next: u64,
     /// The sum of published powers, milli-units per second.
     pub(crate) power_sum: u64,
     /// Ranks that published.
     pub(crate) published: u64,
+    /// Ranks that failed.
+    pub(crate) failed: u64,
 }
 
 /// An MPI window of claim counters, locked for the whole run.
@@ -124,10 +128,9 @@ impl ClaimWindow {
         Ok(old)
     }
 
-    /// Marks the run as failed (others stop claiming); returns `NEXT`.
-    pub(crate) fn poison(&self) -> Result<u64> {
-        // Adding POISON sets bit 63: NEXT never reaches 2^63 (units < 2^63).
-        self.fetch_add(NEXT, POISON)
+    /// Counts this rank as failed: the others stop claiming.
+    pub(crate) fn poison(&self) -> Result<()> {
+        self.fetch_add(FAILED, 1).map(drop)
     }
 
     /// Adds the change of this rank's power (milli-units/s) to the sum;
@@ -170,6 +173,7 @@ impl ClaimWindow {
             next: got[NEXT as usize],
             power_sum: got[POWER_SUM as usize],
             published: got[PUBLISHED as usize],
+            failed: got[FAILED as usize],
         })
     }
 

@@ -25,7 +25,7 @@
 //!
 //! ## When a rank fails or dies
 //!
-//! A local run that fails or panics poisons the counter: the other ranks
+//! A local run that fails or panics is counted in the window: the other ranks
 //! stop claiming, and every rank's [`run`] returns an error (its own on
 //! the failing rank, [`Error::PeerFailed`] on the others), so no rank waits
 //! in a collective call. A rank that *dies* (killed, crashed, its node

@@ -1,7 +1,7 @@
 //! One distributed run: every rank claims packages from the window and
 //! runs each with the caller's code, then the ranks agree on the outcome.
 
-use crate::counter::{ClaimWindow, POISON};
+use crate::counter::ClaimWindow;
 use crate::error::{Error, Result};
 use crate::sizing::{Powers, Sizing};
 use crate::space::{Claim, DistSpace};
@@ -118,8 +118,8 @@ impl Rank {
         }
     }
 
-    /// Claims and runs packages until none is left; on a failure, poisons
-    /// the window so that the others stop.
+    /// Claims and runs packages until none is left; on a failure, counts
+    /// this rank failed in the window, so that the others stop.
     fn claim_all<F>(&mut self, w: &ClaimWindow, body: &mut F) -> Result<()>
     where
         F: FnMut(&Claim) -> coexec::Result<()>,
@@ -140,8 +140,8 @@ impl Rank {
         }
     }
 
-    /// The next package: `None` when the space is done. A poisoned window
-    /// is [`Error::PeerFailed`] (the count is settled by the agreement).
+    /// The next package: `None` when the space is done. A window where a
+    /// rank counted itself failed is [`Error::PeerFailed`] (the count is settled by the agreement).
     ///
     /// Two RMA operations, wait-free: one atomic read of the counter and
     /// the powers (to size the package from what is left now), then one
@@ -158,7 +158,7 @@ impl Rank {
 
     fn claim_inner(&mut self, w: &ClaimWindow) -> Result<Option<Claim>> {
         let state = w.read()?;
-        if state.next & POISON != 0 {
+        if state.failed > 0 {
             return Err(Error::PeerFailed { failed: 1 });
         }
         if state.next >= self.units {
@@ -171,9 +171,6 @@ impl Rank {
         let own = (self.report.power > 0.0).then_some(self.report.power);
         let n = self.sizing.package(self.units - state.next, own, powers);
         let old = w.fetch_add_next(n)?;
-        if old & POISON != 0 {
-            return Err(Error::PeerFailed { failed: 1 });
-        }
         if old >= self.units {
             return Ok(None);
         }

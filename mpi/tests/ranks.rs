@@ -189,6 +189,33 @@ fn a_failing_rank_fails_every_rank_without_a_hang() {
 }
 
 #[test]
+fn two_failing_ranks_are_counted_on_every_rank() {
+    on_ranks("two_failing_ranks_are_counted_on_every_rank", 3, |w| {
+        let space = DistSpace::D1 {
+            items: 600,
+            grain: 1,
+        };
+        let options = DistOptions {
+            k: 1e12,
+            min_units: 1,
+        };
+        let me = w.rank();
+        let got = coexec_mpi::run(w, space, &options, |_| {
+            std::thread::sleep(Duration::from_millis(2));
+            if me > 0 {
+                return Err(coexec::Error::Interface("refused".into()));
+            }
+            Ok(())
+        });
+        match (me, got) {
+            (0, Err(Error::PeerFailed { failed: 2 })) => {}
+            (1 | 2, Err(Error::Local { .. })) => {}
+            (_, other) => panic!("rank {me}: {other:?}"),
+        }
+    });
+}
+
+#[test]
 fn a_dying_rank_aborts_the_whole_job() {
     let name = "a_dying_rank_aborts_the_whole_job";
     let (ok, text) = mpirun(name, 3, |w| {
