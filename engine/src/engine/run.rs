@@ -228,9 +228,9 @@ impl Engine {
     ) -> Result<Lanes> {
         let inner = &*self.inner;
         let staging = match (run.gpu, &kernel.pipeline) {
-            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
-                Some(Staging::new(&args.buffers, p.interface())?)
-            }
+            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
+                Staging::new(&args.buffers, p.interface(), shared.geometry.space)?,
+            ),
             _ => None,
         };
         let binding = match (run.gpu, &kernel.pipeline) {
@@ -301,10 +301,10 @@ impl Engine {
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
         match &staging {
-            Some(s) => lanes.gpu.staged(s, shared.geometry.space.items()),
+            Some(s) => lanes.gpu.staged(s),
             // CPU packages wrote the host copies of the outputs alone.
             None if inner.memory.placement() == MemoryPlacement::Staged => {
-                crate::exec::staging::outputs_written_by_host(&args.buffers)
+                crate::exec::staging::outputs_written_by_host(&args.buffers, shared.geometry.space)
             }
             None => {}
         }

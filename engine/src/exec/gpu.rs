@@ -129,12 +129,11 @@ pub(crate) struct LostItems {
 
 impl Lane {
     /// After a staged run: updates the mirrors' residency (see
-    /// [`Staging::finish`]; the GPU did every one of the run's `items`
-    /// unless it failed or others did some) and counts the fallbacks.
-    pub(crate) fn staged(&self, staging: &Staging<'_>, items: u64) {
+    /// [`Staging::finish`]) and counts the fallbacks.
+    pub(crate) fn staged(&self, staging: &Staging<'_>) {
         let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
         d.transfers.zero_copy_fallbacks = staging.fallbacks;
-        staging.finish(d.failure.is_none() && d.items == items, items);
+        staging.finish();
     }
 
     /// The GPU's report, and its lost items if any; its package records
@@ -299,8 +298,6 @@ struct Loop<'r, 'a> {
     ring: MutexGuard<'r, DispatchRing>,
     /// Staged runs: the transfers' command buffer.
     stager: Option<MutexGuard<'r, Stager>>,
-    /// Staged runs: the uploads were done (before the first package).
-    uploaded: bool,
     /// Staged runs: a completed package whose download batch did not end
     /// in time (it may be queued behind a hung package), with its bytes.
     pending: Option<(InFlight, u64)>,
@@ -340,7 +337,6 @@ pub(crate) fn dispatch_loop(
         inflight: VecDeque::with_capacity(ring.depth()),
         ring,
         stager: role.staging.and(role.unit.stager.as_ref()).map(|m| m.lock().unwrap_or_else(|p| p.into_inner())),
-        uploaded: false,
         pending: None,
         data: LaneData::default(),
         last_done: None,
@@ -452,7 +448,7 @@ impl Loop<'_, '_> {
 
     /// Submits the package `units`.
     fn submit(&mut self, units: Range<u64>, stolen: bool) -> Result<(), Failure> {
-        if let Err(why) = self.upload() {
+        if let Err(why) = self.upload(&units) {
             // Nothing of the package was submitted: it goes back as is.
             self.queue.requeue(units);
             return Err(Failure::new(why));
@@ -517,17 +513,17 @@ impl Loop<'_, '_> {
         unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
     }
 
-    /// Staged runs, before the first package: uploads what the GPU reads.
-    fn upload(&mut self) -> Result<(), String> {
-        let (Some(staging), false) = (self.role.staging, self.uploaded) else {
+    /// Staged runs, before package `units`: uploads what it reads that the
+    /// mirrors do not hold.
+    fn upload(&mut self, units: &Range<u64>) -> Result<(), String> {
+        let Some(staging) = self.role.staging else {
             return Ok(());
         };
-        let copies = staging.uploads();
+        let copies = staging.uploads(&self.role.geometry.package(units.clone()));
         let timeout_ns = self.timeout_ns();
         self.transfer(Direction::Upload, &copies, None, timeout_ns)
             .map_err(TransferError::into_message)?;
-        self.uploaded = true;
-        staging.uploaded();
+        staging.uploaded(&copies);
         self.data.transfers.upload_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
         Ok(())
     }
@@ -538,7 +534,8 @@ impl Loop<'_, '_> {
         let Some(staging) = self.role.staging else {
             return Ok(());
         };
-        let copies = staging.downloads(&self.role.geometry.package(f.units.clone()));
+        let package = self.role.geometry.package(f.units.clone());
+        let copies = staging.downloads(&package);
         let bytes = copies.iter().map(|c| c.bytes).sum::<u64>();
         // The batch runs after the packages in flight on a queue that runs
         // in order: it may take as long as they do.
@@ -548,6 +545,7 @@ impl Loop<'_, '_> {
         let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
         self.transfer(Direction::Download, &copies, Some(f.ticket), timeout_ns)
             .map_err(|e| (e, bytes))?;
+        staging.downloaded(&package);
         self.data.transfers.download_bytes += bytes;
         Ok(())
     }
@@ -619,6 +617,9 @@ impl Loop<'_, '_> {
         let timeout_ns = self.timeout_ns();
         let drained = self.stager.as_ref().map(|s| s.drain(timeout_ns));
         if matches!(drained, Some(Ok(true))) {
+            if let Some(staging) = self.role.staging {
+                staging.downloaded(&self.role.geometry.package(p.units.clone()));
+            }
             self.data.transfers.download_bytes += bytes;
             self.record(p, settled, false);
         } else {

@@ -2,6 +2,7 @@
 //! the GPU dispatch loop, kernels and reports.
 
 pub(crate) mod cpu;
+pub mod footprint;
 pub(crate) mod gpu;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod inject;
