@@ -107,7 +107,7 @@ mod tests {
         s.insert(20..25);
         assert_eq!(s.ranges(), &[10..25, 30..40]);
         s.insert(24..30);
-        assert_eq!(s.ranges(), &[10..40]);
+        assert_eq!(s.ranges(), &[Range { start: 10, end: 40 }]);
         s.remove(15..18);
         assert_eq!(s.ranges(), &[10..15, 18..40]);
         assert_eq!(s.missing(0..50), vec![0..10, 15..18, 40..50]);
