@@ -102,7 +102,7 @@ fn bad_footprints_are_error_codes() {
         z: zp,
     };
     let k = saxpy_kernel(e, &s);
-    // SAFETY (every call below): footprints are valid to read or NULL.
+    // SAFETY: footprints are valid to read or NULL; run arguments valid.
     unsafe {
         assert_eq!(
             coexec_kernel_set_footprint(coexec_kernel::default(), 0, &items(1)),
