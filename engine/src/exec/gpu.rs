@@ -574,7 +574,13 @@ impl Loop<'_, '_> {
         // its next batch and when dropped, and the engine's devices outlive
         // it). The ring's timeline outlives the batch likewise.
         let r = unsafe { stager.run(direction, copies, after, timeout_ns) };
-        self.data.transfers.seconds += t.elapsed().as_secs_f64();
+        let seconds = t.elapsed().as_secs_f64();
+        self.data.transfers.seconds += seconds;
+        if matches!(r, Ok(true)) && self.inflight.is_empty() {
+            // Nothing else on the queue: the batch's time is its own.
+            let bytes = copies.iter().map(|c| c.bytes).sum();
+            stager.rates().record(direction.way(), bytes, seconds);
+        }
         match r {
             Ok(true) => Ok(()),
             Ok(false) => Err(TransferError::TimedOut(format!(

@@ -74,12 +74,7 @@ impl<'a> Staging<'a> {
         for (i, a) in args.iter().enumerate() {
             let mirror = mirror_of(i, a.raw)?;
             out.fallbacks += u32::from(mirror.is_none());
-            let reads = match a.access {
-                Access::Read => true,
-                // An output the shader does not declare `writeonly` may
-                // read what the host put there.
-                Access::Write { .. } => !iface.bindings.get(i).is_some_and(|b| b.write_only),
-            };
+            let reads = gpu_reads(i, a, iface);
             // Host writes since the last run (or untracked ones) leave
             // nothing of the mirror valid.
             let gen = a.raw.host_generation();
@@ -214,6 +209,55 @@ impl<'a> Staging<'a> {
             }
         }
     }
+}
+
+/// Whether the GPU reads argument `i`: inputs, and outputs the shader does
+/// not declare `writeonly` (they may read what the host put there).
+fn gpu_reads(i: usize, a: &ArgBuffer<'_>, iface: &ShaderInterface) -> bool {
+    match a.access {
+        Access::Read => true,
+        Access::Write { .. } => !iface.bindings.get(i).is_some_and(|b| b.write_only),
+    }
+}
+
+/// The bytes per unit a staged GPU run of `args` over `space` (`units`
+/// units) is expected to move (up, down), as if the GPU ran every unit:
+/// what its footprints that follow the items lack in the mirrors, and the
+/// outputs' items. A whole-buffer read is paid once, not per unit, and is
+/// left out; so are buffers bound zero-copy.
+pub(crate) fn bytes_per_unit(
+    args: &[ArgBuffer<'_>],
+    iface: &ShaderInterface,
+    space: IndexSpace,
+    units: u64,
+) -> (f64, f64) {
+    let all = Package {
+        units: 0..units,
+        items: 0..space.items(),
+        rows: None,
+        width: 0,
+    };
+    let (mut up, mut down) = (0u64, 0u64);
+    for (i, a) in args.iter().enumerate() {
+        let len = a.len as u64;
+        let elem = a.raw.bytes() / len.max(1);
+        let mut slot = a.raw.mirror();
+        if slot.failed && !a.raw.memory().staging_demanded() {
+            continue;
+        }
+        let f = a.footprint();
+        let r = f.elements(&all, space, len);
+        let bytes = r.start.saturating_mul(elem)..r.end.saturating_mul(elem);
+        if gpu_reads(i, a, iface) && f != Footprint::Whole {
+            let valid = slot.valid(a.raw.host_generation(), a.raw.untracked());
+            up += valid.missing(bytes.clone()).iter().map(|m| m.end - m.start).sum::<u64>();
+        }
+        if matches!(a.access, Access::Write { .. }) {
+            down += bytes.end - bytes.start;
+        }
+    }
+    let n = units.max(1) as f64;
+    (up as f64 / n, down as f64 / n)
 }
 
 /// After a run without a staged GPU (CPU only) over `space`: the outputs'

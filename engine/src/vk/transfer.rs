@@ -7,6 +7,7 @@
 //! queue, overlap with compute and double buffering come later.
 
 use super::{Device, Timeline};
+use crate::sched::transfers::TransferRates;
 use crate::error::{VkError, VkResultExt};
 use ash::vk;
 use std::sync::Arc;
@@ -30,6 +31,16 @@ pub(crate) enum Direction {
     Download,
 }
 
+impl Direction {
+    /// The direction as the cost model names it.
+    pub(crate) fn way(self) -> crate::sched::transfers::Way {
+        match self {
+            Direction::Upload => crate::sched::transfers::Way::Up,
+            Direction::Download => crate::sched::transfers::Way::Down,
+        }
+    }
+}
+
 /// A command buffer and a timeline for transfer batches on one device.
 pub(crate) struct Stager {
     device: Arc<Device>,
@@ -37,6 +48,8 @@ pub(crate) struct Stager {
     cb: vk::CommandBuffer,
     sem: Timeline,
     last: u64,
+    /// The device's transfer bandwidth, learned from the batches.
+    rates: Arc<TransferRates>,
 }
 
 impl Stager {
@@ -76,6 +89,7 @@ impl Stager {
             cb,
             sem,
             last: 0,
+            rates: Arc::default(),
         })
     }
 
@@ -115,6 +129,11 @@ impl Stager {
         unsafe { self.device.submit_after(self.cb, after, &self.sem, value)? };
         self.last = value;
         self.sem.wait(value, timeout_ns)
+    }
+
+    /// The device's transfer bandwidth per direction.
+    pub(crate) fn rates(&self) -> &Arc<TransferRates> {
+        &self.rates
     }
 
     /// Waits up to `timeout_ns` for the last batch; `Ok(false)` on timeout.
