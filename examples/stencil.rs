@@ -80,8 +80,8 @@ fn reference(w: usize, h: usize, sweeps: usize) -> Vec<f32> {
     let mut a = initial(w, h);
     let mut b = vec![0.0; w * h];
     for _ in 0..sweeps {
-        for k in 0..w * h {
-            b[k] = point(&a, w, h, k % w, k / w);
+        for (k, v) in b.iter_mut().enumerate() {
+            *v = point(&a, w, h, k % w, k / w);
         }
         std::mem::swap(&mut a, &mut b);
     }
