@@ -9,6 +9,7 @@ pub(crate) mod inject;
 pub mod kernel;
 pub mod pool;
 pub mod report;
+pub(crate) mod pipeline;
 pub(crate) mod settle;
 pub(crate) mod staging;
 pub mod topology;

@@ -50,6 +50,8 @@ pub(crate) struct Staging<'a> {
     space: IndexSpace,
     /// Per argument: the bytes GPU packages wrote and that were downloaded.
     downloaded: Mutex<Vec<RangeSet>>,
+    /// Per mirror: the bytes of uploads submitted and not yet completed.
+    queued: Mutex<Vec<(vk::Buffer, RangeSet)>>,
     /// Buffers bound zero-copy because their mirror did not fit.
     pub(crate) fallbacks: u32,
 }
@@ -69,6 +71,7 @@ impl<'a> Staging<'a> {
             args: Vec::with_capacity(args.len()),
             space,
             downloaded: Mutex::new(vec![RangeSet::new(); args.len()]),
+            queued: Mutex::new(Vec::new()),
             fallbacks: 0,
         };
         for (i, a) in args.iter().enumerate() {
@@ -123,7 +126,7 @@ impl<'a> Staging<'a> {
                 continue;
             };
             let want = a.bytes(f.elements(p, self.space, a.len));
-            let mut planned = RangeSet::new();
+            let mut planned = self.queued_in(dst);
             for c in copies.iter().filter(|c| c.dst == dst) {
                 planned.insert(c.offset..c.offset + c.bytes);
             }
@@ -142,6 +145,31 @@ impl<'a> Staging<'a> {
             }
         }
         copies
+    }
+
+    /// The bytes of `mirror` that uploads in flight bring.
+    fn queued_in(&self, mirror: vk::Buffer) -> RangeSet {
+        let q = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        q.iter()
+            .find(|(m, _)| *m == mirror)
+            .map(|(_, set)| set.clone())
+            .unwrap_or_default()
+    }
+
+    /// `copies` (from [`Staging::uploads`]) were submitted: later packages
+    /// do not upload their bytes again.
+    pub(crate) fn queued(&self, copies: &[Copy]) {
+        let mut q = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        for c in copies {
+            let i = match q.iter().position(|(m, _)| *m == c.dst) {
+                Some(i) => i,
+                None => {
+                    q.push((c.dst, RangeSet::new()));
+                    q.len() - 1
+                }
+            };
+            q[i].1.insert(c.offset..c.offset + c.bytes);
+        }
     }
 
     /// After `copies` (from [`Staging::uploads`]) completed: their bytes
