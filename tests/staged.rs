@@ -577,7 +577,7 @@ mod faults {
             };
             assert_eq!(got, want, "{fault:?}");
             let g = gpu(&r);
-            assert!(g.failure.is_some(), "{fault:?}");
+            assert!(g.failure.is_some(), "{fault:?} {:?} {:?}", g, r.devices);
             assert_eq!(g.transfers.download_bytes, g.items * 4, "{fault:?}");
             let total: u64 = r.devices.iter().map(|d| d.items).sum();
             assert_eq!(total, n as u64, "{fault:?}");
