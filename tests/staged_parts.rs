@@ -450,3 +450,71 @@ proptest! {
         prop_assert_eq!(upload_bytes(&r2), more);
     }
 }
+
+/// Failures (test hooks): a GPU that fails mid-run gives its packages back
+/// or completes them, and each byte is still uploaded at most once and each
+/// completed package downloaded once; the output is the reference's.
+#[cfg(feature = "test-hooks")]
+mod faults {
+    use super::*;
+    use coexec::hooks::{FaultInjection, GpuFault};
+    use std::time::Duration;
+
+    fn fresh() -> Option<Engine> {
+        common::engine_from(EngineOptions {
+            workers: Some(1),
+            validation: coexec::Validation::IfAvailable,
+            gpu_timeout: Duration::from_millis(300),
+            profiles: false,
+            memory: MemoryPlacement::Staged,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn failed_gpus_transfer_each_byte_at_most_once() {
+        let n = 16 * 600;
+        for (fault, after_packages) in [
+            (GpuFault::DeviceLost, 1),
+            (GpuFault::SubmitError, 2),
+            (GpuFault::HangThenLost, 1),
+        ] {
+            let Some(e) = fresh() else { return };
+            e.inject_gpu_fault(FaultInjection {
+                fault,
+                after_packages,
+            });
+            let data = input(n, 3);
+            let want: Vec<u32> = (0..n)
+                .map(|i| data[i].wrapping_mul(3).wrapping_add(i as u32))
+                .collect();
+            let x = e.buffer_from_slice(&data).unwrap();
+            let mut o = e.buffer::<u32>(n).unwrap();
+            let k = map_kernel(&e);
+            let r = e
+                .run(
+                    &k,
+                    Args::new()
+                        .input(&x)
+                        .footprint(Footprint::Halo {
+                            per_item: 1,
+                            halo: 5,
+                        })
+                        .output(&mut o)
+                        .push(&(n as u32)),
+                    IndexSpace::D1(n as u64),
+                    &Scheduler::Dynamic { packages: 30 },
+                    Devices::ALL,
+                )
+                .unwrap();
+            assert_eq!(o.as_slice(), &want[..], "{fault:?}");
+            // Each input byte at most once, at least the GPU's done items.
+            let gpu_done: u64 = gpu_items(&r).iter().map(|r| r.end - r.start).sum();
+            assert!(upload_bytes(&r) <= n as u64 * 4, "{fault:?}");
+            assert!(upload_bytes(&r) >= gpu_done * 4, "{fault:?}");
+            assert_eq!(download_bytes(&r), gpu_done * 4, "{fault:?}");
+            let total: u64 = r.devices.iter().map(|d| d.items).sum();
+            assert_eq!(total, n as u64, "{fault:?}");
+        }
+    }
+}
