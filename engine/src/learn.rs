@@ -5,7 +5,8 @@
 //! [`crate::outcomes`]).
 //!
 //! A kernel's estimator holds one [`Cost`] per engine device slot (0: the
-//! CPU workers, 1: the GPU). It is reset when the kernel runs over another
+//! CPU workers, `1 + g`: engine GPU `g`); the profile key names every
+//! device, so a profile serves only the same device set. It is reset when the kernel runs over another
 //! index space, seeded from the profile of that space's shape class when
 //! one exists on disk, and written back when it has moved. Beside it, the
 //! kernel keeps the measured time of each configuration it ran there.
@@ -16,9 +17,6 @@ use crate::profile::{Profile, ProfileKey, ProfileStore};
 use crate::sched::{alone_time, single_device, Cost, PowerEstimator, Scheduler};
 use std::path::PathBuf;
 use std::sync::MutexGuard;
-
-/// Engine device slots of a kernel's estimator: the CPU workers, the GPU.
-pub(crate) const SLOTS: usize = 2;
 
 /// Co-execution is declined when its best case gains less than this over
 /// the fastest device alone (an estimated `S_max` under 1.05).
@@ -72,7 +70,7 @@ impl Learning {
                     &self.devices,
                     &shape_class(space, units),
                 );
-                if let Some(profile) = self.store.load(&key, SLOTS) {
+                if let Some(profile) = self.store.load(&key, self.devices.len()) {
                     for (slot, c) in profile.costs.iter().enumerate() {
                         if let Some(c) = c {
                             kernel.estimator.seed(slot, *c, PROFILE_WEIGHT);
@@ -111,7 +109,9 @@ impl Learning {
             return;
         };
         let now = Profile {
-            costs: (0..SLOTS).map(|s| kernel.estimator.cost(s)).collect(),
+            costs: (0..self.devices.len())
+                .map(|s| kernel.estimator.cost(s))
+                .collect(),
             times: learned.outcomes.measured(),
         };
         if moved(&learned.saved, &now) {

@@ -271,9 +271,14 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         v => return Err(invalid(format!("unknown coexec_memory {v}"))),
     };
     let gpu = match o.gpu_index {
-        -1 => GpuChoice::Auto,
+        -1 => GpuChoice::All,
+        -2 => GpuChoice::Auto,
         i if i >= 0 => GpuChoice::Index(i as usize),
-        i => return Err(invalid(format!("gpu_index must be -1 or >= 0 (got {i})"))),
+        i => {
+            return Err(invalid(format!(
+                "gpu_index must be -1, -2 or >= 0 (got {i})"
+            )))
+        }
     };
     // Field by field on top of the defaults: fields added to EngineOptions
     // later keep their defaults.

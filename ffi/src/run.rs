@@ -308,15 +308,16 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
 fn devices_of(mask: u32) -> FfiResult<Devices> {
     const CPU: u32 = coexec_device_mask::COEXEC_DEVICE_CPU as u32;
     const GPU: u32 = coexec_device_mask::COEXEC_DEVICE_GPU as u32;
-    const ALL: u32 = coexec_device_mask::COEXEC_DEVICE_ALL as u32;
-    if mask == 0 || mask & !ALL != 0 {
-        return Err(invalid(format!(
-            "devices must be a non-empty combination of COEXEC_DEVICE_CPU and COEXEC_DEVICE_GPU (got {mask:#x})"
-        )));
+    const GPU0: u32 = coexec_device_mask::COEXEC_DEVICE_GPU0 as u32;
+    if mask == 0 {
+        return Err(invalid(
+            "devices must be a non-empty combination of COEXEC_DEVICE_CPU, COEXEC_DEVICE_GPU and COEXEC_DEVICE_GPU0 << i",
+        ));
     }
     Ok(Devices {
         cpu: mask & CPU != 0,
         gpu: mask & GPU != 0,
+        gpus: u64::from(mask / GPU0),
     })
 }
 

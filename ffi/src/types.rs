@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_void};
 
 /// Number of device slots in a `coexec_report` (a run uses at most two: the
 /// CPU, then the GPU).
-pub const COEXEC_MAX_DEVICES: usize = 4;
+pub const COEXEC_MAX_DEVICES: usize = 8;
 
 /// Most buffer arguments of one run (`coexec_run`'s `num_args`).
 pub const COEXEC_MAX_ARGS: usize = 64;
@@ -148,10 +148,14 @@ pub enum coexec_scheduler_kind {
 pub enum coexec_device_mask {
     /// The CPU worker threads.
     COEXEC_DEVICE_CPU = 1,
-    /// The Vulkan device.
+    /// Every GPU of the engine.
     COEXEC_DEVICE_GPU = 2,
-    /// Both.
+    /// The CPU workers and every GPU.
     COEXEC_DEVICE_ALL = 3,
+    /// Engine GPU 0 alone; engine GPU `i` (0 to 29) is
+    /// `COEXEC_DEVICE_GPU0 << i` (GPUs are numbered as `coexec info` numbers
+    /// them among the engine's devices).
+    COEXEC_DEVICE_GPU0 = 4,
 }
 
 /// How a kernel uses a buffer argument (`coexec_arg.access`).
@@ -216,7 +220,9 @@ pub struct coexec_engine_options {
     pub allocator: u32,
     /// A `coexec_validation` value.
     pub validation: u32,
-    /// Vulkan device index, or -1 for the best one: the device's position in
+    /// Vulkan device index; -1 for every discrete and integrated GPU (a CPU
+    /// implementation such as lavapipe only where it is the only device),
+    /// -2 for the one best device. An index is the device's position in
     /// Vulkan's enumeration order, counting every device, usable or not (the
     /// number `coexec info` prints). An index past the last device, or one of
     /// a device coexec cannot use (Vulkan < 1.2, no compute queue), is
