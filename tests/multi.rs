@@ -253,7 +253,9 @@ fn a_failing_gpu_hands_its_packages_to_the_others() {
                     after_packages: 0,
                 },
             );
-            let r = run_checked(&e, &k, 20_000, &sched, devices)
+            // Large enough that the CPU worker cannot finish the run
+            // before every GPU's dispatch loop claimed a package.
+            let r = run_checked(&e, &k, 200_000, &sched, devices)
                 .unwrap_or_else(|err| panic!("{fault:?} with {sched}: {err}"));
             let failed: Vec<_> = r.devices.iter().filter(|d| d.failure.is_some()).collect();
             assert_eq!(failed.len(), 1, "{fault:?} with {sched}: {r:?}");
@@ -277,18 +279,50 @@ fn a_lost_package_of_a_write_only_kernel_runs_again_elsewhere() {
         0,
         FaultInjection {
             fault: GpuFault::HangThenLost,
-            after_packages: 1,
+            after_packages: 0,
         },
     );
+    // Static: GPU 0 claims its share first, so its fault happens.
     let r = run_checked(
         &e,
         &k,
         20_000,
-        &Scheduler::Dynamic { packages: 24 },
+        &Scheduler::Static { powers: None },
         Devices::GPU,
     )
     .unwrap();
     assert!(r.devices.iter().any(|d| d.failure.is_some()), "{r:?}");
     assert!(!e.gpu_available_on(0) && e.gpu_available_on(1));
     common::assert_validation_clean(&e);
+}
+
+/// Report lines, trace processes and timeline rows come one per GPU.
+#[test]
+fn reports_and_traces_have_one_entry_per_gpu() {
+    let Some(e) = engine(2) else { return };
+    let k = kernel(&e, true);
+    let r = run_checked(
+        &e,
+        &k,
+        20_000,
+        &Scheduler::Dynamic { packages: 32 },
+        Devices::ALL,
+    )
+    .unwrap();
+    let names: Vec<&str> = r.devices.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names[1].ends_with("(gpu0)") && names[2].ends_with("(gpu1)"),
+        "{names:?}"
+    );
+    let trace = coexec::trace::chrome_trace(&r, "multi");
+    let text = trace.to_string();
+    for name in &names[1..] {
+        assert!(text.contains(*name), "{name} not in the trace");
+    }
+    let svg = std::env::temp_dir().join(format!("coexec-multi-{}.svg", std::process::id()));
+    coexec::suite::plots::timeline_chart(&svg, "multi", &r).unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(text.contains("GPU 0 queue") && text.contains("GPU 1 queue"));
 }

@@ -404,7 +404,7 @@ impl Engine {
         let id = NEXT_ENGINE.fetch_add(1, Ordering::Relaxed); // Relaxed: uniqueness only.
         let memory = match devices.as_slice() {
             [one] => UnifiedMemory::new(one.clone(), options.allocator, id, options.memory)?,
-            many => UnifiedMemory::new_shared(many, options.allocator, id)?,
+            many => UnifiedMemory::new_shared(many, options.allocator, id, options.memory)?,
         };
         let mut specs: Vec<ThreadSpec> = plan
             .workers

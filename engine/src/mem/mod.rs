@@ -101,15 +101,23 @@ impl UnifiedMemory {
     /// (module `peers`), so every device binds them zero-copy. Each device
     /// needs `VK_EXT_external_memory_host`
     /// ([`Error::HostImportUnsupported`] otherwise); staged memory is not
-    /// offered (the placement is [`MemoryPlacement::ZeroCopy`]).
+    /// offered (the placement is [`MemoryPlacement::ZeroCopy`]; a warning
+    /// says so where `requested`, after `COEXEC_MEMORY`, would stage).
     pub fn new_shared(
         devices: &[Arc<Device>],
         backend: AllocatorBackend,
         engine_id: u64,
+        requested: MemoryPlacement,
     ) -> Result<Arc<Self>> {
         let Some((first, rest)) = devices.split_first() else {
             return Err(Error::NoDevice("no device for the allocator".into()));
         };
+        if placement::resolve(requested, first.info()).0 == MemoryPlacement::Staged {
+            tracing::warn!(
+                "staged memory is single-GPU for now: the {}-GPU engine binds every buffer zero-copy",
+                devices.len()
+            );
+        }
         let mut alignment = 1u64;
         for d in devices {
             let a = import_alignment(d).ok_or_else(|| Error::HostImportUnsupported {
