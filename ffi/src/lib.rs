@@ -371,6 +371,7 @@ pub unsafe extern "C" fn coexec_engine_get_info(
                 workers: u32::try_from(e.workers()).unwrap_or(u32::MAX),
                 host_import_alignment: e.host_import_alignment().unwrap_or(0),
                 validation_errors: e.validation_errors(),
+                num_gpus: u32::try_from(e.gpu_count()).unwrap_or(u32::MAX),
             })
         })?;
         // SAFETY: non-null (checked) and writable per the contract.

@@ -451,3 +451,28 @@ pub unsafe extern "C" fn coexec_run(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod device_mask_tests {
+    use super::devices_of;
+    use coexec_engine::Devices;
+
+    /// Bit 0: the CPU; bit 1: every GPU; bit 2 + i: engine GPU i.
+    #[test]
+    fn masks_name_the_cpu_every_gpu_or_gpus_by_index() {
+        assert_eq!(devices_of(1).unwrap(), Devices::CPU);
+        assert_eq!(devices_of(2).unwrap(), Devices::GPU);
+        assert_eq!(devices_of(3).unwrap(), Devices::ALL);
+        assert_eq!(devices_of(4).unwrap(), Devices::gpu(0));
+        assert_eq!(
+            devices_of(1 | (4 << 1)).unwrap(),
+            Devices::gpu(1).with_cpu()
+        );
+        assert_eq!(
+            devices_of(4 << 29).unwrap(),
+            Devices::gpu(29),
+            "the highest GPU bit"
+        );
+        assert!(devices_of(0).is_err());
+    }
+}

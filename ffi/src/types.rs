@@ -262,11 +262,13 @@ pub struct coexec_engine_options {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct coexec_engine_info {
-    /// Name of the Vulkan device (NUL-terminated).
+    /// Name of the Vulkan device (GPU 0's where the engine has several;
+    /// NUL-terminated).
     pub device_name: [c_char; COEXEC_NAME_MAX],
-    /// `true` when the Vulkan device is a CPU implementation (e.g. lavapipe).
+    /// `true` when the Vulkan device (GPU 0) is a CPU implementation (e.g.
+    /// lavapipe).
     pub device_is_cpu: bool,
-    /// `true` while the Vulkan device can take part in runs.
+    /// `true` while a GPU of the engine can take part in runs.
     pub gpu_available: bool,
     /// Number of CPU worker threads.
     pub workers: u32,
@@ -276,6 +278,9 @@ pub struct coexec_engine_info {
     pub host_import_alignment: u64,
     /// Errors reported by the Khronos validation layer so far (0 when off).
     pub validation_errors: u64,
+    /// How many GPUs the engine drives (at least 1): run masks name them
+    /// as `COEXEC_DEVICE_GPU0 << i` for `i` below this.
+    pub num_gpus: u32,
 }
 
 /// Facts about a buffer.
