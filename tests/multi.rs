@@ -326,3 +326,40 @@ fn reports_and_traces_have_one_entry_per_gpu() {
     let _ = std::fs::remove_file(&svg);
     assert!(text.contains("GPU 0 queue") && text.contains("GPU 1 queue"));
 }
+
+/// Profiles are keyed by the whole device set: what an engine over two
+/// GPUs learned serves the next engine over the same two, not an engine
+/// over one.
+#[test]
+fn profiles_are_kept_per_device_set() {
+    let dir = std::env::temp_dir().join(format!("coexec-multi-profiles-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let open = |copies: usize| {
+        common::engine_from(EngineOptions {
+            workers: Some(1),
+            validation: Validation::IfAvailable,
+            duplicate_devices: copies,
+            pipeline_cache_dir: Some(dir.clone()),
+            profiles: true,
+            ..Default::default()
+        })
+    };
+    let Some(two) = open(2) else { return };
+    let k = kernel(&two, true);
+    for _ in 0..3 {
+        run_checked(&two, &k, 20_000, &Scheduler::hguided(), Devices::ALL).unwrap();
+    }
+    drop((k, two));
+    let one = open(1).unwrap();
+    if one.gpu_count() == 1 {
+        let k = kernel(&one, true);
+        let r = run_checked(&one, &k, 20_000, &Scheduler::hguided(), Devices::ALL).unwrap();
+        assert!(!r.from_profile, "a 1-GPU engine read the 2-GPU profile");
+    }
+    drop(one);
+    let two = open(2).unwrap();
+    let k = kernel(&two, true);
+    let r = run_checked(&two, &k, 20_000, &Scheduler::hguided(), Devices::ALL).unwrap();
+    assert!(r.from_profile, "the 2-GPU engine did not read its profile");
+    let _ = std::fs::remove_dir_all(&dir);
+}

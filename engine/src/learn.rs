@@ -368,6 +368,40 @@ mod tests {
         );
     }
 
+    /// With several GPUs (slots `1 + g`), the fallback picks the one device
+    /// that runs alone among all of them, and the learner's candidates are
+    /// co-execution and each device alone.
+    #[test]
+    fn many_gpus_fall_back_to_the_fastest_one() {
+        let l = learning();
+        let est = ThroughputEstimator::new(4);
+        let present = [(0, 2), (1, 1), (2, 1), (3, 1)];
+        let hg = Scheduler::hguided();
+        assert_eq!(l.sit_out(&hg, &present, &est, 1 << 20), [false; 4]);
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(1, Cost::rate_only(1e6), 4.0);
+        est.seed(2, Cost::rate_only(1e9), 4.0);
+        est.seed(3, Cost::rate_only(1e6), 4.0);
+        assert_eq!(
+            l.sit_out(&hg, &present, &est, 1 << 20),
+            [true, true, false, true]
+        );
+        // Comparable GPUs: every device takes part.
+        for s in 1..4 {
+            est.seed(s, Cost::rate_only(1e8), 100.0);
+        }
+        est.seed(0, Cost::rate_only(5e7), 100.0);
+        assert_eq!(l.sit_out(&hg, &present, &est, 1 << 20), [false; 4]);
+        // Hints over four devices: zeros sit out.
+        let st = Scheduler::Static {
+            powers: Some(vec![0.0, 1.0, 0.0, 1.0]),
+        };
+        assert_eq!(
+            l.sit_out(&st, &present, &est, 100),
+            [true, false, true, false]
+        );
+    }
+
     #[test]
     fn shape_classes() {
         assert_eq!(shape_class(IndexSpace::D1(1000), 16), "d1 units 2^4");
