@@ -67,6 +67,36 @@ impl GpuChoice {
     }
 }
 
+impl std::str::FromStr for GpuChoice {
+    type Err = String;
+    /// `all` ([`GpuChoice::All`]), `best` ([`GpuChoice::Auto`]), a Vulkan
+    /// device index ([`GpuChoice::Index`]) or a comma-separated list of
+    /// indices ([`GpuChoice::Set`]), as `coexec info` numbers the devices.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "all" => Ok(GpuChoice::All),
+            "best" | "auto" => Ok(GpuChoice::Auto),
+            list => {
+                let indices = list
+                    .split(',')
+                    .map(|p| p.trim().parse::<usize>())
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|_| {
+                        format!(
+                            "unknown GPU choice {list:?} (all, best, an index or indices as 0,1)"
+                        )
+                    })?;
+                match indices.as_slice() {
+                    [one] => Ok(GpuChoice::Index(*one)),
+                    many => GpuChoice::set(many).ok_or_else(|| {
+                        format!("device indices must be below {MAX_GPUS} (got {list:?})")
+                    }),
+                }
+            }
+        }
+    }
+}
+
 /// How an engine is built.
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
@@ -1155,6 +1185,36 @@ mod tests {
                 available: 2
             })
         ));
+    }
+
+    #[test]
+    fn gpu_choices_parse() {
+        use super::GpuChoice;
+        assert_eq!("all".parse::<GpuChoice>(), Ok(GpuChoice::All));
+        assert_eq!("best".parse::<GpuChoice>(), Ok(GpuChoice::Auto));
+        assert_eq!("2".parse::<GpuChoice>(), Ok(GpuChoice::Index(2)));
+        assert_eq!("0, 3".parse::<GpuChoice>(), Ok(GpuChoice::Set(0b1001)));
+        assert!("0,64".parse::<GpuChoice>().is_err());
+        assert!("gpu0".parse::<GpuChoice>().is_err());
+        assert!("".parse::<GpuChoice>().is_err());
+        assert_eq!(GpuChoice::set(&[1, 2]), Some(GpuChoice::Set(0b110)));
+        assert_eq!(GpuChoice::set(&[64]), None);
+    }
+
+    /// Devices as a set: by kind and by index, and their text form.
+    #[test]
+    fn devices_are_a_set() {
+        use super::Devices;
+        assert!(Devices::ALL.cpu && Devices::ALL.has_gpu(0) && Devices::ALL.has_gpu(63));
+        assert!(!Devices::CPU.any_gpu() && Devices::GPU.any_gpu());
+        let d = Devices::gpu(2).with_gpu(5);
+        assert!(d.has_gpu(2) && d.has_gpu(5) && !d.has_gpu(3) && !d.cpu);
+        assert_eq!(Devices::gpu(64), Devices::NONE);
+        assert!(!Devices::NONE.has_gpu(64));
+        for text in ["cpu", "gpu", "cpu,gpu", "gpu1", "cpu,gpu0,gpu3"] {
+            assert_eq!(text.parse::<Devices>().unwrap().to_string(), text);
+        }
+        assert_eq!("all".parse::<Devices>(), Ok(Devices::ALL));
     }
 
     #[test]

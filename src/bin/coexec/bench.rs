@@ -36,6 +36,12 @@ pub(crate) struct BenchArgs {
     /// mirrors). The environment variable COEXEC_MEMORY overrides it.
     #[arg(long, default_value = "auto")]
     pub(crate) memory: Given<coexec::MemoryPlacement>,
+    /// The engine's GPUs: all (every discrete and integrated GPU), best (the
+    /// one best device), or Vulkan device indices as `coexec info` lists
+    /// them (1 or 0,1). `--devices` then picks among them (gpu0 is the
+    /// first).
+    #[arg(long, default_value = "all")]
+    pub(crate) gpus: Given<coexec::GpuChoice>,
     /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -125,7 +131,7 @@ fn repeat(
 }
 
 pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
-    let engine = open_engine(a.workers, a.memory.value)?;
+    let engine = open_engine(a.workers, a.memory.value, a.gpus.value)?;
     let scheduler = with_cpu_power(&a, engine.gpu_count())?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let runs = repeat(
