@@ -39,6 +39,10 @@ COEXEC_DUPLICATE_DEVICES=2 cargo run --release --features coexec/test-hooks --bi
   bench --kernel mandelbrot --size 512x512 --devices cpu,gpu0,gpu1 --scheduler dynamic:16 --reps 1
 # The main Rust example, as a user runs it (it verifies its own output).
 cargo run --release --features coexec/test-hooks --example saxpy
+# Across nodes: the distributed Mandelbrot on 2 MPI ranks of this machine,
+# checked against the CPU reference (its exactly-once tests ran above, in
+# the workspace's tests).
+bash scripts/mpi-example.sh
 # The core benchmark harness at its smallest (its flags parse, a section runs).
 cargo bench --bench core -- --quick --only claim
 # A crate outside the workspace that depends on coexec by path, built as a
