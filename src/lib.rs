@@ -119,7 +119,7 @@ pub use coexec_engine::{
     MemoryPlacement, MemoryType, NumaNode, Package, PackageLog, PackageRecord, PhysicalCore,
     PhysicalDeviceInfo, PlanRequest, QueueFamily, Report, Result, SchedError, Scheduler,
     ShaderCores, ShaderInterface, SpirvBinding, TopologyError, Transfers, Validation, VkError,
-    VkResultCode, DEFAULT_K,
+    VkResultCode, DEFAULT_K, MAX_GPUS,
 };
 
 /// The engine's internal layers (`vk`, `mem`, `sched`, `exec`), for

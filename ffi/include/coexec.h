@@ -26,7 +26,7 @@
  * Number of device slots in a `coexec_report` (a run uses at most two: the
  * CPU, then the GPU).
  */
-#define COEXEC_MAX_DEVICES 4
+#define COEXEC_MAX_DEVICES 8
 
 /**
  * Most buffer arguments of one run (`coexec_run`'s `num_args`).
@@ -224,13 +224,19 @@ typedef enum coexec_device_mask {
      */
     COEXEC_DEVICE_CPU = 1,
     /**
-     * The Vulkan device.
+     * Every GPU of the engine.
      */
     COEXEC_DEVICE_GPU = 2,
     /**
-     * Both.
+     * The CPU workers and every GPU.
      */
     COEXEC_DEVICE_ALL = 3,
+    /**
+     * Engine GPU 0 alone; engine GPU `i` (0 to 29) is
+     * `COEXEC_DEVICE_GPU0 << i` (GPUs are numbered as `coexec info` numbers
+     * them among the engine's devices).
+     */
+    COEXEC_DEVICE_GPU0 = 4,
 } coexec_device_mask;
 
 /**
@@ -294,7 +300,9 @@ typedef struct coexec_engine_options {
      */
     uint32_t validation;
     /**
-     * Vulkan device index, or -1 for the best one: the device's position in
+     * Vulkan device index; -1 for every discrete and integrated GPU (a CPU
+     * implementation such as lavapipe only where it is the only device),
+     * -2 for the one best device. An index is the device's position in
      * Vulkan's enumeration order, counting every device, usable or not (the
      * number `coexec info` prints). An index past the last device, or one of
      * a device coexec cannot use (Vulkan < 1.2, no compute queue), is
@@ -357,15 +365,17 @@ typedef struct coexec_engine {
  */
 typedef struct coexec_engine_info {
     /**
-     * Name of the Vulkan device (NUL-terminated).
+     * Name of the Vulkan device (GPU 0's where the engine has several;
+     * NUL-terminated).
      */
     char device_name[COEXEC_NAME_MAX];
     /**
-     * `true` when the Vulkan device is a CPU implementation (e.g. lavapipe).
+     * `true` when the Vulkan device (GPU 0) is a CPU implementation (e.g.
+     * lavapipe).
      */
     bool device_is_cpu;
     /**
-     * `true` while the Vulkan device can take part in runs.
+     * `true` while a GPU of the engine can take part in runs.
      */
     bool gpu_available;
     /**
@@ -382,6 +392,11 @@ typedef struct coexec_engine_info {
      * Errors reported by the Khronos validation layer so far (0 when off).
      */
     uint64_t validation_errors;
+    /**
+     * How many GPUs the engine drives (at least 1): run masks name them
+     * as `COEXEC_DEVICE_GPU0 << i` for `i` below this.
+     */
+    uint32_t num_gpus;
 } coexec_engine_info;
 
 /**

@@ -326,15 +326,16 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
 fn devices_of(mask: u32) -> FfiResult<Devices> {
     const CPU: u32 = coexec_device_mask::COEXEC_DEVICE_CPU as u32;
     const GPU: u32 = coexec_device_mask::COEXEC_DEVICE_GPU as u32;
-    const ALL: u32 = coexec_device_mask::COEXEC_DEVICE_ALL as u32;
-    if mask == 0 || mask & !ALL != 0 {
-        return Err(invalid(format!(
-            "devices must be a non-empty combination of COEXEC_DEVICE_CPU and COEXEC_DEVICE_GPU (got {mask:#x})"
-        )));
+    const GPU0: u32 = coexec_device_mask::COEXEC_DEVICE_GPU0 as u32;
+    if mask == 0 {
+        return Err(invalid(
+            "devices must be a non-empty combination of COEXEC_DEVICE_CPU, COEXEC_DEVICE_GPU and COEXEC_DEVICE_GPU0 << i",
+        ));
     }
     Ok(Devices {
         cpu: mask & CPU != 0,
         gpu: mask & GPU != 0,
+        gpus: u64::from(mask / GPU0),
     })
 }
 
@@ -468,4 +469,29 @@ pub unsafe extern "C" fn coexec_run(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod device_mask_tests {
+    use super::devices_of;
+    use coexec_engine::Devices;
+
+    /// Bit 0: the CPU; bit 1: every GPU; bit 2 + i: engine GPU i.
+    #[test]
+    fn masks_name_the_cpu_every_gpu_or_gpus_by_index() {
+        assert_eq!(devices_of(1).unwrap(), Devices::CPU);
+        assert_eq!(devices_of(2).unwrap(), Devices::GPU);
+        assert_eq!(devices_of(3).unwrap(), Devices::ALL);
+        assert_eq!(devices_of(4).unwrap(), Devices::gpu(0));
+        assert_eq!(
+            devices_of(1 | (4 << 1)).unwrap(),
+            Devices::gpu(1).with_cpu()
+        );
+        assert_eq!(
+            devices_of(4 << 29).unwrap(),
+            Devices::gpu(29),
+            "the highest GPU bit"
+        );
+        assert!(devices_of(0).is_err());
+    }
 }

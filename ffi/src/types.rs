@@ -12,7 +12,7 @@ use std::ffi::{c_char, c_void};
 
 /// Number of device slots in a `coexec_report` (a run uses at most two: the
 /// CPU, then the GPU).
-pub const COEXEC_MAX_DEVICES: usize = 4;
+pub const COEXEC_MAX_DEVICES: usize = 8;
 
 /// Most buffer arguments of one run (`coexec_run`'s `num_args`).
 pub const COEXEC_MAX_ARGS: usize = 64;
@@ -148,10 +148,14 @@ pub enum coexec_scheduler_kind {
 pub enum coexec_device_mask {
     /// The CPU worker threads.
     COEXEC_DEVICE_CPU = 1,
-    /// The Vulkan device.
+    /// Every GPU of the engine.
     COEXEC_DEVICE_GPU = 2,
-    /// Both.
+    /// The CPU workers and every GPU.
     COEXEC_DEVICE_ALL = 3,
+    /// Engine GPU 0 alone; engine GPU `i` (0 to 29) is
+    /// `COEXEC_DEVICE_GPU0 << i` (GPUs are numbered as `coexec info` numbers
+    /// them among the engine's devices).
+    COEXEC_DEVICE_GPU0 = 4,
 }
 
 /// How a kernel uses a buffer argument (`coexec_arg.access`).
@@ -216,7 +220,9 @@ pub struct coexec_engine_options {
     pub allocator: u32,
     /// A `coexec_validation` value.
     pub validation: u32,
-    /// Vulkan device index, or -1 for the best one: the device's position in
+    /// Vulkan device index; -1 for every discrete and integrated GPU (a CPU
+    /// implementation such as lavapipe only where it is the only device),
+    /// -2 for the one best device. An index is the device's position in
     /// Vulkan's enumeration order, counting every device, usable or not (the
     /// number `coexec info` prints). An index past the last device, or one of
     /// a device coexec cannot use (Vulkan < 1.2, no compute queue), is
@@ -256,11 +262,13 @@ pub struct coexec_engine_options {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct coexec_engine_info {
-    /// Name of the Vulkan device (NUL-terminated).
+    /// Name of the Vulkan device (GPU 0's where the engine has several;
+    /// NUL-terminated).
     pub device_name: [c_char; COEXEC_NAME_MAX],
-    /// `true` when the Vulkan device is a CPU implementation (e.g. lavapipe).
+    /// `true` when the Vulkan device (GPU 0) is a CPU implementation (e.g.
+    /// lavapipe).
     pub device_is_cpu: bool,
-    /// `true` while the Vulkan device can take part in runs.
+    /// `true` while a GPU of the engine can take part in runs.
     pub gpu_available: bool,
     /// Number of CPU worker threads.
     pub workers: u32,
@@ -270,6 +278,9 @@ pub struct coexec_engine_info {
     pub host_import_alignment: u64,
     /// Errors reported by the Khronos validation layer so far (0 when off).
     pub validation_errors: u64,
+    /// How many GPUs the engine drives (at least 1): run masks name them
+    /// as `COEXEC_DEVICE_GPU0 << i` for `i` below this.
+    pub num_gpus: u32,
 }
 
 /// Facts about a buffer.

@@ -190,6 +190,10 @@ pub struct Kernel {
     /// Set once the engine's GPU completed a package of this kernel: the
     /// first one pays one-time costs and is not measured.
     pub(crate) gpu_warm: Arc<std::sync::atomic::AtomicBool>,
+    /// The pipeline and warm flag (as `gpu_warm`) on each of the engine's
+    /// GPUs after the first (multi-device engines; see
+    /// `crate::engine::pipeline_on`).
+    pub(crate) other_gpus: Vec<(Arc<ComputePipeline>, Arc<std::sync::atomic::AtomicBool>)>,
     /// A stable identity for profiles: a hash of the SPIR-V, or of the
     /// name and work-group size for a CPU-only kernel.
     pub(crate) identity: u64,

@@ -79,7 +79,14 @@ fn print_device(d: &PhysicalDeviceInfo) {
 fn print_plan(engine: &Engine) {
     println!("\nCPU topology:\n{}", engine.topology());
     let plan = engine.core_plan();
-    println!("Engine: device {:?}", engine.device_info().name);
+    // The engine's GPUs as `--devices gpuN` names them, with each one's
+    // Vulkan index (the numbering above).
+    println!("Engine GPUs (--devices gpuN):");
+    for g in 0..engine.gpu_count() {
+        if let Some(d) = engine.gpu_info(g) {
+            println!("  gpu{g}: [{}] {}", d.index, d.name);
+        }
+    }
     println!(
         "  CPU workers: {} on PUs {:?}",
         engine.workers(),

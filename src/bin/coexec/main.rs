@@ -54,10 +54,15 @@ fn main() -> ExitCode {
 
 /// The command's engine: with COEXEC_VALIDATION=1, a validation error fails
 /// the command.
-fn open_engine(workers: Option<usize>, memory: MemoryPlacement) -> Result<Engine, String> {
+fn open_engine(
+    workers: Option<usize>,
+    memory: MemoryPlacement,
+    gpus: coexec::GpuChoice,
+) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
         memory,
+        gpu: gpus,
         validation_errors_fail: true,
         ..Default::default()
     })
