@@ -220,6 +220,10 @@ pub enum Error {
         /// The binding number.
         binding: u32,
     },
+    /// A reduction output cannot be used as given (see
+    /// [`Reduction`](crate::Reduction)).
+    #[error("reduction: {0}")]
+    Reduction(String),
     /// A buffer is smaller than the range a kernel touches.
     #[error("binding {binding}: buffer holds {len} elements but the index space needs {needed}")]
     BufferTooSmall {

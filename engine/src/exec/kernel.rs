@@ -253,6 +253,8 @@ impl Kernel {
 pub(crate) enum Access {
     Read,
     Write { per_item: u64 },
+    /// A reduction's partials: `width` elements per work-group.
+    Reduce { width: u64 },
 }
 
 pub(crate) struct ArgBuffer<'a> {
@@ -264,6 +266,8 @@ pub(crate) struct ArgBuffer<'a> {
     /// Bytes per element, checked against the shader's array stride:
     /// `size_of::<T>()` unless [`Args::element_size`] restated it.
     pub(crate) elem_size: usize,
+    /// A reduction's identity, `width` elements as bytes (empty otherwise).
+    pub(crate) identity: &'a [u8],
 }
 
 /// The arguments of a run: buffers in binding order (the i-th buffer added
@@ -280,9 +284,22 @@ pub struct Args<'a> {
     pub(crate) buffers: Vec<ArgBuffer<'a>>,
     pub(crate) push: Vec<u8>,
     pub(crate) context: Option<&'a (dyn Any + Send + Sync)>,
+    /// Reduction outputs, with their positions among the buffers; bound
+    /// (moved into `buffers`) at run start.
+    pub(crate) reductions: super::reduce::Targets<'a>,
+    /// A deterministic reduction is bound: the CPU runs one work-group per
+    /// call.
+    pub(crate) per_group: bool,
 }
 
 impl<'a> Args<'a> {
+    /// Whether a reduction is bound.
+    pub(crate) fn has_reductions(&self) -> bool {
+        self.buffers
+            .iter()
+            .any(|b| matches!(b.access, Access::Reduce { .. }))
+    }
+
     /// No arguments.
     pub fn new() -> Self {
         Args::default()
@@ -357,6 +374,7 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
         type_name: std::any::type_name::<T>(),
         len: b.len(),
         elem_size: std::mem::size_of::<T>(),
+        identity: &[],
     }
 }
 
@@ -369,6 +387,8 @@ pub struct CpuArgs<'r> {
     pub(crate) push: &'r [u8],
     pub(crate) context: Option<&'r (dyn Any + Send + Sync)>,
     pub(crate) items: Range<u64>,
+    /// The package's work-groups (its reductions' slots).
+    pub(crate) units: Range<u64>,
     pub(crate) taken: u64,
     pub(crate) failure: Option<String>,
 }
@@ -399,15 +419,14 @@ impl<'r> CpuArgs<'r> {
     /// already taken for this package.
     pub fn output<T: bytemuck::Pod>(&mut self, index: usize) -> &'r mut [T] {
         let a = self.arg::<T>(index);
-        let Access::Write { per_item } = a.access else {
-            panic!("argument {index} is an input; use CpuArgs::input");
+        let per_item = match a.access {
+            Access::Write { per_item } => per_item,
+            Access::Read => panic!("argument {index} is an input; use CpuArgs::input"),
+            Access::Reduce { .. } => {
+                panic!("argument {index} is a reduction; use CpuArgs::accumulator")
+            }
         };
-        assert!(index < 64, "at most 64 arguments");
-        assert!(
-            self.taken & (1 << index) == 0,
-            "output {index} was already taken for this package"
-        );
-        self.taken |= 1 << index;
+        self.take(index);
         let start = (self.items.start * per_item) as usize;
         let end = (self.items.end * per_item) as usize;
         assert!(
@@ -451,7 +470,20 @@ impl<'r> CpuArgs<'r> {
         }
     }
 
-    fn arg<T: bytemuck::Pod>(&self, index: usize) -> &'r ArgBuffer<'r> {
+    /// Marks output or reduction `index` taken for this package.
+    ///
+    /// # Panics
+    /// If it was already taken.
+    pub(crate) fn take(&mut self, index: usize) {
+        assert!(index < 64, "at most 64 arguments");
+        assert!(
+            self.taken & (1 << index) == 0,
+            "output {index} was already taken for this package"
+        );
+        self.taken |= 1 << index;
+    }
+
+    pub(crate) fn arg<T: bytemuck::Pod>(&self, index: usize) -> &'r ArgBuffer<'r> {
         let a = self.buffers.get(index).unwrap_or_else(|| {
             panic!(
                 "argument {index} does not exist ({} given)",

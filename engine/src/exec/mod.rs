@@ -7,6 +7,7 @@ pub(crate) mod gpu;
 pub(crate) mod inject;
 pub mod kernel;
 pub mod pool;
+pub mod reduce;
 pub mod report;
 pub(crate) mod settle;
 pub(crate) mod staging;

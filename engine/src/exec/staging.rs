@@ -47,10 +47,12 @@ impl<'a> Staging<'a> {
                 // An output the shader does not declare `writeonly` may
                 // read what the host put there.
                 Access::Write { .. } => !iface.bindings.get(i).is_some_and(|b| b.write_only),
+                // Refused with staged memory (see `exec::reduce`).
+                Access::Reduce { .. } => true,
             };
             let stale = a.raw.untracked() || a.raw.mirror().synced != Some(a.raw.host_generation());
             let item_bytes = match a.access {
-                Access::Read => None,
+                Access::Read | Access::Reduce { .. } => None,
                 Access::Write { per_item } => Some(per_item * (a.raw.bytes() / a.len.max(1) as u64)),
             };
             out.args.push(StagedArg {
