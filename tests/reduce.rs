@@ -244,8 +244,12 @@ fn deterministic_floats_are_bit_identical_across_schedulers_and_devices() {
     let k = dot_kernel(&e);
     let n = 200_003;
     let (x, y) = dot_data(n);
-    // The reference: each group's canonical partial, combined in order.
-    let want = (0..n.div_ceil(LOCAL)).fold(0.0f32, |a, g| a + group_partial(&x, &y, g, n));
+    // The reference: each group's canonical partial, combined in the
+    // canonical order too.
+    let mut parts: Vec<f32> = (0..n.div_ceil(LOCAL))
+        .map(|g| group_partial(&x, &y, g, n))
+        .collect();
+    let want = tree(ReduceOp::Sum, &mut parts);
     for sched in schedulers() {
         for devices in [Devices::ALL, Devices::CPU, Devices::GPU] {
             let sched = match (&sched, devices == Devices::ALL) {

@@ -17,8 +17,8 @@
 //!   package-local accumulator, [`CpuArgs::accumulator`], which is the slot
 //!   of the package's first work-group.
 //! - **Combine**: once the run is over (every GPU submission drained), the
-//!   engine combines the slots of all work-groups in index order into
-//!   [`Reduction::value`].
+//!   engine combines the slots of all work-groups into [`Reduction::value`],
+//!   in a fixed pairwise order over the slot indices (that of [`tree`]).
 //!
 //! Exactly once: each unit of work is completed by exactly one claimant
 //! (the queue's guarantee), and whoever runs a work-group overwrites its
@@ -27,7 +27,7 @@
 //! and overwrite whatever the failed submission left, which settled before
 //! the requeue) leave one valid partial per work-group, combined once.
 //!
-//! Determinism: the slots are always combined in index order, so the only
+//! Determinism: the slots are always combined in the same order, so the only
 //! varying part is how the CPU groups work-groups into packages. With
 //! [`Reduction::deterministic`] the CPU calls its closure once per
 //! work-group, so every slot holds exactly one work-group's partial and the
@@ -252,24 +252,34 @@ impl<T: bytemuck::Pod> Reduction<T> {
         self.value[0]
     }
 
-    /// Combines `slots` slots of the partials, in index order.
+    /// Combines the first `slots` slots of the partials, in place, in the
+    /// canonical order of [`tree`] over slots (pairwise: deterministic, and
+    /// a float sum's rounding error grows with the log of the slots only).
     fn combine_slots(&mut self, slots: usize) {
         let w = self.identity.len();
-        let mut acc = self.identity.clone();
-        if let Some(p) = &self.partials {
-            let parts = &p.as_slice()[..slots * w];
-            match &self.combine {
-                Combine::Op(op, apply) => {
-                    for slot in parts.chunks_exact(w) {
-                        for (a, &b) in acc.iter_mut().zip(slot) {
+        let Some(p) = self.partials.as_mut().filter(|_| slots > 0 && w > 0) else {
+            self.value = self.identity.clone();
+            return;
+        };
+        let parts = &mut p.as_mut_slice()[..slots * w];
+        let mut s = slots.next_power_of_two() / 2;
+        while s > 0 {
+            // `s < slots`: `p / 2 < slots` by the choice of `p`.
+            for i in 0..s.min(slots - s) {
+                let (lo, hi) = parts.split_at_mut((i + s) * w);
+                let (acc, other) = (&mut lo[i * w..(i + 1) * w], &hi[..w]);
+                match &self.combine {
+                    Combine::Op(op, apply) => {
+                        for (a, &b) in acc.iter_mut().zip(other) {
                             *a = apply(*op, *a, b);
                         }
                     }
+                    Combine::Custom(f) => f(acc, other),
                 }
-                Combine::Custom(f) => parts.chunks_exact(w).for_each(|s| f(&mut acc, s)),
             }
+            s /= 2;
         }
-        self.value = acc;
+        self.value = parts[..w].to_vec();
     }
 }
 
@@ -509,15 +519,14 @@ mod tests {
     }
 
     #[test]
-    fn custom_combines_slots_in_index_order() {
-        // A non-commutative combine shows the order: keep the first non-zero.
-        let mut r = Reduction::<u32>::custom(vec![0], |acc, x| {
-            if acc[0] == 0 {
-                acc[0] = x[0];
-            }
+    fn slots_combine_in_the_canonical_tree_order() {
+        // Without partials (no run yet): the identity.
+        let mut r = Reduction::<u32>::custom(vec![0, 0], |acc, x| {
+            acc[0] += x[0];
+            acc[1] = acc[1].max(x[1]);
         });
-        assert_eq!(r.width(), 1);
-        r.combine_slots(0);
-        assert_eq!(r.value(), &[0]);
+        assert_eq!(r.width(), 2);
+        r.combine_slots(3);
+        assert_eq!(r.value(), &[0, 0]);
     }
 }
