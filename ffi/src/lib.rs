@@ -15,6 +15,7 @@
 
 mod callback;
 mod handles;
+mod reduce;
 mod run;
 mod status;
 #[cfg(test)]

@@ -167,7 +167,44 @@ pub enum coexec_access {
     /// before a run: elements that no work-item writes keep their previous
     /// contents.
     COEXEC_ACCESS_OUTPUT = 1,
+    /// A reduction output combined with a sum (see `coexec_arg.reduce`):
+    /// the buffer receives the result, `per_item` elements (0 means 1), when
+    /// the run returns. The shader sees, at this binding, the buffer of
+    /// work-group partials (one slot of `per_item` elements per work-group,
+    /// which each work-group writes whole: the helpers of
+    /// `coexec_reduce.glsl`); the CPU function sees its call's accumulator
+    /// (`per_item` elements, holding the identity when the call starts).
+    /// 1-D index spaces only.
+    COEXEC_ACCESS_REDUCE_SUM = 2,
+    /// A reduction output combined with a minimum (as `COEXEC_ACCESS_REDUCE_SUM`).
+    COEXEC_ACCESS_REDUCE_MIN = 3,
+    /// A reduction output combined with a maximum (as `COEXEC_ACCESS_REDUCE_SUM`).
+    COEXEC_ACCESS_REDUCE_MAX = 4,
 }
+
+/// Element type of a reduction output (`coexec_arg.reduce`, low 8 bits).
+/// The result buffer's `elem_size` must be the type's size.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_elem_type {
+    /// `float`.
+    COEXEC_ELEM_F32 = 0,
+    /// `double`.
+    COEXEC_ELEM_F64 = 1,
+    /// `int32_t` (sums wrap).
+    COEXEC_ELEM_I32 = 2,
+    /// `uint32_t` (sums wrap).
+    COEXEC_ELEM_U32 = 3,
+    /// `uint64_t` (sums wrap).
+    COEXEC_ELEM_U64 = 4,
+}
+
+/// `coexec_arg.reduce` flag: a deterministic reduction, whose result does not
+/// depend on which device ran what: the CPU function is then called once per
+/// work-group, and must combine the work-group's items in the order of the
+/// GLSL helpers (a pairwise tree over the work-group's invocations, padded
+/// with the identity) for its partials to equal the GPU's bit for bit.
+pub const COEXEC_REDUCE_DETERMINISTIC: u32 = 0x100;
 
 /// Kind of a device in a report.
 #[repr(C)]
@@ -362,7 +399,12 @@ pub struct coexec_arg {
     pub buffer: coexec_buffer,
     /// A `coexec_access` value.
     pub access: u32,
-    /// Outputs: elements written per work-item (item i owns elements
+    /// Reductions (`COEXEC_ACCESS_REDUCE_*`) only: a `coexec_elem_type`
+    /// value, ORed with `COEXEC_REDUCE_DETERMINISTIC` for a deterministic
+    /// result. Ignored (whatever its value) for inputs and outputs.
+    pub reduce: u32,
+    /// Reductions: elements of the result (0 means 1), e.g. 256 for a
+    /// histogram. Outputs: elements written per work-item (item i owns elements
     /// `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
     /// hold at least work-items x `per_item` elements
     /// (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored (whatever its value) for
@@ -408,7 +450,9 @@ pub struct coexec_package {
 pub struct coexec_cpu_buffer {
     /// The buffer's host memory (the same memory the GPU binds), aligned for
     /// its elements. Inputs must not be written; of an output, write only the
-    /// elements of the call's items (`item * per_item ..`).
+    /// elements of the call's items (`item * per_item ..`). A reduction: the
+    /// call's own accumulator, `per_item` elements (`count`) holding the
+    /// identity when the call starts, which the call combines its items into.
     pub data: *mut c_void,
     /// Number of elements.
     pub count: usize,
@@ -416,7 +460,8 @@ pub struct coexec_cpu_buffer {
     pub elem_size: usize,
     /// A `coexec_access` value.
     pub access: u32,
-    /// Outputs: elements per work-item (>= 1); 0 for inputs.
+    /// Outputs: elements per work-item (>= 1); reductions: elements of the
+    /// accumulator (>= 1); 0 for inputs.
     pub per_item: u64,
 }
 

@@ -422,6 +422,30 @@ impl<'r> CpuArgs<'r> {
     }
 }
 
+impl CpuArgs<'_> {
+    /// [`accumulator`](Self::accumulator) as bytes, whatever the element
+    /// type (for bindings such as the C ABI's, whose closures see bytes):
+    /// `None` where argument `index` is not a reduction.
+    ///
+    /// # Panics
+    /// If it was already taken for this package.
+    pub fn accumulator_bytes(&mut self, index: usize) -> Option<&mut [u8]> {
+        let a = self.buffers.get(index)?;
+        let Access::Reduce { .. } = a.access else {
+            return None;
+        };
+        self.take(index);
+        let slot = a.identity.len();
+        let start = self.units.start as usize * slot;
+        let end = start + slot;
+        assert!(end as u64 <= a.raw.bytes(), "partials too small (sized at run start)");
+        // SAFETY: as for `accumulator`: this package's own slot, handed out
+        // once per package, inside the partials; bytes have no invalid
+        // values.
+        Some(unsafe { std::slice::from_raw_parts_mut(a.raw.ptr().add(start), slot) })
+    }
+}
+
 /// Fills the slots of `units` of every reduction with its identity.
 fn fill_identity(buffers: &[ArgBuffer<'_>], units: &Range<u64>) {
     for a in buffers {

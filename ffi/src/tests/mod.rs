@@ -5,4 +5,5 @@ mod api;
 mod errors;
 mod header;
 mod misuse;
+mod reduce;
 mod shaders;
