@@ -7,7 +7,7 @@
 //! on a mismatch.
 //!
 //! ```text
-//! cargo run --release --example kmeans [-- N [ITERATIONS]]
+//! cargo run --release --example kmeans [-- N [ITERATIONS [cpu|gpu|all]]]
 //! ```
 
 use coexec::{Args, CpuArgs, Devices, Engine, IndexSpace, Package, Reduction, Scheduler};
@@ -129,6 +129,16 @@ fn points(n: usize) -> Vec<[f32; 2]> {
         .collect()
 }
 
+/// The devices named on the command line (default: both).
+fn devices(arg: Option<&str>) -> Result<Devices, String> {
+    match arg {
+        None | Some("all") => Ok(Devices::ALL),
+        Some("cpu") => Ok(Devices::CPU),
+        Some("gpu") => Ok(Devices::GPU),
+        Some(other) => Err(format!("devices: cpu, gpu or all (got {other:?})")),
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args().skip(1);
     let n: usize = argv
@@ -137,6 +147,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(1 << 20);
     let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(20);
+    let all = devices(argv.next().as_deref())?;
     let engine = Engine::new()?;
     println!(
         "device: {}, CPU workers: {}, n = {n}, k = {K}",
@@ -168,13 +179,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .input(&cbuf)
             .output(&mut labels)
             .push(&(n as u32));
-        in_runs += engine.run(&assign, a, space, &sched, Devices::ALL)?.time_s;
+        in_runs += engine.run(&assign, a, space, &sched, all)?.time_s;
         let u = Args::new()
             .input(&pbuf)
             .input(&labels)
             .reduce(&mut sums)
             .push(&(n as u32));
-        in_runs += engine.run(&update, u, space, &sched, Devices::ALL)?.time_s;
+        in_runs += engine.run(&update, u, space, &sched, all)?.time_s;
         centroids(sums.value(), cbuf.as_mut_slice());
     }
     let wall = t0.elapsed().as_secs_f64();
