@@ -546,3 +546,72 @@ mod faults {
         survives(GpuFault::HangThenLost);
     }
 }
+
+/// The dot kernel at work-group size `local`, reducing with `helper`.
+fn dot_glsl(local: usize, subgroup: bool) -> String {
+    let define = if subgroup {
+        "COEXEC_DEFINE_REDUCE_SUBGROUP(gsum, float, subgroupAdd, COEXEC_SUM)"
+    } else {
+        "COEXEC_DEFINE_REDUCE(gsum, float, COEXEC_SUM)"
+    };
+    DOT_GLSL
+        .replace("local_size_x = 64", &format!("local_size_x = {local}"))
+        .replace("COEXEC_DEFINE_REDUCE(gsum, float, COEXEC_SUM)", define)
+        .replace(
+            "#version 450",
+            "#version 450\n#extension GL_KHR_shader_subgroup_arithmetic : require",
+        )
+}
+
+/// Work-group `g`'s partial at size `local` in the canonical order.
+fn group_partial_at(x: &[f32], y: &[f32], g: usize, local: usize) -> f32 {
+    let mut v: Vec<f32> = (g * local..(g + 1) * local)
+        .map(|i| if i < x.len() { x[i] * y[i] } else { 0.0 })
+        .collect();
+    tree(ReduceOp::Sum, &mut v)
+}
+
+#[test]
+fn the_canonical_order_holds_for_any_work_group_size() {
+    let Some(e) = engine(1) else { return };
+    let n = 30_011;
+    let (x, y) = dot_data(n);
+    for local in [1usize, 7, 33, 100, 256] {
+        let cpu = Arc::new(move |pkg: &Package, args: &mut CpuArgs<'_>| {
+            let (x, y) = (args.input::<f32>(0), args.input::<f32>(1));
+            let g = pkg.units.start as usize;
+            args.accumulator::<f32>(2)[0] = group_partial_at(x, y, g, local);
+        });
+        let k = e
+            .kernel_glsl("dot_at", &dot_glsl(local, false), Some(cpu))
+            .unwrap();
+        let mut parts: Vec<f32> = (0..n.div_ceil(local))
+            .map(|g| group_partial_at(&x, &y, g, local))
+            .collect();
+        let want = tree(ReduceOp::Sum, &mut parts);
+        for devices in [Devices::GPU, Devices::CPU, Devices::ALL] {
+            let got = run_dot(&e, &k, &x, &y, true, &Scheduler::hguided(), devices);
+            assert_eq!(got.to_bits(), want.to_bits(), "local {local}, {devices:?}");
+        }
+    }
+    common::assert_validation_clean(&e);
+}
+
+#[test]
+fn the_subgroup_helper_sums_too() {
+    let Some(e) = engine(1) else { return };
+    let k = e.kernel_glsl("dot_sg", &dot_glsl(128, true), None).unwrap();
+    let n = 100_003;
+    let (x, y) = dot_data(n);
+    let want: f64 = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| f64::from(*a) * f64::from(*b))
+        .sum();
+    let got = run_dot(&e, &k, &x, &y, false, &Scheduler::hguided(), Devices::GPU);
+    assert!(
+        (f64::from(got) - want).abs() < 1e-5 * want,
+        "{got} vs {want}"
+    );
+    common::assert_validation_clean(&e);
+}

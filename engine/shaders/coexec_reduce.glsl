@@ -51,6 +51,11 @@ uint coexec_slot(uint width) {
     return gl_WorkGroupID.x * width;
 }
 
+// Levels of the tree with a stride of at least this many invocations run
+// without barriers in between: invocation i < COEXEC_SPLIT combines the
+// elements of its own residue class (mod COEXEC_SPLIT), in the tree's order.
+#define COEXEC_SPLIT 32u
+
 #define COEXEC_DEFINE_REDUCE(NAME, T, OP)                                    \
     shared T NAME##_scratch[COEXEC_GROUP_SIZE];                              \
     T NAME(T v) {                                                            \
@@ -60,12 +65,41 @@ uint coexec_slot(uint width) {
         barrier();                                                           \
         uint p = 1u;                                                         \
         while (p < n) p <<= 1u;                                              \
-        for (uint s = p >> 1u; s > 0u; s >>= 1u) {                           \
-            if (i < s && i + s < n)                                          \
-                NAME##_scratch[i] = OP(NAME##_scratch[i], NAME##_scratch[i + s]); \
-            barrier();                                                       \
+        uint w = min(p, COEXEC_SPLIT);                                       \
+        if (i < w) {                                                         \
+            for (uint s = p >> 1u; s >= w; s >>= 1u)                         \
+                for (uint j = i; j < s; j += w)                              \
+                    if (j + s < n)                                           \
+                        NAME##_scratch[j] = OP(NAME##_scratch[j], NAME##_scratch[j + s]); \
         }                                                                    \
+        barrier();                                                           \
+        if (i == 0u) {                                                       \
+            for (uint s = w >> 1u; s > 0u; s >>= 1u)                         \
+                for (uint j = 0u; j < s; j++)                                \
+                    if (j + s < n)                                           \
+                        NAME##_scratch[j] = OP(NAME##_scratch[j], NAME##_scratch[j + s]); \
+        }                                                                    \
+        barrier();                                                           \
         T r = NAME##_scratch[0];                                             \
+        barrier();                                                           \
+        return r;                                                            \
+    }
+
+// COEXEC_DEFINE_REDUCE_SUBGROUP(NAME, T, SUBGROUP_OP, OP): the same
+// combine with fewer barriers, through subgroup arithmetic (SUBGROUP_OP:
+// subgroupAdd, subgroupMin or subgroupMax); its order is the device's, so
+// it is not for deterministic reductions, and the result is valid in
+// invocation 0 only. The shader needs
+// `#extension GL_KHR_shader_subgroup_arithmetic : require` before it.
+#define COEXEC_DEFINE_REDUCE_SUBGROUP(NAME, T, SUBGROUP_OP, OP)              \
+    shared T NAME##_scratch[COEXEC_GROUP_SIZE];                              \
+    T NAME(T v) {                                                            \
+        T r = SUBGROUP_OP(v);                                                \
+        if (subgroupElect()) NAME##_scratch[gl_SubgroupID] = r;              \
+        barrier();                                                           \
+        if (gl_LocalInvocationIndex == 0u)                                   \
+            for (uint k = 1u; k < gl_NumSubgroups; k++)                      \
+                r = OP(r, NAME##_scratch[k]);                                \
         barrier();                                                           \
         return r;                                                            \
     }

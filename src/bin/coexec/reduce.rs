@@ -37,9 +37,11 @@ pub(crate) struct ReduceArgs {
 const PER_ITEM: usize = 4;
 
 const GLSL: &str = "#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
 layout(local_size_x = 256) in;
 #include \"coexec_reduce.glsl\"
 COEXEC_DEFINE_REDUCE(group_sum, float, COEXEC_SUM)
+COEXEC_DEFINE_REDUCE_SUBGROUP(group_sum_sg, float, subgroupAdd, COEXEC_SUM)
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer Y { float y[]; };
 layout(std430, binding = 2) writeonly buffer O { float o[]; };
@@ -54,6 +56,8 @@ void main() {
 const MAP: &str = "if (gl_GlobalInvocationID.x * 4u < p.n) o[gl_GlobalInvocationID.x] = v;";
 const REDUCE: &str =
     "float s = group_sum(v); if (gl_LocalInvocationIndex == 0u) o[coexec_slot(1u)] = s;";
+const REDUCE_SUBGROUP: &str =
+    "float s = group_sum_sg(v); if (gl_LocalInvocationIndex == 0u) o[coexec_slot(1u)] = s;";
 
 fn item(x: &[f32], y: &[f32], i: usize) -> f32 {
     let (a, b) = (i * PER_ITEM, ((i + 1) * PER_ITEM).min(x.len()));
@@ -69,22 +73,27 @@ fn cpu_map(pkg: &Package, args: &mut CpuArgs<'_>) {
 
 fn cpu_reduce(pkg: &Package, args: &mut CpuArgs<'_>) {
     let (x, y) = (args.input::<f32>(0), args.input::<f32>(1));
-    let s: f64 = pkg
-        .items
-        .clone()
-        .map(|i| f64::from(item(x, y, i as usize)))
-        .sum();
-    args.accumulator::<f32>(2)[0] += s as f32;
+    // Four independent sums: one chain of dependent adds would be slower
+    // than the map's independent stores.
+    let mut s = [0.0f64; 4];
+    for i in pkg.items.clone() {
+        s[i as usize % 4] += f64::from(item(x, y, i as usize));
+    }
+    args.accumulator::<f32>(2)[0] += ((s[0] + s[1]) + (s[2] + s[3])) as f32;
 }
 
-fn kernels(e: &Engine) -> Result<(Kernel, Kernel), String> {
-    let map = e.kernel_glsl("map", &GLSL.replace("STORE", MAP), Some(Arc::new(cpu_map)));
-    let red = e.kernel_glsl(
-        "reduce",
-        &GLSL.replace("STORE", REDUCE),
-        Some(Arc::new(cpu_reduce)),
-    );
-    Ok((map.map_err(|e| chain(&e))?, red.map_err(|e| chain(&e))?))
+/// The map, the reduction with the canonical helper, and the reduction
+/// with the subgroup helper.
+fn kernels(e: &Engine) -> Result<[Kernel; 3], String> {
+    let k = |name: &str, store: &str, cpu: Arc<coexec::CpuFn>| {
+        e.kernel_glsl(name, &GLSL.replace("STORE", store), Some(cpu))
+            .map_err(|e| chain(&e))
+    };
+    Ok([
+        k("map", MAP, Arc::new(cpu_map))?,
+        k("reduce", REDUCE, Arc::new(cpu_reduce))?,
+        k("reduce_subgroup", REDUCE_SUBGROUP, Arc::new(cpu_reduce))?,
+    ])
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -109,7 +118,7 @@ pub(crate) fn reduce(a: ReduceArgs) -> Result<ExitCode, String> {
     let engine = open_engine(a.workers, coexec::MemoryPlacement::Auto)?;
     let n = 1usize << a.log2.min(31);
     let items = n.div_ceil(PER_ITEM);
-    let (map, red) = kernels(&engine)?;
+    let [map, red, red_sg] = kernels(&engine)?;
     let xs: Vec<f32> = (0..n).map(|i| 0.5 + (i % 1000) as f32 / 1000.0).collect();
     let ys: Vec<f32> = (0..n).map(|i| 1.5 - (i % 777) as f32 / 777.0).collect();
     let x = engine.buffer_from_slice(&xs).map_err(|e| chain(&e))?;
@@ -132,20 +141,21 @@ pub(crate) fn reduce(a: ReduceArgs) -> Result<ExitCode, String> {
     })?;
     let map_sum: f64 = out.iter().map(|v| f64::from(*v)).sum();
     let mut sums = Vec::new();
-    let mut variant = |det: bool| {
+    let mut variant = |red: &Kernel, det: bool| {
         let mut r = Reduction::<f32>::sum(1).deterministic(det);
         let s = timed(a.reps, || {
             let args = Args::new().input(&x).input(&y).reduce(&mut r).push(&push);
             engine
-                .run(&red, args, space, sched, devices)
+                .run(red, args, space, sched, devices)
                 .map(drop)
                 .map_err(fail)
         });
         sums.push(f64::from(r.scalar()));
         s
     };
-    let red_s = variant(false)?;
-    let det_s = variant(true)?;
+    let red_s = variant(&red, false)?;
+    let sg_s = variant(&red_sg, false)?;
+    let det_s = variant(&red, true)?;
     // Back to back: a one-work-group run, timed from outside and inside.
     let (mut wall, mut inside) = (Vec::new(), Vec::new());
     let mut r = Reduction::<f32>::sum(1);
@@ -174,19 +184,24 @@ pub(crate) fn reduce(a: ReduceArgs) -> Result<ExitCode, String> {
         (red_s / map_s - 1.0) * 100.0
     );
     println!(
+        "reduction, subgroups:    {:9.3} ms  ({:+.1}%)",
+        sg_s * 1e3,
+        (sg_s / map_s - 1.0) * 100.0
+    );
+    println!(
         "reduction, deterministic:{:9.3} ms  ({:+.1}%)",
         det_s * 1e3,
         (det_s / map_s - 1.0) * 100.0
     );
     let (w, i) = (median(wall), median(inside));
     println!("one-group run back to back: {:.1} us per call, {:.1} us of it inside the run, {:.1} us around it", w * 1e6, i * 1e6, (w - i) * 1e6);
-    let bad = [map_sum, sums[0], sums[1]]
+    let bad = [map_sum, sums[0], sums[1], sums[2]]
         .iter()
         .any(|s| (s - reference).abs() > 1e-4 * reference);
     if bad {
         eprintln!(
-            "coexec reduce: results {map_sum}, {}, {} differ from {reference}",
-            sums[0], sums[1]
+            "coexec reduce: results {map_sum}, {:?} differ from {reference}",
+            sums
         );
         return Ok(ExitCode::FAILURE);
     }
