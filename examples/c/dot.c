@@ -175,8 +175,7 @@ int main(int argc, char **argv)
     args[1].buffer = y;
     args[1].access = COEXEC_ACCESS_INPUT;
     args[2].buffer = result;
-    args[2].access = COEXEC_ACCESS_REDUCE_SUM;
-    args[2].reduce = COEXEC_ELEM_F32;
+    args[2].access = COEXEC_ACCESS_REDUCE_SUM | COEXEC_ELEM_F32;
     args[2].per_item = 1;
     space.dims = 1;
     space.width = items;
@@ -198,7 +197,7 @@ int main(int argc, char **argv)
            (unsigned long long)n, rp[0], reference, report.num_devices, total / iterations * 1e3);
 
     /* Deterministic: the same bits on every device set. */
-    args[2].reduce = COEXEC_ELEM_F32 | COEXEC_REDUCE_DETERMINISTIC;
+    args[2].access = COEXEC_ACCESS_REDUCE_SUM | COEXEC_ELEM_F32 | COEXEC_REDUCE_DETERMINISTIC;
     for (d = 1; d <= 3; d++) {
         if (!check(coexec_run(engine, kernel, args, 3, &n32, sizeof n32, space, NULL, (uint32_t)d,
                               NULL),

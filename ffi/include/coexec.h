@@ -45,13 +45,13 @@
 #define COEXEC_NAME_MAX 256
 
 /**
- * `coexec_arg.reduce` flag: a deterministic reduction, whose result does not
+ * `coexec_arg.access` flag of a reduction: a deterministic result, whose result does not
  * depend on which device ran what: the CPU function is then called once per
  * work-group, and must combine the work-group's items in the order of the
  * GLSL helpers (a pairwise tree over the work-group's invocations, padded
  * with the identity) for its partials to equal the GPU's bit for bit.
  */
-#define COEXEC_REDUCE_DETERMINISTIC 256
+#define COEXEC_REDUCE_DETERMINISTIC 65536
 
 /**
  * Result of every fallible coexec function. On anything but `COEXEC_OK`,
@@ -260,8 +260,9 @@ typedef enum coexec_access {
      */
     COEXEC_ACCESS_OUTPUT = 1,
     /**
-     * A reduction output combined with a sum (see `coexec_arg.reduce`):
-     * the buffer receives the result, `per_item` elements (0 means 1), when
+     * A reduction output combined with a sum: OR it with the element type
+     * (`coexec_elem_type`) and, for a deterministic result,
+     * `COEXEC_REDUCE_DETERMINISTIC`. The buffer receives the result, `per_item` elements (0 means 1), when
      * the run returns. The shader sees, at this binding, the buffer of
      * work-group partials (one slot of `per_item` elements per work-group,
      * which each work-group writes whole: the helpers of
@@ -281,8 +282,9 @@ typedef enum coexec_access {
 } coexec_access;
 
 /**
- * Element type of a reduction output (`coexec_arg.reduce`, low 8 bits).
- * The result buffer's `elem_size` must be the type's size.
+ * Element type of a reduction output, ORed into `coexec_arg.access` with
+ * a `COEXEC_ACCESS_REDUCE_*` value (bits 8-15). The result buffer's
+ * `elem_size` must be the type's size.
  */
 typedef enum coexec_elem_type {
     /**
@@ -292,19 +294,19 @@ typedef enum coexec_elem_type {
     /**
      * `double`.
      */
-    COEXEC_ELEM_F64 = 1,
+    COEXEC_ELEM_F64 = 256,
     /**
      * `int32_t` (sums wrap).
      */
-    COEXEC_ELEM_I32 = 2,
+    COEXEC_ELEM_I32 = 512,
     /**
      * `uint32_t` (sums wrap).
      */
-    COEXEC_ELEM_U32 = 3,
+    COEXEC_ELEM_U32 = 768,
     /**
      * `uint64_t` (sums wrap).
      */
-    COEXEC_ELEM_U64 = 4,
+    COEXEC_ELEM_U64 = 1024,
 } coexec_elem_type;
 
 /**
@@ -521,7 +523,7 @@ typedef struct coexec_cpu_buffer {
      */
     size_t elem_size;
     /**
-     * A `coexec_access` value.
+     * The `coexec_arg.access` value the run was given.
      */
     uint32_t access;
     /**
@@ -590,15 +592,10 @@ typedef struct coexec_arg {
      */
     struct coexec_buffer buffer;
     /**
-     * A `coexec_access` value.
+     * A `coexec_access` value; for a reduction, ORed with its
+     * `coexec_elem_type` and flags (`COEXEC_REDUCE_DETERMINISTIC`).
      */
     uint32_t access;
-    /**
-     * Reductions (`COEXEC_ACCESS_REDUCE_*`) only: a `coexec_elem_type`
-     * value, ORed with `COEXEC_REDUCE_DETERMINISTIC` for a deterministic
-     * result. Ignored (whatever its value) for inputs and outputs.
-     */
-    uint32_t reduce;
     /**
      * Reductions: elements of the result (0 means 1), e.g. 256 for a
      * histogram. Outputs: elements written per work-item (item i owns elements

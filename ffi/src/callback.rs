@@ -48,7 +48,7 @@ unsafe impl Send for RunView {}
 impl RunView {
     pub(crate) fn new(buffers: Vec<coexec_cpu_buffer>) -> Self {
         let reductions = (buffers.iter().enumerate())
-            .filter(|(_, b)| b.access > coexec_access::COEXEC_ACCESS_OUTPUT as u32)
+            .filter(|(_, b)| b.access & 0xff > coexec_access::COEXEC_ACCESS_OUTPUT as u32)
             .map(|(i, _)| i)
             .collect();
         RunView {

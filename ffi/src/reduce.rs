@@ -21,30 +21,25 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
-    /// The reduction of `access` (`None`: not a reduction) with the
-    /// argument's `reduce` field and `per_item` (0 means 1), checked against
-    /// the buffer's `elem_size`.
-    pub(crate) fn of(
-        access: u32,
-        reduce: u32,
-        per_item: u64,
-        elem_size: usize,
-    ) -> FfiResult<Option<Spec>> {
-        let op = match access {
+    /// The reduction of `access` (`None`: not a reduction: its low byte is
+    /// not a `COEXEC_ACCESS_REDUCE_*`) with its element type and flags, and
+    /// `per_item` (0 means 1), checked against the buffer's `elem_size`.
+    pub(crate) fn of(access: u32, per_item: u64, elem_size: usize) -> FfiResult<Option<Spec>> {
+        let op = match access & 0xff {
             a if a == COEXEC_ACCESS_REDUCE_SUM as u32 => ReduceOp::Sum,
             a if a == COEXEC_ACCESS_REDUCE_MIN as u32 => ReduceOp::Min,
             a if a == COEXEC_ACCESS_REDUCE_MAX as u32 => ReduceOp::Max,
             _ => return Ok(None),
         };
-        if reduce & !(COEXEC_REDUCE_DETERMINISTIC | 0xff) != 0 {
-            return Err(invalid(format!("unknown bits in reduce ({reduce:#x})")));
+        if access & !(COEXEC_REDUCE_DETERMINISTIC | 0xffff) != 0 {
+            return Err(invalid(format!("unknown bits in access ({access:#x})")));
         }
-        let ty = reduce & 0xff;
+        let ty = access & 0xff00;
         let size = match ty {
             t if t == COEXEC_ELEM_F32 as u32 || t == COEXEC_ELEM_I32 as u32 => 4,
             t if t == COEXEC_ELEM_U32 as u32 => 4,
             t if t == COEXEC_ELEM_F64 as u32 || t == COEXEC_ELEM_U64 as u32 => 8,
-            t => return Err(invalid(format!("unknown coexec_elem_type {t}"))),
+            t => return Err(invalid(format!("unknown coexec_elem_type {t:#x}"))),
         };
         if size != elem_size {
             return Err(invalid(format!(
@@ -56,7 +51,7 @@ impl Spec {
         Ok(Some(Spec {
             op,
             ty,
-            deterministic: reduce & COEXEC_REDUCE_DETERMINISTIC != 0,
+            deterministic: access & COEXEC_REDUCE_DETERMINISTIC != 0,
             width,
         }))
     }
@@ -114,24 +109,17 @@ mod tests {
     #[test]
     fn specs_are_checked() {
         let sum = COEXEC_ACCESS_REDUCE_SUM as u32;
-        assert_eq!(Spec::of(1, 0, 1, 4).unwrap(), None);
-        let s = Spec::of(
-            sum,
-            COEXEC_ELEM_U32 as u32 | COEXEC_REDUCE_DETERMINISTIC,
-            0,
-            4,
-        )
-        .unwrap()
-        .unwrap();
+        assert_eq!(Spec::of(1, 1, 4).unwrap(), None);
+        let det = COEXEC_ELEM_U32 as u32 | COEXEC_REDUCE_DETERMINISTIC;
+        let s = Spec::of(sum | det, 0, 4).unwrap().unwrap();
         assert!(s.deterministic && s.width == 1);
-        assert!(Spec::of(sum, COEXEC_ELEM_F64 as u32, 1, 4).is_err());
-        assert!(Spec::of(sum, 9, 1, 4).is_err());
-        assert!(Spec::of(sum, 0x1000, 1, 4).is_err());
-        let r = AnyReduction::new(
-            &Spec::of(sum, COEXEC_ELEM_U64 as u32, 3, 8)
-                .unwrap()
-                .unwrap(),
-        );
+        assert!(Spec::of(sum | COEXEC_ELEM_F64 as u32, 1, 4).is_err());
+        assert!(Spec::of(sum | 0x900, 1, 4).is_err());
+        assert!(Spec::of(sum | 0x100000, 1, 4).is_err());
+        let u64s = Spec::of(sum | COEXEC_ELEM_U64 as u32, 3, 8)
+            .unwrap()
+            .unwrap();
+        let r = AnyReduction::new(&u64s);
         assert_eq!(r.value_bytes(), &[0u8; 24]);
     }
 }

@@ -150,7 +150,7 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
                 format!("argument {i}: the buffer belongs to another engine"),
             ));
         }
-        let reduce = Spec::of(a.access, a.reduce, a.per_item, buffer.elem_size).map_err(at)?;
+        let reduce = Spec::of(a.access, a.per_item, buffer.elem_size).map_err(at)?;
         let write = match a.access {
             0 => false,
             1 => true,

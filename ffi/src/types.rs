@@ -167,8 +167,9 @@ pub enum coexec_access {
     /// before a run: elements that no work-item writes keep their previous
     /// contents.
     COEXEC_ACCESS_OUTPUT = 1,
-    /// A reduction output combined with a sum (see `coexec_arg.reduce`):
-    /// the buffer receives the result, `per_item` elements (0 means 1), when
+    /// A reduction output combined with a sum: OR it with the element type
+    /// (`coexec_elem_type`) and, for a deterministic result,
+    /// `COEXEC_REDUCE_DETERMINISTIC`. The buffer receives the result, `per_item` elements (0 means 1), when
     /// the run returns. The shader sees, at this binding, the buffer of
     /// work-group partials (one slot of `per_item` elements per work-group,
     /// which each work-group writes whole: the helpers of
@@ -182,29 +183,30 @@ pub enum coexec_access {
     COEXEC_ACCESS_REDUCE_MAX = 4,
 }
 
-/// Element type of a reduction output (`coexec_arg.reduce`, low 8 bits).
-/// The result buffer's `elem_size` must be the type's size.
+/// Element type of a reduction output, ORed into `coexec_arg.access` with
+/// a `COEXEC_ACCESS_REDUCE_*` value (bits 8-15). The result buffer's
+/// `elem_size` must be the type's size.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum coexec_elem_type {
     /// `float`.
     COEXEC_ELEM_F32 = 0,
     /// `double`.
-    COEXEC_ELEM_F64 = 1,
+    COEXEC_ELEM_F64 = 0x100,
     /// `int32_t` (sums wrap).
-    COEXEC_ELEM_I32 = 2,
+    COEXEC_ELEM_I32 = 0x200,
     /// `uint32_t` (sums wrap).
-    COEXEC_ELEM_U32 = 3,
+    COEXEC_ELEM_U32 = 0x300,
     /// `uint64_t` (sums wrap).
-    COEXEC_ELEM_U64 = 4,
+    COEXEC_ELEM_U64 = 0x400,
 }
 
-/// `coexec_arg.reduce` flag: a deterministic reduction, whose result does not
+/// `coexec_arg.access` flag of a reduction: a deterministic result, whose result does not
 /// depend on which device ran what: the CPU function is then called once per
 /// work-group, and must combine the work-group's items in the order of the
 /// GLSL helpers (a pairwise tree over the work-group's invocations, padded
 /// with the identity) for its partials to equal the GPU's bit for bit.
-pub const COEXEC_REDUCE_DETERMINISTIC: u32 = 0x100;
+pub const COEXEC_REDUCE_DETERMINISTIC: u32 = 0x10000;
 
 /// Kind of a device in a report.
 #[repr(C)]
@@ -397,12 +399,9 @@ pub struct coexec_scheduler {
 pub struct coexec_arg {
     /// The buffer.
     pub buffer: coexec_buffer,
-    /// A `coexec_access` value.
+    /// A `coexec_access` value; for a reduction, ORed with its
+    /// `coexec_elem_type` and flags (`COEXEC_REDUCE_DETERMINISTIC`).
     pub access: u32,
-    /// Reductions (`COEXEC_ACCESS_REDUCE_*`) only: a `coexec_elem_type`
-    /// value, ORed with `COEXEC_REDUCE_DETERMINISTIC` for a deterministic
-    /// result. Ignored (whatever its value) for inputs and outputs.
-    pub reduce: u32,
     /// Reductions: elements of the result (0 means 1), e.g. 256 for a
     /// histogram. Outputs: elements written per work-item (item i owns elements
     /// `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
@@ -458,7 +457,7 @@ pub struct coexec_cpu_buffer {
     pub count: usize,
     /// Bytes per element.
     pub elem_size: usize,
-    /// A `coexec_access` value.
+    /// The `coexec_arg.access` value the run was given.
     pub access: u32,
     /// Outputs: elements per work-item (>= 1); reductions: elements of the
     /// accumulator (>= 1); 0 for inputs.

@@ -138,19 +138,16 @@ pub(super) fn args3(x: coexec_buffer, y: coexec_buffer, z: coexec_buffer) -> [co
         coexec_arg {
             buffer: x,
             access: input,
-            reduce: 0,
             per_item: 0,
         },
         coexec_arg {
             buffer: y,
             access: input,
-            reduce: 0,
             per_item: 0,
         },
         coexec_arg {
             buffer: z,
             access: coexec_access::COEXEC_ACCESS_OUTPUT as u32,
-            reduce: 0,
             per_item: 1,
         },
     ]
@@ -1029,7 +1026,6 @@ fn cpu_only_2d_kernel_and_teardown_during_a_run_is_busy() {
     let args = [coexec_arg {
         buffer: out,
         access: coexec_access::COEXEC_ACCESS_OUTPUT as u32,
-        reduce: 0,
         per_item: 1,
     }];
     let space = coexec_index_space {

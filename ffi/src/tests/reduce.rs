@@ -21,7 +21,9 @@ unsafe extern "C" fn reduce_cpu(
         let (pkg, args) = (&*pkg, &*args);
         let b = std::slice::from_raw_parts(args.buffers, args.num_buffers);
         assert_eq!((b[0].count, b[0].per_item, b[0].elem_size), (1, 1, 8));
-        assert_eq!(b[0].access, coexec_access::COEXEC_ACCESS_REDUCE_SUM as u32);
+        let sum_u64 = coexec_access::COEXEC_ACCESS_REDUCE_SUM as u32
+            | coexec_elem_type::COEXEC_ELEM_U64 as u32;
+        assert_eq!(b[0].access & !COEXEC_REDUCE_DETERMINISTIC, sum_u64);
         let sum = b[0].data as *mut u64;
         let mm = std::slice::from_raw_parts_mut(b[1].data as *mut u32, 2);
         for i in pkg.item_start..pkg.item_end {
@@ -42,11 +44,11 @@ fn alloc(e: coexec_engine, n: usize, size: usize) -> (coexec_buffer, *mut c_void
     (b, p)
 }
 
-fn arg(buffer: coexec_buffer, access: coexec_access, reduce: u32, per_item: u64) -> coexec_arg {
+/// An argument: `access` ORed with `flags` (element type, deterministic).
+fn arg(buffer: coexec_buffer, access: coexec_access, flags: u32, per_item: u64) -> coexec_arg {
     coexec_arg {
         buffer,
-        access: access as u32,
-        reduce,
+        access: access as u32 | flags,
         per_item,
     }
 }
@@ -124,7 +126,7 @@ fn cpu_accumulators_combine_into_the_result_buffers() {
         assert_eq!(run(e, k, &args, space), want, "{}", last_error());
         assert!(last_error().contains(says), "{}", last_error());
     };
-    let sum_arg = |reduce, per_item| arg(sum, COEXEC_ACCESS_REDUCE_SUM, reduce, per_item);
+    let sum_arg = |flags, per_item| arg(sum, COEXEC_ACCESS_REDUCE_SUM, flags, per_item);
     bad(
         sum_arg(COEXEC_ELEM_F32 as u32, 1),
         d1(64),
@@ -132,13 +134,13 @@ fn cpu_accumulators_combine_into_the_result_buffers() {
         "4 bytes",
     );
     bad(
-        sum_arg(17, 1),
+        sum_arg(0x1700, 1),
         d1(64),
         COEXEC_ERROR_INVALID_ARGUMENT,
         "coexec_elem_type",
     );
     bad(
-        sum_arg(COEXEC_ELEM_U64 as u32 | 0x400, 1),
+        sum_arg(COEXEC_ELEM_U64 as u32 | 0x40000, 1),
         d1(64),
         COEXEC_ERROR_INVALID_ARGUMENT,
         "bits",
