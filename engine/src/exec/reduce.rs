@@ -140,13 +140,29 @@ pub fn tree<T: Element>(op: ReduceOp, values: &mut [T]) -> T {
     values[0]
 }
 
+/// `acc[i] = acc[i] op other[i]`, with `op` fixed in each loop (so that
+/// the loop vectorizes).
+fn zip_apply<T: Element>(op: ReduceOp, acc: &mut [T], other: &[T]) {
+    let mut each = |op: ReduceOp| {
+        for (a, &b) in acc.iter_mut().zip(other) {
+            *a = T::apply(op, *a, b);
+        }
+    };
+    match op {
+        ReduceOp::Sum => each(ReduceOp::Sum),
+        ReduceOp::Min => each(ReduceOp::Min),
+        ReduceOp::Max => each(ReduceOp::Max),
+    }
+}
+
 /// A custom combine: `acc = acc op other`, over `width` elements.
 pub type CombineFn<T> = dyn Fn(&mut [T], &[T]) + Send + Sync;
 
 /// How a reduction combines.
 #[derive(Clone)]
 enum Combine<T: bytemuck::Pod> {
-    Op(ReduceOp, fn(ReduceOp, T, T) -> T),
+    /// A built-in op and its element-wise `acc[i] = acc[i] op other[i]`.
+    Op(ReduceOp, fn(ReduceOp, &mut [T], &[T])),
     Custom(Arc<CombineFn<T>>),
 }
 
@@ -186,7 +202,7 @@ impl<T: Element> Reduction<T> {
     pub fn new(op: ReduceOp, width: usize) -> Self {
         let identity = vec![T::identity(op); width];
         Reduction {
-            combine: Combine::Op(op, T::apply),
+            combine: Combine::Op(op, zip_apply::<T>),
             value: identity.clone(),
             identity,
             deterministic: false,
@@ -264,17 +280,17 @@ impl<T: bytemuck::Pod> Reduction<T> {
         let parts = &mut p.as_mut_slice()[..slots * w];
         let mut s = slots.next_power_of_two() / 2;
         while s > 0 {
-            // `s < slots`: `p / 2 < slots` by the choice of `p`.
-            for i in 0..s.min(slots - s) {
-                let (lo, hi) = parts.split_at_mut((i + s) * w);
-                let (acc, other) = (&mut lo[i * w..(i + 1) * w], &hi[..w]);
-                match &self.combine {
-                    Combine::Op(op, apply) => {
-                        for (a, &b) in acc.iter_mut().zip(other) {
-                            *a = apply(*op, *a, b);
-                        }
+            // `s < slots`: `p / 2 < slots` by the choice of `p`. Slot j
+            // takes slot j + s for j < m: two contiguous runs of m slots.
+            let m = s.min(slots - s);
+            let (lo, hi) = parts.split_at_mut(s * w);
+            let (acc, other) = (&mut lo[..m * w], &hi[..m * w]);
+            match &self.combine {
+                Combine::Op(op, zip) => zip(*op, acc, other),
+                Combine::Custom(f) => {
+                    for (a, o) in acc.chunks_exact_mut(w).zip(other.chunks_exact(w)) {
+                        f(a, o);
                     }
-                    Combine::Custom(f) => f(acc, other),
                 }
             }
             s /= 2;
