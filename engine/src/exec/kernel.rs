@@ -403,7 +403,7 @@ impl<'r> CpuArgs<'r> {
         let a = self.arg::<T>(index);
         assert!(
             a.access == Access::Read,
-            "argument {index} is an output; use CpuArgs::output"
+            "argument {index} is an output or a reduction; use CpuArgs::output or CpuArgs::accumulator"
         );
         // SAFETY: the buffer is borrowed shared by the run's `Args` for the
         // whole run, so nothing writes it (inputs must be readonly in the
