@@ -115,7 +115,7 @@
 pub use coexec_engine::{
     error, reduce, shader, version_string, AllocatorBackend, Args, Buffer, BufferId, CacheLevel,
     CorePlan, CoreSet, CpuArgs, CpuFn, CpuTopology, DeviceKind, DeviceReport, DeviceType, Devices,
-    Engine, EngineOptions, Error, GapStats, GpuChoice, IndexSpace, Kernel, MemoryHeap,
+    Engine, EngineOptions, Error, Footprint, GapStats, GpuChoice, IndexSpace, Kernel, MemoryHeap,
     MemoryPlacement, MemoryType, NumaNode, Package, PackageLog, PackageRecord, PhysicalCore,
     PhysicalDeviceInfo, PlanRequest, QueueFamily, ReduceOp, Reduction, Report, Result, SchedError,
     Scheduler, ShaderCores, ShaderInterface, SpirvBinding, TopologyError, Transfers, Validation,

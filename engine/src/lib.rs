@@ -54,6 +54,7 @@ pub use bytemuck;
 
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use error::{Error, Result, VkError, VkResultCode};
+pub use exec::footprint::Footprint;
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
 pub use exec::reduce::{ReduceOp, Reduction};
 

@@ -14,6 +14,7 @@
 //! handles are errors, not undefined behaviour.
 
 mod callback;
+mod footprint;
 mod handles;
 mod reduce;
 mod run;
@@ -22,6 +23,7 @@ mod status;
 mod tests;
 mod types;
 
+pub use footprint::*;
 pub use run::coexec_run;
 pub use types::*;
 
@@ -575,6 +577,7 @@ unsafe fn make_kernel(
     let id = KERNELS.insert(KernelObj {
         engine_id: obj.engine_id,
         kernel: RwLock::new(Some(kernel)),
+        footprints: Default::default(),
     });
     // SAFETY: as above.
     unsafe { put(out, coexec_kernel { id }, "out") }

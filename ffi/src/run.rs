@@ -123,6 +123,8 @@ struct ArgInfo {
     access: u32,
     /// A reduction output.
     reduce: Option<Spec>,
+    /// The kernel's footprint for it, in the engine's terms (bytes).
+    footprint: Option<::coexec_engine::Footprint>,
 }
 
 impl ArgInfo {
@@ -174,6 +176,7 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
                 per_item: spec.width as u64,
                 access: a.access,
                 reduce,
+                footprint: None,
             });
             continue;
         }
@@ -192,6 +195,7 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
             per_item,
             access: a.access,
             reduce: None,
+            footprint: None,
         });
     }
     Ok(out)
@@ -260,6 +264,18 @@ fn run_error(e: Error, items: u64, args: &[ArgInfo], view: &RunView) -> FfiError
         }
         e => e.into(),
     }
+}
+
+/// Each argument's footprint from `kernel`'s declarations, scaled to bytes.
+fn add_footprints(infos: &mut [ArgInfo], kernel: &KernelObj) -> FfiResult {
+    let declared = kernel.footprints.lock().unwrap_or_else(|p| p.into_inner());
+    for (i, (a, f)) in infos.iter_mut().zip(declared.iter()).enumerate() {
+        if let Some(f) = f {
+            let at = |e: FfiError| FfiError::new(e.code, format!("argument {i}: {}", e.message));
+            a.footprint = Some(crate::footprint::to_engine(f, a.buffer.elem_size).map_err(at)?);
+        }
+    }
+    Ok(())
 }
 
 /// A locked buffer of a run.
@@ -341,6 +357,9 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
             }
             None => unreachable!("every argument was resolved"),
         };
+        if let Some(fp) = a.footprint {
+            run_args = run_args.footprint(fp);
+        }
     }
     let r = f(run_args)?;
     // The results, into the reductions' buffers.
@@ -473,7 +492,8 @@ pub unsafe extern "C" fn coexec_run(
         let space = index_space(space)?;
         let devices = devices_of(devices)?;
         let (eobj, kobj) = engine_and_kernel(engine, kernel)?;
-        let infos = resolve_args(c_args, eobj.engine_id)?;
+        let mut infos = resolve_args(c_args, eobj.engine_id)?;
+        add_footprints(&mut infos, &kobj)?;
         // Lock: engine, kernel, then buffers (one global order, so concurrent
         // runs cannot deadlock; destroy/free never waits).
         let eg = handles::read(&eobj.engine, "engine")?;

@@ -1,5 +1,6 @@
 //! Kernels, their arguments, packages and the CPU view of arguments.
 
+use super::footprint::Footprint;
 use crate::error::{Error, Result};
 use crate::mem::{Buffer, RawBuffer};
 use crate::vk::{ComputePipeline, ShaderInterface};
@@ -268,6 +269,23 @@ pub(crate) struct ArgBuffer<'a> {
     pub(crate) elem_size: usize,
     /// A reduction's identity, `width` elements as bytes (empty otherwise).
     pub(crate) identity: &'a [u8],
+    /// What a package reads of it, where restated ([`Args::footprint`]).
+    pub(crate) footprint: Option<Footprint>,
+}
+
+impl ArgBuffer<'_> {
+    /// What a package reads of it: the declared footprint, or the default
+    /// (inputs: the whole buffer; outputs: their own items).
+    pub(crate) fn footprint(&self) -> Footprint {
+        match (self.footprint, self.access) {
+            (Some(f), _) => f,
+            (None, Access::Read) => Footprint::Whole,
+            (None, Access::Write { per_item }) => Footprint::Items { per_item },
+            // Partials are sized by work-groups, not items (and refused
+            // with staged memory, see `exec::reduce`).
+            (None, Access::Reduce { .. }) => Footprint::Whole,
+        }
+    }
 }
 
 /// The arguments of a run: buffers in binding order (the i-th buffer added
@@ -345,6 +363,18 @@ impl<'a> Args<'a> {
         self
     }
 
+    /// Declares which part of the buffer added last a package reads
+    /// (see [`Footprint`]): a staged GPU package uploads only that part.
+    /// Inputs read the whole buffer unless declared otherwise; an output's
+    /// footprint is its own items (another one fails the run with
+    /// [`Error::Footprint`]). Without a buffer, nothing changes.
+    pub fn footprint(mut self, footprint: Footprint) -> Self {
+        if let Some(b) = self.buffers.last_mut() {
+            b.footprint = Some(footprint);
+        }
+        self
+    }
+
     /// Sets the push constants (scalar arguments) to the bytes of `value`.
     pub fn push<P: bytemuck::Pod>(mut self, value: &P) -> Self {
         self.push = bytemuck::bytes_of(value).to_vec();
@@ -375,6 +405,7 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
         len: b.len(),
         elem_size: std::mem::size_of::<T>(),
         identity: &[],
+        footprint: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! the GPU dispatch loop, kernels and reports.
 
 pub(crate) mod cpu;
+pub mod footprint;
 pub(crate) mod gpu;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod inject;
@@ -9,6 +10,7 @@ pub mod kernel;
 pub mod pool;
 pub mod reduce;
 pub mod report;
+pub(crate) mod pipeline;
 pub(crate) mod settle;
 pub(crate) mod staging;
 pub mod topology;

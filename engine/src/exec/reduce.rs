@@ -342,6 +342,7 @@ impl<T: bytemuck::Pod + Send + Sync> Target for Reduction<T> {
             len: p.len(),
             elem_size: std::mem::size_of::<T>(),
             identity: bytemuck::cast_slice(&self.identity),
+            footprint: None,
         }
     }
 
