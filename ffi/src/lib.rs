@@ -16,6 +16,7 @@
 mod callback;
 mod footprint;
 mod handles;
+mod reduce;
 mod run;
 mod status;
 #[cfg(test)]

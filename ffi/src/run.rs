@@ -4,6 +4,7 @@
 
 use super::callback::{in_cpu_fn, RunView};
 use super::handles::{self, BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
+use super::reduce::{AnyReduction, Spec};
 use super::status::{self, guard, FfiError, FfiResult};
 use super::types::coexec_status::*;
 use super::types::*;
@@ -115,8 +116,13 @@ struct ArgInfo {
     id: u64,
     buffer: Arc<BufferObj>,
     write: bool,
-    /// Outputs: elements per work-item (>= 1); 0 for inputs.
+    /// Outputs: elements per work-item (>= 1); reductions: elements of the
+    /// result (>= 1); 0 for inputs.
     per_item: u64,
+    /// The `coexec_access` value.
+    access: u32,
+    /// A reduction output.
+    reduce: Option<Spec>,
     /// The kernel's footprint for it, in the engine's terms (bytes).
     footprint: Option<::coexec_engine::Footprint>,
 }
@@ -128,7 +134,7 @@ impl ArgInfo {
             data: self.buffer.host_ptr as *mut c_void,
             count: self.buffer.count,
             elem_size: self.buffer.elem_size,
-            access: u32::from(self.write),
+            access: self.access,
             per_item: self.per_item,
         }
     }
@@ -146,11 +152,34 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
                 format!("argument {i}: the buffer belongs to another engine"),
             ));
         }
+        let reduce = Spec::of(a.access, a.per_item, buffer.elem_size).map_err(at)?;
         let write = match a.access {
             0 => false,
             1 => true,
+            _ if reduce.is_some() => true,
             v => return Err(invalid(format!("argument {i}: unknown coexec_access {v}"))),
         };
+        if let Some(spec) = &reduce {
+            if buffer.count < spec.width {
+                return Err(FfiError::new(
+                    COEXEC_ERROR_BUFFER_TOO_SMALL,
+                    format!(
+                        "argument {i}: the buffer holds {} elements but the reduction's result has {}",
+                        buffer.count, spec.width
+                    ),
+                ));
+            }
+            out.push(ArgInfo {
+                id: a.buffer.id,
+                buffer,
+                write,
+                per_item: spec.width as u64,
+                access: a.access,
+                reduce,
+                footprint: None,
+            });
+            continue;
+        }
         // `per_item` is ignored for inputs, whatever its value.
         let per_item = if write { a.per_item.max(1) } else { 0 };
         if write {
@@ -164,6 +193,8 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
             buffer,
             write,
             per_item,
+            access: a.access,
+            reduce: None,
             footprint: None,
         });
     }
@@ -302,8 +333,19 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
         };
         borrows.insert(*key, borrow);
     }
+    let mut reds: Vec<AnyReduction> = args
+        .iter()
+        .filter_map(|a| a.reduce.as_ref())
+        .map(AnyReduction::new)
+        .collect();
+    let mut next_red = reds.iter_mut();
     let mut run_args = Args::new();
     for a in args {
+        if a.reduce.is_some() {
+            let r = next_red.next().expect("one per reduction argument");
+            run_args = r.add(run_args);
+            continue;
+        }
         run_args = match borrows.get_mut(&a.id) {
             Some(Borrow::Shared(b)) => run_args.input(*b).element_size(a.buffer.elem_size),
             Some(Borrow::Exclusive(b)) => {
@@ -319,7 +361,15 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
             run_args = run_args.footprint(fp);
         }
     }
-    f(run_args)
+    let r = f(run_args)?;
+    // The results, into the reductions' buffers.
+    for (a, red) in args.iter().filter(|a| a.reduce.is_some()).zip(&reds) {
+        if let Some(Borrow::Exclusive(Some(b))) = borrows.get_mut(&a.id) {
+            let bytes = red.value_bytes();
+            b.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+        }
+    }
+    Ok(r)
 }
 
 /// The devices of a `COEXEC_DEVICE_*` mask.

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole, GpuUnit};
 use crate::exec::kernel::{Args, Geometry, IndexSpace, Kernel};
+use crate::exec::reduce;
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
 use crate::mem::{BufferBinding, MemoryPlacement};
@@ -90,8 +91,34 @@ type Units<'e> = Vec<(usize, &'e GpuUnit)>;
 
 impl Engine {
     /// [`run`](Self::run) without the validation check of
-    /// [`validated`](Self::validated).
+    /// [`validated`](Self::validated): binds the reductions' partials, runs,
+    /// and combines them (see [`crate::exec::reduce`]).
     pub(super) fn run_unvalidated(
+        &self,
+        kernel: &Kernel,
+        mut args: Args<'_>,
+        space: IndexSpace,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        if args.reductions.is_empty() {
+            return self.run_bound(kernel, args, space, scheduler, devices);
+        }
+        let mut targets = std::mem::take(&mut args.reductions);
+        let geometry = Geometry::new(space, kernel.local)?;
+        let memory = &self.inner.memory;
+        let staged = memory.placement() == MemoryPlacement::Staged;
+        reduce::prepare(&mut targets, memory, staged, &geometry)?;
+        let report = {
+            let bound = reduce::bind(args, &targets);
+            self.run_bound(kernel, bound, space, scheduler, devices)?
+        };
+        reduce::finish(&mut targets, &geometry);
+        Ok(report)
+    }
+
+    /// A run whose reductions, if any, are bound.
+    fn run_bound(
         &self,
         kernel: &Kernel,
         args: Args<'_>,
