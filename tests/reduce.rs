@@ -10,8 +10,8 @@ mod common;
 
 use coexec::reduce::{tree, ReduceOp};
 use coexec::{
-    Args, CpuArgs, Devices, Engine, Error, IndexSpace, Kernel, MemoryPlacement, Package, Reduction,
-    Scheduler,
+    Args, CpuArgs, Devices, Engine, Error, HostCoherence, IndexSpace, Kernel, MemoryPlacement,
+    Package, Reduction, Scheduler,
 };
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -97,10 +97,9 @@ fn check_hash(
 }
 
 fn engine(workers: usize) -> Option<Engine> {
-    let e = common::engine_with(Some(workers), coexec::AllocatorBackend::default())?;
-    // Staged memory refuses reductions (tested below); the other tests need
-    // zero-copy.
-    (e.memory_placement() != MemoryPlacement::Staged).then_some(e)
+    // Staged memory (COEXEC_MEMORY=staged) reduces too: the partials are
+    // bound zero-copy, the inputs mirrored.
+    common::engine_with(Some(workers), coexec::AllocatorBackend::default())
 }
 
 fn schedulers() -> Vec<Scheduler> {
@@ -446,30 +445,40 @@ fn bad_reductions_are_typed_errors() {
 }
 
 #[test]
-fn staged_memory_refuses_reductions() {
-    let Some(e) = common::engine_from(coexec::EngineOptions {
-        workers: Some(1),
-        memory: MemoryPlacement::Staged,
-        ..Default::default()
-    }) else {
-        return;
-    };
-    let k = hash_kernel(&e);
-    let (mut s, mut m) = (Reduction::<u32>::sum(1), Reduction::<u32>::min(1));
-    let args = Args::new().reduce(&mut s).reduce(&mut m).push(&64u32);
-    let err = e
-        .run(
-            &k,
-            args,
-            IndexSpace::D1(64),
-            &Scheduler::hguided(),
-            Devices::ALL,
-        )
-        .unwrap_err();
-    assert!(
-        matches!(&err, Error::Reduction(m) if m.contains("staged")),
-        "{err}"
-    );
+fn staged_memory_reduces_like_zero_copy() {
+    for coherence in [HostCoherence::Eager, HostCoherence::Lazy] {
+        let Some(e) = common::engine_from(coexec::EngineOptions {
+            workers: Some(2),
+            memory: MemoryPlacement::Staged,
+            host_coherence: coherence,
+            ..Default::default()
+        }) else {
+            return;
+        };
+        assert_eq!(e.memory_placement(), MemoryPlacement::Staged);
+        let k = hash_kernel(&e);
+        for devices in [Devices::GPU, Devices::ALL] {
+            let r = check_hash(&e, &k, 10_007, &Scheduler::hguided(), devices);
+            assert!(r
+                .devices
+                .iter()
+                .all(|d| d.transfers.zero_copy_fallbacks == 0));
+        }
+        // Mirrored inputs, partials bound zero-copy: bit-identical to the
+        // canonical order on the GPU alone and co-executed.
+        let dk = dot_kernel(&e);
+        let n = 50_001;
+        let (x, y) = dot_data(n);
+        let mut parts: Vec<f32> = (0..n.div_ceil(LOCAL))
+            .map(|g| group_partial(&x, &y, g, n))
+            .collect();
+        let want = tree(ReduceOp::Sum, &mut parts);
+        for devices in [Devices::GPU, Devices::ALL] {
+            let got = run_dot(&e, &dk, &x, &y, true, &Scheduler::hguided(), devices);
+            assert_eq!(got.to_bits(), want.to_bits(), "{coherence:?} {devices:?}");
+        }
+        common::assert_validation_clean(&e);
+    }
 }
 
 proptest! {

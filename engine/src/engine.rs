@@ -17,7 +17,7 @@ use crate::exec::pool::{Pool, ThreadSpec};
 use crate::exec::report::Report;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet, CpuTopology, PlanRequest};
 use crate::learn::Learning;
-use crate::mem::{AllocatorBackend, Buffer, MemoryPlacement, UnifiedMemory};
+use crate::mem::{AllocatorBackend, Buffer, HostCoherence, MemoryPlacement, UnifiedMemory};
 use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
@@ -157,6 +157,13 @@ pub struct EngineOptions {
     /// every device with `VK_EXT_external_memory_host`, so every device and
     /// the CPU code see the same bytes.
     pub memory: MemoryPlacement,
+    /// Staged engines: when what the GPU wrote reaches the host copies
+    /// ([`HostCoherence`]; `Eager`, the default, downloads it before the
+    /// run returns; `Lazy` keeps it resident in the device-local mirrors
+    /// until the host can observe it). The environment variable
+    /// `COEXEC_HOST_COHERENCE=eager|lazy` overrides it (read once per
+    /// process). No effect on zero-copy engines.
+    pub host_coherence: HostCoherence,
     /// Testing aid: opens each chosen Vulkan device this many times, as if
     /// the machine had that many of it, so that multi-GPU co-execution runs
     /// on one GPU (lavapipe included). 0 (the default): the environment
@@ -178,6 +185,7 @@ impl Default for EngineOptions {
             validation_errors_fail: false,
             profiles: true,
             memory: MemoryPlacement::Auto,
+            host_coherence: HostCoherence::Eager,
             duplicate_devices: 0,
         }
     }
@@ -461,11 +469,16 @@ impl Engine {
         for (g, device) in devices.into_iter().enumerate() {
             let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
             let stager = match memory.placement() {
-                MemoryPlacement::Staged => {
-                    Some(Mutex::new(vk::transfer::Stager::new(device.clone())?))
-                }
+                MemoryPlacement::Staged => Some(Arc::new(Mutex::new(vk::transfer::Stager::new(
+                    device.clone(),
+                )?))),
                 _ => None,
             };
+            let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
+            if let (Some(s), HostCoherence::Lazy) = (&stager, coherence) {
+                let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
+                memory.make_lazy(s.clone(), ns);
+            }
             units.push(GpuUnit {
                 device,
                 ring: Mutex::new(ring),
@@ -562,6 +575,16 @@ impl Engine {
     /// for the device, after `COEXEC_MEMORY`).
     pub fn memory_placement(&self) -> MemoryPlacement {
         self.inner.memory.placement()
+    }
+
+    /// When GPU results reach the host copies: [`HostCoherence::Lazy`] only
+    /// on a staged engine that chose it ([`EngineOptions::host_coherence`],
+    /// after `COEXEC_HOST_COHERENCE`).
+    pub fn host_coherence(&self) -> HostCoherence {
+        match self.inner.memory.lazy() {
+            Some(_) => HostCoherence::Lazy,
+            None => HostCoherence::Eager,
+        }
     }
 
     /// The allocator backend of the engine's buffers.

@@ -68,7 +68,9 @@ pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report
 pub use exec::topology::{
     CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,
 };
-pub use mem::{is_unified_memory, AllocatorBackend, Buffer, BufferId, MemoryPlacement};
+pub use mem::{
+    is_unified_memory, AllocatorBackend, Buffer, BufferId, HostCoherence, MemoryPlacement,
+};
 pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
 pub use vk::{
     version_string, DeviceType, MemoryHeap, MemoryType, PhysicalDeviceInfo, QueueFamily,

@@ -107,8 +107,7 @@ impl Engine {
         let mut targets = std::mem::take(&mut args.reductions);
         let geometry = Geometry::new(space, kernel.local)?;
         let memory = &self.inner.memory;
-        let staged = memory.placement() == MemoryPlacement::Staged;
-        reduce::prepare(&mut targets, memory, staged, &geometry)?;
+        reduce::prepare(&mut targets, memory, &geometry)?;
         let report = {
             let bound = reduce::bind(args, &targets);
             self.run_bound(kernel, bound, space, scheduler, devices)?
@@ -310,6 +309,12 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
+        // Lazy host coherence: the CPU's packages read and write the host
+        // copies, which must hold what earlier GPU runs left in the mirrors.
+        let synced = match run.cpu {
+            true => crate::exec::staging::sync_for_host(&args.buffers)?,
+            false => 0,
+        };
         // Staged memory exists on single-GPU engines only.
         let staging = match (run.gpus.first(), &kernel.pipeline) {
             (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
@@ -380,8 +385,18 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
+        if let Some(lane) = lanes.gpus.first() {
+            lane.add_download(synced);
+        }
         match (&staging, lanes.gpus.first()) {
-            (Some(s), Some(lane)) => lane.staged(s),
+            (Some(s), Some(lane)) => {
+                lane.staged(s);
+                // A failed GPU may be lost with what it left in the
+                // mirrors: bring it back now, or fail the run.
+                if lane.failed() {
+                    lane.add_download(crate::exec::staging::sync_for_host(&args.buffers)?);
+                }
+            }
             // CPU packages wrote the host copies of the outputs alone.
             (None, _) if inner.memory.placement() == MemoryPlacement::Staged => {
                 crate::exec::staging::outputs_written_by_host(&args.buffers, shared.geometry.space)

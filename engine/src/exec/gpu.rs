@@ -33,7 +33,7 @@ pub(crate) struct GpuUnit {
     /// Index of the dispatch loop's thread in the engine's pool.
     pub(crate) thread: usize,
     /// Transfers of staged runs (`None` for a zero-copy engine).
-    pub(crate) stager: Option<Mutex<Stager>>,
+    pub(crate) stager: Option<Arc<Mutex<Stager>>>,
 }
 
 /// What a run's dispatch loop needs: the GPU, the kernel's pipeline and
@@ -135,6 +135,19 @@ impl Lane {
         let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
         d.transfers.zero_copy_fallbacks = staging.fallbacks;
         staging.finish();
+    }
+
+    /// Adds `bytes` downloaded for the host outside the loop (lazy host
+    /// coherence, see [`crate::mem::coherence`]).
+    pub(crate) fn add_download(&self, bytes: u64) {
+        let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        d.transfers.download_bytes += bytes;
+    }
+
+    /// Whether the GPU failed during the run.
+    pub(crate) fn failed(&self) -> bool {
+        let d = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        d.failure.is_some()
     }
 
     /// The GPU's report, and its lost items if any; its package records

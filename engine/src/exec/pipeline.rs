@@ -96,6 +96,8 @@ impl<'r, T> Pipeline<'r, T> {
     ) -> Result<Option<T>, (TransferError, T)> {
         let copies = staging.downloads(&package);
         if copies.is_empty() {
+            // Nothing to bring back (lazy outputs stay in the mirrors).
+            staging.downloaded(&package);
             return Ok(Some(payload));
         }
         if let Err(e) = self.submit(Direction::Download, &copies, Some(after), timeout_ns) {

@@ -35,8 +35,11 @@
 //! same whichever device ran a work-group, the closure must combine a
 //! work-group's items in the order the GLSL helpers do: [`tree`].
 //!
-//! Limits: 1-D index spaces only, and not with staged memory (both refused
-//! with [`Error::Reduction`]).
+//! Staged memory: the partials are bound zero-copy (no mirror): the GPU
+//! writes its few partials straight to the host copy, so the combine reads
+//! them with no download, eager or lazy.
+//!
+//! Limits: 1-D index spaces only (refused with [`Error::Reduction`]).
 
 use super::kernel::{Access, ArgBuffer, Args, CpuArgs, CpuFn, Geometry, IndexSpace};
 use crate::error::{Error, Result};
@@ -362,17 +365,11 @@ pub(crate) type Targets<'a> = Vec<(usize, &'a mut (dyn Target + 'static))>;
 pub(crate) fn prepare(
     targets: &mut Targets<'_>,
     memory: &Arc<UnifiedMemory>,
-    staged: bool,
     g: &Geometry,
 ) -> Result<()> {
     if !matches!(g.space, IndexSpace::D1(_)) {
         return Err(Error::Reduction(
             "reductions need a 1-D index space".into(),
-        ));
-    }
-    if staged {
-        return Err(Error::Reduction(
-            "reductions are not supported with staged memory (MemoryPlacement::Staged)".into(),
         ));
     }
     let slots = usize::try_from(g.units)

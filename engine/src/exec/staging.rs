@@ -27,6 +27,9 @@ pub(crate) struct StagedArg<'a> {
     /// Elements it holds, and bytes per element.
     len: u64,
     elem: u64,
+    /// Lazy host coherence: what the GPU writes stays in the mirror,
+    /// stale on the host (see [`crate::mem::coherence`]).
+    lazy: bool,
 }
 
 impl StagedArg<'_> {
@@ -75,8 +78,14 @@ impl<'a> Staging<'a> {
             fallbacks: 0,
         };
         for (i, a) in args.iter().enumerate() {
-            let mirror = mirror_of(i, a.raw)?;
-            out.fallbacks += u32::from(mirror.is_none());
+            // Reduction partials are bound zero-copy: the GPU writes its
+            // few partials straight to the host copy.
+            let reduce = matches!(a.access, Access::Reduce { .. });
+            let mirror = match reduce {
+                true => None,
+                false => mirror_of(i, a.raw)?,
+            };
+            out.fallbacks += u32::from(mirror.is_none() && !reduce);
             let reads = gpu_reads(i, a, iface);
             // Host writes since the last run (or untracked ones) leave
             // nothing of the mirror valid.
@@ -93,6 +102,7 @@ impl<'a> Staging<'a> {
                 },
                 len,
                 elem: a.raw.bytes() / len.max(1),
+                lazy: lazy(a.raw),
             });
         }
         Ok(out)
@@ -185,10 +195,11 @@ impl<'a> Staging<'a> {
     }
 
     /// The copies that bring back what package `p` wrote: its items' bytes
-    /// of every mirrored output.
+    /// of every mirrored output (none for lazy ones).
     pub(crate) fn downloads(&self, p: &Package) -> Vec<Copy> {
         self.args
             .iter()
+            .filter(|a| !a.lazy)
             .filter_map(|a| {
                 let r = a.written(p, self.space)?;
                 (!r.is_empty()).then_some(Copy {
@@ -201,8 +212,9 @@ impl<'a> Staging<'a> {
             .collect()
     }
 
-    /// After the downloads of package `p` completed: what it wrote is the
-    /// same in both copies.
+    /// After the downloads of package `p` completed (lazy outputs: after
+    /// the package did): what it wrote is valid in the mirror, and in the
+    /// host copy unless lazy.
     pub(crate) fn downloaded(&self, p: &Package) {
         let mut done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
         for (a, set) in self.args.iter().zip(done.iter_mut()) {
@@ -215,7 +227,8 @@ impl<'a> Staging<'a> {
     /// After the run: in each output's mirror, the bytes of the run's items
     /// are valid only where a GPU package wrote and downloaded them (CPU
     /// packages, and GPU packages whose outcome is unknown, wrote the host
-    /// copy alone).
+    /// copy alone). Lazy outputs: the GPU's bytes are stale on the host,
+    /// the others not.
     pub(crate) fn finish(&self) {
         let done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
         let all = Package {
@@ -231,9 +244,16 @@ impl<'a> Staging<'a> {
             let gen = a.raw.host_generation();
             let mut slot = a.raw.mirror();
             let valid = slot.valid(gen, false);
-            valid.remove(written);
+            valid.remove(written.clone());
             for r in gpu.ranges() {
                 valid.insert(r.clone());
+            }
+            if a.lazy {
+                let stale = slot.stale_mut();
+                stale.remove(written);
+                for r in gpu.ranges() {
+                    stale.insert(r.clone());
+                }
             }
         }
     }
@@ -272,7 +292,8 @@ pub(crate) fn bytes_per_unit(
         let len = a.len as u64;
         let elem = a.raw.bytes() / len.max(1);
         let mut slot = a.raw.mirror();
-        if slot.failed && !a.raw.memory().staging_demanded() {
+        let reduce = matches!(a.access, Access::Reduce { .. });
+        if reduce || (slot.failed && !a.raw.memory().staging_demanded()) {
             continue;
         }
         let f = a.footprint();
@@ -282,12 +303,28 @@ pub(crate) fn bytes_per_unit(
             let valid = slot.valid(a.raw.host_generation(), a.raw.untracked());
             up += valid.missing(bytes.clone()).iter().map(|m| m.end - m.start).sum::<u64>();
         }
-        if matches!(a.access, Access::Write { .. }) {
+        if matches!(a.access, Access::Write { .. }) && !lazy(a.raw) {
             down += bytes.end - bytes.start;
         }
     }
     let n = units.max(1) as f64;
     (up as f64 / n, down as f64 / n)
+}
+
+/// Whether what the GPU writes into `raw`'s mirror stays there (lazy host
+/// coherence, for a buffer whose host accesses the engine sees).
+fn lazy(raw: &RawBuffer) -> bool {
+    raw.memory().lazy().is_some() && !raw.untracked()
+}
+
+/// Before a run in which the CPU takes part (lazy host coherence): makes
+/// the host copy of every buffer it binds current; the bytes downloaded.
+pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>]) -> Result<u64> {
+    let mut bytes = 0;
+    for a in args {
+        bytes += a.raw.sync()?;
+    }
+    Ok(bytes)
 }
 
 /// After a run without a staged GPU (CPU only) over `space`: the outputs'

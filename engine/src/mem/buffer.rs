@@ -552,8 +552,34 @@ impl<T: bytemuck::Pod> Buffer<T> {
         self.raw.id()
     }
 
-    /// The elements, read directly from unified memory.
+    /// The elements, read directly from unified memory. On a lazy staged
+    /// engine ([`HostCoherence::Lazy`](super::HostCoherence::Lazy)), first
+    /// downloads what the GPU wrote and the host copy lacks.
+    ///
+    /// # Panics
+    /// When that download fails (the device was lost with the only copy of
+    /// those bytes); [`try_as_slice`](Self::try_as_slice) returns the error.
     pub fn as_slice(&self) -> &[T] {
+        self.raw.sync_or_panic();
+        self.host_slice()
+    }
+
+    /// [`as_slice`](Self::as_slice), with a failed download as an error.
+    pub fn try_as_slice(&self) -> Result<&[T]> {
+        self.raw.sync()?;
+        Ok(self.host_slice())
+    }
+
+    /// Makes the host copy current (lazy staged engines: downloads what
+    /// the GPU wrote and the host copy lacks; nothing to do elsewhere), for
+    /// code that reads the buffer through a pointer taken earlier; the
+    /// bytes downloaded.
+    pub fn sync(&self) -> Result<u64> {
+        self.raw.sync()
+    }
+
+    /// The host copy's elements as they are.
+    fn host_slice(&self) -> &[T] {
         // SAFETY: the mapping holds `len * size_of::<T>()` bytes, is aligned
         // for T (checked at creation), stays mapped while `self` lives, and
         // every bit pattern is a valid T (Pod). No GPU or CPU-kernel write can
@@ -563,7 +589,12 @@ impl<T: bytemuck::Pod> Buffer<T> {
 
     /// The elements, writable in place. Counts as a host write: a staged
     /// run uploads the buffer again before the GPU reads it.
+    ///
+    /// # Panics
+    /// As [`as_slice`](Self::as_slice) (call [`sync`](Self::sync) first to
+    /// get the error instead).
     pub fn as_mut_slice(&mut self) -> &mut [T] {
+        self.raw.sync_or_panic();
         let gen = self.raw.host_gen.get_mut();
         *gen = gen.wrapping_add(1);
         // SAFETY: as in `as_slice`, and `&mut self` makes this the only access.
@@ -572,8 +603,12 @@ impl<T: bytemuck::Pod> Buffer<T> {
 
     /// Declares that the host wrote the buffer (bumps its host-write
     /// generation, as [`as_mut_slice`](Self::as_mut_slice) does): for code
-    /// that wrote it through a pointer taken earlier.
+    /// that wrote it through a pointer taken earlier. The host copy is
+    /// then current everywhere: on a lazy staged engine, GPU results it
+    /// lacked are dropped (call [`sync`](Self::sync) before writing through
+    /// such a pointer after a run).
     pub fn host_written(&mut self) {
+        self.raw.mirror().stale_mut().clear();
         let gen = self.raw.host_gen.get_mut();
         *gen = gen.wrapping_add(1);
     }
@@ -581,7 +616,12 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// Declares that the host may write the buffer at any time through a
     /// pointer the engine cannot see (as C code does with the host
     /// pointer): every staged run that reads it uploads it again.
+    ///
+    /// # Panics
+    /// As [`as_slice`](Self::as_slice): it first makes the host copy
+    /// current, since untracked buffers stay eager.
     pub fn untrack_host_writes(&mut self) {
+        self.raw.sync_or_panic();
         self.raw.untracked = true;
     }
 

@@ -39,6 +39,10 @@ pub(crate) struct MirrorSlot {
     valid: RangeSet,
     /// The host-write generation `valid` is about.
     generation: u64,
+    /// Lazy host coherence (see [`super::coherence`]): byte ranges the GPU
+    /// wrote into the mirror and that the host copy lacks; always within
+    /// `valid`.
+    stale: RangeSet,
     /// The mirror could not be allocated: the buffer is bound zero-copy.
     pub(crate) failed: bool,
 }
@@ -50,6 +54,8 @@ impl MirrorSlot {
     pub(crate) fn valid(&mut self, gen: u64, untracked: bool) -> &mut RangeSet {
         if self.generation != gen || untracked {
             self.valid.clear();
+            // The host copy was declared current (see `Buffer::host_written`).
+            self.stale.clear();
             self.generation = gen;
         }
         &mut self.valid
@@ -58,6 +64,17 @@ impl MirrorSlot {
     /// Nothing of the mirror is valid (it was just allocated).
     pub(crate) fn invalidate(&mut self) {
         self.valid.clear();
+        self.stale.clear();
+    }
+
+    /// The byte ranges stale on the host (see [`super::coherence`]).
+    pub(crate) fn stale(&self) -> &RangeSet {
+        &self.stale
+    }
+
+    /// The byte ranges stale on the host, to update.
+    pub(crate) fn stale_mut(&mut self) -> &mut RangeSet {
+        &mut self.stale
     }
 }
 

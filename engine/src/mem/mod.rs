@@ -13,12 +13,14 @@
 
 mod backend;
 mod buffer;
+pub(crate) mod coherence;
 pub(crate) mod mirror;
 mod peers;
 pub(crate) mod placement;
 pub(crate) mod ranges;
 
 pub use backend::AllocatorBackend;
+pub use coherence::HostCoherence;
 pub(crate) use buffer::RawBuffer;
 pub use buffer::{Buffer, BufferBinding, BufferId};
 pub use placement::{is_unified_memory, MemoryPlacement};
@@ -46,6 +48,9 @@ pub struct UnifiedMemory {
     /// Staging was demanded, not chosen by `Auto`: a mirror that cannot be
     /// allocated is an error rather than a fallback.
     staging_demanded: bool,
+    /// Lazy host coherence (see [`coherence`]): set once by a staged
+    /// engine that chose it.
+    lazy: std::sync::OnceLock<coherence::LazySync>,
     /// Test hook: mirror allocations fail; `Some(true)`: and staging counts
     /// as chosen by `Auto` (see [`UnifiedMemory::inject_mirror_failure`]).
     #[cfg(feature = "test-hooks")]
@@ -92,6 +97,7 @@ impl UnifiedMemory {
             import_alignment,
             placement,
             staging_demanded,
+            lazy: std::sync::OnceLock::new(),
             #[cfg(feature = "test-hooks")]
             mirror_fault: std::sync::Mutex::new(None),
         }))
@@ -135,6 +141,21 @@ impl UnifiedMemory {
         one.placement = MemoryPlacement::ZeroCopy;
         one.staging_demanded = false;
         Ok(Arc::new(one))
+    }
+
+    /// Makes host coherence lazy (staged engines only; see [`coherence`]):
+    /// buffers download through `stager`, waiting up to `timeout_ns`.
+    pub(crate) fn make_lazy(
+        &self,
+        stager: Arc<std::sync::Mutex<crate::vk::transfer::Stager>>,
+        timeout_ns: u64,
+    ) {
+        let _ = self.lazy.set(coherence::LazySync { stager, timeout_ns });
+    }
+
+    /// The lazy-coherence state, where host coherence is lazy.
+    pub(crate) fn lazy(&self) -> Option<&coherence::LazySync> {
+        self.lazy.get()
     }
 
     /// The engine's other devices, into which every buffer is imported
