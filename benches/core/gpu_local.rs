@@ -9,8 +9,8 @@ use crate::stats::{median, Runs};
 use crate::table::{f3, ms, target, Table};
 use coexec::workloads::{random_f32, spirv};
 use coexec::{
-    Args, Buffer, Devices, Engine, EngineOptions, GpuChoice, IndexSpace, Kernel, MemoryPlacement,
-    Scheduler, Validation,
+    Args, Buffer, Devices, Engine, EngineOptions, GpuChoice, HostCoherence, IndexSpace, Kernel,
+    MemoryPlacement, Scheduler, Validation,
 };
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -237,11 +237,21 @@ struct Samples {
     raw_overlap: Vec<f64>,
     eng_res: Runs,
     eng_shot: Runs,
+    /// Lazy host coherence: the run alone, and the host read after it.
+    eng_lazy: Runs,
+    lazy_read: Vec<f64>,
 }
 
-fn measure(o: &Opts, e: &Engine, index: usize, c: &Case, chunks: u64) -> Result<Samples, String> {
+fn measure(
+    o: &Opts,
+    (e, lazy): (&Engine, &Engine),
+    index: usize,
+    c: &Case,
+    chunks: u64,
+) -> Result<Samples, String> {
     let mut raw = raw_for(c, index)?;
     let (k, mut bufs) = engine_for(e, c)?;
+    let (lk, mut lbufs) = engine_for(lazy, c)?;
     let mut s = Samples::default();
     let warmup = o.warmup + 1;
     for i in 0..warmup + o.reps {
@@ -270,19 +280,40 @@ fn measure(o: &Opts, e: &Engine, index: usize, c: &Case, chunks: u64) -> Result<
         let t = Instant::now();
         let r = run(e, c, &k, &mut bufs)?;
         s.eng_shot.push(keep, t, Some(r));
+        // Lazy, resident: the outputs stay in the mirrors; the host's read
+        // that downloads them is timed apart.
+        let t = Instant::now();
+        let r = run(lazy, c, &lk, &mut lbufs)?;
+        s.eng_lazy.push(keep, t, Some(r));
+        let t = Instant::now();
+        for (b, &w) in lbufs.iter().zip(&c.written) {
+            if w {
+                b.sync().map_err(|x| x.to_string())?;
+            }
+        }
+        if keep {
+            s.lazy_read.push(t.elapsed().as_secs_f64());
+        }
     }
     Ok(s)
 }
 
-pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> {
-    let e = Engine::with_options(EngineOptions {
+/// The section's GPU-only staged engine, with host coherence `coherence`.
+fn staged_engine(o: &Opts, coherence: HostCoherence) -> Result<Engine, String> {
+    Engine::with_options(EngineOptions {
         gpu: o.gpu.map_or(GpuChoice::Auto, GpuChoice::Index),
         workers: Some(0),
         validation: Validation::Off,
         memory: MemoryPlacement::Staged,
+        host_coherence: coherence,
         ..Default::default()
     })
-    .map_err(|x| x.to_string())?;
+    .map_err(|x| x.to_string())
+}
+
+pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> {
+    let e = staged_engine(o, HostCoherence::Eager)?;
+    let lazy = staged_engine(o, HostCoherence::Lazy)?;
     if !e.gpu_available() {
         return Err("skipped: the GPU is not available".into());
     }
@@ -292,13 +323,14 @@ pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> 
     let cases = [saxpy(o.saxpy.min(limit)), matmul(side), jacobi(jw, jh)];
     let mut list = Vec::new();
     for c in &cases {
-        let s = measure(o, &e, index, c, o.chunks)?;
+        let s = measure(o, (&e, &lazy), index, c, o.chunks)?;
         let (rr, rs, ro) = (
             median(&s.raw_res),
             median(&s.raw_serial),
             median(&s.raw_overlap),
         );
         let (er, es) = (s.eng_res.wall(), s.eng_shot.wall());
+        let (el, lr) = (s.eng_lazy.wall(), median(&s.lazy_read));
         let raw_best = rs.min(ro);
         t.row(vec![
             c.name.clone(),
@@ -306,6 +338,9 @@ pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> 
             ms(er),
             f3(rr / er),
             target(rr / er >= 0.95, ">= 0.95"),
+            ms(el),
+            f3(rr / el),
+            ms(lr),
             ms(rs),
             ms(ro),
             ms(es),
@@ -320,6 +355,9 @@ pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> 
             "engine_resident": s.eng_res.json(), "engine_resident_median_s": er,
             "engine_one_shot": s.eng_shot.json(), "engine_one_shot_median_s": es,
             "ratio_resident": rr / er, "ratio_one_shot": raw_best / es,
+            "engine_lazy_resident": s.eng_lazy.json(), "engine_lazy_resident_median_s": el,
+            "ratio_lazy_resident": rr / el,
+            "lazy_read_s": s.lazy_read, "lazy_read_median_s": lr,
         }));
     }
     t.note(
@@ -328,7 +366,11 @@ pub(crate) fn bench_gpu_local(o: &Opts, t: &mut Table) -> Result<Value, String> 
          compute, download from/to the staging buffers, serial (one command buffer) or in \
          overlapped chunks over transfer and compute queues; the better of the two is the \
          yardstick. Engine: GPU alone, memory staged, wall around Engine::run; resident = no \
-         host write since the last run; one-shot = every buffer the raw program uploads written by the host first. \
+         host write since the last run, outputs downloaded before Engine::run returns (eager host \
+         coherence); one-shot = every buffer the raw program uploads written by the host first. \
+         Engine lazy: HostCoherence::Lazy, wall around Engine::run, outputs left in the mirrors \
+         (what an iterative program that does not read between runs pays); lazy read: the \
+         download the host's next read of the outputs costs (Buffer::sync), timed apart. \
          Outputs of both checked against a CPU reference before timing.",
     );
     Ok(Value::Array(list))
