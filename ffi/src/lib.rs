@@ -423,8 +423,10 @@ fn register_buffer(
     imported: bool,
 ) -> FfiResult<(coexec_buffer, *mut c_void)> {
     let ptr = b.as_mut_slice().as_mut_ptr();
-    // C writes through the host pointer whenever it likes: staged runs
-    // upload the buffer whenever they read it.
+    // C writes and reads through the host pointer whenever it likes: staged
+    // runs upload the buffer whenever they read it, and download what the
+    // GPU wrote before returning even under lazy host coherence (untracked
+    // buffers stay eager; see coexec_engine's mem::coherence).
     b.untrack_host_writes();
     // The largest power of two dividing the element size, capped at 16: what
     // C needs to access elements in place.
