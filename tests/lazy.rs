@@ -200,6 +200,34 @@ fn untracked_buffers_stay_eager() {
     assert!(host.iter().zip(1..).all(|(&v, i)| v == i));
 }
 
+#[test]
+fn another_engine_cannot_read_a_mirror() {
+    let Some(e) = lazy() else { return };
+    let Some(other) = engine_of(MemoryPlacement::Staged, HostCoherence::Lazy) else {
+        return;
+    };
+    let (k, ko) = (acc_kernel(&e), acc_kernel(&other));
+    let n = 1_000;
+    let mut o = e.buffer_from_slice(&vec![0u32; n]).unwrap();
+    acc(&e, &k, &mut o, Devices::GPU);
+    // A buffer belongs to its engine: another one refuses it before
+    // anything could read the stale host copy.
+    let err = other
+        .run(
+            &ko,
+            Args::new().output(&mut o).push(&(n as u32)),
+            IndexSpace::D1(n as u64),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, coexec::Error::ForeignBuffer { binding: 0 }),
+        "{err}"
+    );
+    assert!(o.iter().zip(1..).all(|(&v, i)| v == i));
+}
+
 /// `sweeps` stencil sweeps of a `w` x `h` grid on `e`, run on
 /// `devices(sweep)`; the final grid and the bytes downloaded by runs.
 fn sweeps(
