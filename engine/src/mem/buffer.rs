@@ -437,6 +437,11 @@ impl Drop for RawBuffer {
 /// copy. The buffer keeps its device alive. A run borrows the buffers it uses
 /// (shared for inputs, exclusive for outputs) for as long as it is in flight,
 /// so the borrow checker forbids CPU access to a buffer a run is writing.
+///
+/// On a staged engine with lazy host coherence
+/// ([`HostCoherence::Lazy`](super::HostCoherence::Lazy)) what the GPU wrote
+/// may still be in the device-local mirror only: every host access through
+/// the API downloads it first ([`Buffer::sync`] does so explicitly).
 pub struct Buffer<T: bytemuck::Pod> {
     raw: RawBuffer,
     len: usize,

@@ -9,7 +9,10 @@
 //! the generation, which empties `valid`. A GPU package uploads only the
 //! part of its footprint ([`crate::Footprint`]) outside `valid`, which then
 //! joins it. After a run, what GPU packages wrote (and downloaded) is valid
-//! in both copies; what CPU packages wrote is valid on the host only.
+//! in both copies; what CPU packages wrote is valid on the host only. Under
+//! lazy host coherence ([`super::coherence`]) GPU packages download nothing:
+//! what they wrote is valid in the mirror and recorded as `stale` on the
+//! host until a download brings it back.
 //! Buffers whose host memory is written behind the engine's back (imported
 //! host memory, the C ABI's host pointers) are marked untracked: every run
 //! starts with nothing of them valid.
