@@ -342,7 +342,10 @@ pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace)
             .min(len)
             .saturating_mul(elem);
         let gen = a.raw.host_generation();
-        a.raw.mirror().valid(gen, false).remove(0..end);
+        let mut slot = a.raw.mirror();
+        slot.valid(gen, false).remove(0..end);
+        // (Empty already: runs with the CPU start by syncing.)
+        slot.stale_mut().remove(0..end);
     }
 }
 
