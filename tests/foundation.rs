@@ -215,6 +215,7 @@ fn a_device_is_created_from_the_drivers_facts_only() {
     info.external_memory_host = !real.1;
     let opts = DeviceOptions {
         pipeline_cache_dir: Some(std::path::PathBuf::new()),
+        ..Default::default()
     };
     assert!(matches!(
         Device::new(b, info.clone(), &opts),

@@ -16,8 +16,8 @@ use crate::learn::Learning;
 use crate::mem::{AllocatorBackend, Buffer, MemoryPlacement, UnifiedMemory};
 use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
-    self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
-    Validation,
+    self, ComputePipeline, Device, DeviceOptions, DeviceType, DriverEmulation, Instance,
+    PhysicalDeviceInfo, SyncMode, Validation,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,6 +94,13 @@ pub struct EngineOptions {
     /// overrides it (read once per process). [`Engine::memory_placement`]
     /// says what was chosen.
     pub memory: MemoryPlacement,
+    /// A testing aid: use the device as an older driver would offer it
+    /// (Vulkan 1.1 with `VK_KHR_timeline_semaphore`, or without timeline
+    /// semaphores: fences), so that those paths run on a current driver.
+    /// The environment variable
+    /// `COEXEC_EMULATE_DRIVER=native|vulkan1.1|no-timelines` overrides it.
+    /// [`Engine::sync_mode`] says what the device uses.
+    pub driver: DriverEmulation,
 }
 
 impl Default for EngineOptions {
@@ -109,6 +116,7 @@ impl Default for EngineOptions {
             validation_errors_fail: false,
             profiles: true,
             memory: MemoryPlacement::Auto,
+            driver: DriverEmulation::Native,
         }
     }
 }
@@ -256,8 +264,13 @@ impl Engine {
     /// `coexec` command does.
     pub fn with_options(options: EngineOptions) -> Result<Engine> {
         let topology = CpuTopology::detect();
-        let probe = Arc::new(Instance::new(options.validation)?);
-        let devs = probe.all_physical_devices()?;
+        let driver = DriverEmulation::from_env().unwrap_or(options.driver);
+        let probe = Arc::new(Instance::with_api_cap(
+            options.validation,
+            driver.api_cap(),
+        )?);
+        let mut devs = probe.all_physical_devices()?;
+        devs.iter_mut().for_each(|d| driver.apply(d));
         if devs.iter().all(|d| d.unusable_reason().is_some()) {
             return Err(Error::NoDevice("the loader found no usable device".into()));
         }
@@ -275,6 +288,7 @@ impl Engine {
             })?;
         let dev_opts = DeviceOptions {
             pipeline_cache_dir: options.pipeline_cache_dir.clone(),
+            driver,
         };
         let (device, loop_pin) = if cpu_impl {
             let cores = plan.cpu_vulkan_devices[0].clone();
@@ -283,7 +297,7 @@ impl Engine {
             let validation = options.validation;
             let index = chosen.index;
             let device = with_affinity(&cores, move || -> Result<Arc<Device>> {
-                let instance = Arc::new(Instance::new(validation)?);
+                let instance = Arc::new(Instance::with_api_cap(validation, driver.api_cap())?);
                 let info = find_index(&instance.all_physical_devices()?, index)?.clone();
                 Device::new(instance, info, &dev_opts)
             })?;
@@ -428,6 +442,13 @@ impl Engine {
     /// for the device, after `COEXEC_MEMORY`).
     pub fn memory_placement(&self) -> MemoryPlacement {
         self.inner.memory.placement()
+    }
+
+    /// How the engine's GPU signals completion: timeline semaphores (core
+    /// or `VK_KHR_timeline_semaphore`) or fences, as its driver offers
+    /// ([`EngineOptions::driver`]).
+    pub fn sync_mode(&self) -> SyncMode {
+        self.device().sync_mode()
     }
 
     /// The allocator backend of the engine's buffers.
@@ -938,7 +959,7 @@ mod tests {
         };
         let mut old = real.clone();
         old.index = 0;
-        old.api_version = ash::vk::API_VERSION_1_1;
+        old.api_version = ash::vk::API_VERSION_1_0;
         let mut usable = real;
         usable.index = 1;
         let devs = [old, usable];
@@ -946,7 +967,10 @@ mod tests {
             Err(Error::DeviceUnusable {
                 index: 0, reason, ..
             }) => {
-                assert!(reason.contains("1.1"), "{reason}")
+                assert!(
+                    reason.contains("1.0") && reason.contains("needs 1.1"),
+                    "{reason}"
+                )
             }
             other => panic!("expected DeviceUnusable, got {other:?}"),
         }

@@ -62,6 +62,6 @@ pub use exec::topology::{
 pub use mem::{is_unified_memory, AllocatorBackend, Buffer, BufferId, MemoryPlacement};
 pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
 pub use vk::{
-    version_string, DeviceType, MemoryHeap, MemoryType, PhysicalDeviceInfo, QueueFamily,
-    ShaderCores, ShaderInterface, SpirvBinding, Validation,
+    version_string, DeviceType, DriverEmulation, MemoryHeap, MemoryType, PhysicalDeviceInfo,
+    QueueFamily, ShaderCores, ShaderInterface, SpirvBinding, SyncMode, Validation,
 };

@@ -77,7 +77,7 @@ typedef enum coexec_status {
      */
     COEXEC_ERROR_BUSY = 5,
     /**
-     * No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+     * No Vulkan loader, a loader older than Vulkan 1.1, or no usable Vulkan
      * device (or `gpu_index` names none); the last error says which.
      */
     COEXEC_ERROR_NO_DEVICE = 6,
@@ -893,7 +893,7 @@ enum coexec_status coexec_buffer_get_info(struct coexec_buffer buffer,
 
 /**
  * Builds a kernel from GLSL compute-shader source (compiled at run time for
- * Vulkan 1.2) and, optionally, its CPU implementation `cpu` (NULL: GPU
+ * Vulkan 1.1: SPIR-V 1.3) and, optionally, its CPU implementation `cpu` (NULL: GPU
  * only). On a compile error it returns `COEXEC_ERROR_SHADER_COMPILE` and
  * `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
  * appears in messages. A library built without the cargo feature `glsl`

@@ -580,7 +580,7 @@ unsafe fn make_kernel(
 }
 
 /// Builds a kernel from GLSL compute-shader source (compiled at run time for
-/// Vulkan 1.2) and, optionally, its CPU implementation `cpu` (NULL: GPU
+/// Vulkan 1.1: SPIR-V 1.3) and, optionally, its CPU implementation `cpu` (NULL: GPU
 /// only). On a compile error it returns `COEXEC_ERROR_SHADER_COMPILE` and
 /// `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
 /// appears in messages. A library built without the cargo feature `glsl`

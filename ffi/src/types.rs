@@ -44,7 +44,7 @@ pub enum coexec_status {
     /// The object is in use by a run in progress (destroy/free it afterwards),
     /// or `coexec_run` was called from inside a CPU function.
     COEXEC_ERROR_BUSY = 5,
-    /// No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+    /// No Vulkan loader, a loader older than Vulkan 1.1, or no usable Vulkan
     /// device (or `gpu_index` names none); the last error says which.
     COEXEC_ERROR_NO_DEVICE = 6,
     /// The device or build lacks a feature (host-memory import, the VMA

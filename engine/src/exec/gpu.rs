@@ -568,7 +568,7 @@ impl Loop<'_, '_> {
             return Err(TransferError::Failed("a staged run without a stager".into()));
         };
         let t = Instant::now();
-        let after = after.map(|ticket| (self.ring.timeline(), ticket));
+        let after = after.map(|ticket| (self.ring.completion(), ticket));
         // SAFETY: the copies name the run's buffers and their mirrors, of
         // this device, sized by the buffers, with transfer usage (staged
         // engines create both so); the run borrows them until it returns,

@@ -6,7 +6,7 @@
 //! synchronously (the dispatch loop waits for each batch); a transfer
 //! queue, overlap with compute and double buffering come later.
 
-use super::{Device, Timeline};
+use super::{Completion, Device};
 use crate::error::{VkError, VkResultExt};
 use ash::vk;
 use std::sync::Arc;
@@ -30,13 +30,13 @@ pub(crate) enum Direction {
     Download,
 }
 
-/// A command buffer and a timeline for transfer batches on one device.
+/// A command buffer and its completion tracking for transfer batches on
+/// one device.
 pub(crate) struct Stager {
     device: Arc<Device>,
     pool: vk::CommandPool,
     cb: vk::CommandBuffer,
-    sem: Timeline,
-    last: u64,
+    done: Completion,
 }
 
 impl Stager {
@@ -62,8 +62,8 @@ impl Stager {
                 return Err(VkError::from_result("vkAllocateCommandBuffers", r));
             }
         };
-        let sem = match Timeline::new(&device, 0) {
-            Ok(s) => s,
+        let done = match Completion::new(&device, 1) {
+            Ok(d) => d,
             Err(e) => {
                 // SAFETY: created above, never submitted.
                 unsafe { raw.destroy_command_pool(pool, None) };
@@ -74,26 +74,26 @@ impl Stager {
             device,
             pool,
             cb,
-            sem,
-            last: 0,
+            done,
         })
     }
 
     /// Records `copies` between the barriers of `direction`, submits them
-    /// (after `after`, a timeline and the value to wait for, where given)
-    /// and waits up to `timeout_ns` for them. `Ok(false)` on timeout: the
-    /// batch may still run (the next batch waits for it first).
+    /// (after `after`, a completion and the ticket to wait for, where given:
+    /// on the device with timelines, on the host with fences) and waits up
+    /// to `timeout_ns` for them. `Ok(false)` on timeout: the batch may
+    /// still run (the next batch waits for it first).
     ///
     /// # Safety
     /// Every buffer of `copies` belongs to this device, is large enough
     /// for its copy, was created with the transfer usage its role needs,
-    /// and stays alive until the batch completed; `after`'s timeline
+    /// and stays alive until the batch completed; `after`'s completion
     /// belongs to this device and outlives the batch.
     pub(crate) unsafe fn run(
         &mut self,
         direction: Direction,
         copies: &[Copy],
-        after: Option<(&Timeline, u64)>,
+        after: Option<(&Completion, u64)>,
         timeout_ns: u64,
     ) -> Result<bool, VkError> {
         if copies.is_empty() {
@@ -101,28 +101,25 @@ impl Stager {
         }
         // The command buffer is idle: the previous batch completed, or this
         // waits (bounded) until it does.
-        if self.last > 0 && !self.sem.wait(self.last, timeout_ns)? {
+        if !self.drain(timeout_ns)? {
             return Ok(false);
         }
         // SAFETY: the command buffer is idle (above); the copies obey the
         // function contract.
         unsafe { self.record(direction, copies)? };
-        let value = self.last + 1;
-        // SAFETY: the command buffer is fully recorded and idle; both
-        // timelines belong to this device and outlive the batch (ours is a
-        // field, dropped after Drop waits; `after`'s per the contract);
-        // `value` exceeds every earlier signal of ours.
-        unsafe { self.device.submit_after(self.cb, after, &self.sem, value)? };
-        self.last = value;
-        self.sem.wait(value, timeout_ns)
+        // SAFETY: the command buffer is fully recorded and idle (so is the
+        // one fence, with fences); both completions belong to this device
+        // and outlive the batch (ours is a field, dropped after Drop waits;
+        // `after`'s per the contract).
+        match unsafe { self.done.submit(self.cb, after, timeout_ns)? } {
+            Some(ticket) => self.done.wait(ticket, timeout_ns),
+            None => Ok(false),
+        }
     }
 
     /// Waits up to `timeout_ns` for the last batch; `Ok(false)` on timeout.
     pub(crate) fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
-        if self.last == 0 {
-            return Ok(true);
-        }
-        self.sem.wait(self.last, timeout_ns)
+        self.done.wait(self.done.last(), timeout_ns)
     }
 
     /// Records the batch into the idle command buffer.
@@ -190,7 +187,8 @@ fn barriers(direction: Direction) -> (Barrier, Barrier) {
                 A::SHADER_READ | A::SHADER_WRITE,
             ),
         ),
-        // The shader's writes arrive through the semaphore wait; earlier
+        // The shader's writes arrive through the semaphore wait (with
+        // fences: the host waited for the package's fence); earlier
         // copies finish first; the host reads the copies' writes.
         Direction::Download => (
             (
@@ -229,7 +227,7 @@ unsafe fn barrier(raw: &ash::Device, cb: vk::CommandBuffer, b: Barrier) {
 impl Drop for Stager {
     fn drop(&mut self) {
         // Never destroy the command buffer while a batch may run.
-        if self.last > 0 && !matches!(self.sem.wait(self.last, 10_000_000_000), Ok(true)) {
+        if !matches!(self.drain(10_000_000_000), Ok(true)) {
             let _ = self.device.wait_idle();
         }
         // SAFETY: nothing pending uses the pool's command buffer (above).

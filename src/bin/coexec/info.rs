@@ -73,13 +73,18 @@ fn print_device(d: &PhysicalDeviceInfo) {
         "      max work-groups {:?}, max work-group size {:?}, push constants {} B, external host memory: {}",
         d.max_group_count, d.max_group_size, d.max_push_constants, d.external_memory_host
     );
+    println!("      completion: {}", d.sync_mode());
 }
 
 /// The CPU topology and the engine's split of the cores.
 fn print_plan(engine: &Engine) {
     println!("\nCPU topology:\n{}", engine.topology());
     let plan = engine.core_plan();
-    println!("Engine: device {:?}", engine.device_info().name);
+    println!(
+        "Engine: device {:?} (completion: {})",
+        engine.device_info().name,
+        engine.sync_mode()
+    );
     println!(
         "  CPU workers: {} on PUs {:?}",
         engine.workers(),
