@@ -4,8 +4,10 @@
 //! dispatch loop of the GPU) takes its own packages from the run's
 //! [`WorkQueue`] until every unit is done; no thread hands out work.
 
+mod energy;
 mod run;
 
+use crate::energy::{EnergySources, Objective};
 use crate::error::{Error, Result};
 use crate::exec::gpu::GpuUnit;
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
@@ -101,6 +103,12 @@ pub struct EngineOptions {
     /// `COEXEC_EMULATE_DRIVER=native|vulkan1.1|no-timelines` overrides it.
     /// [`Engine::sync_mode`] says what the device uses.
     pub driver: DriverEmulation,
+    /// What HGuided minimizes: time (the default) or the energy-delay
+    /// product, leaving out a device whose speed-up costs more energy than
+    /// it saves ([`Objective`]; it uses each device's power measured by its
+    /// energy counter in earlier runs where readable, else the model of
+    /// [`DevicePower`](crate::energy::DevicePower)).
+    pub objective: Objective,
 }
 
 impl Default for EngineOptions {
@@ -117,6 +125,7 @@ impl Default for EngineOptions {
             profiles: true,
             memory: MemoryPlacement::Auto,
             driver: DriverEmulation::Native,
+            objective: Objective::Time,
         }
     }
 }
@@ -193,6 +202,7 @@ struct Inner {
     options: EngineOptions,
     run_lock: Mutex<()>,
     learning: Learning,
+    energy: energy::EngineEnergy,
     #[cfg(feature = "test-hooks")]
     fault: Mutex<Option<crate::hooks::FaultInjection>>,
 }
@@ -347,6 +357,12 @@ impl Engine {
             MemoryPlacement::Staged => Some(Mutex::new(vk::transfer::Stager::new(device.clone())?)),
             _ => None,
         };
+        // NVML only for an NVIDIA GPU (vendor 0x10de); a CPU implementation's
+        // energy is the CPU package's.
+        let nvidia = device.info().vendor_id == 0x10de && !cpu_impl;
+        let energy = energy::EngineEnergy::new(EnergySources::detect(
+            nvidia.then_some(device.info().device_uuid),
+        ));
         let gpu = Some(GpuUnit {
             device,
             ring: Mutex::new(ring),
@@ -365,6 +381,7 @@ impl Engine {
                 options,
                 run_lock: Mutex::new(()),
                 learning,
+                energy,
                 #[cfg(feature = "test-hooks")]
                 fault: Mutex::new(None),
             }),
@@ -391,21 +408,28 @@ impl Engine {
             .filter(|&n| n > 0)
     }
 
-    /// Every Vulkan device with Vulkan >= 1.2 and a compute queue (a fresh
+    /// Every Vulkan device with Vulkan >= 1.1 and a compute queue (a fresh
     /// enumeration). Each keeps its
     /// [`index`](PhysicalDeviceInfo::index) in Vulkan's enumeration order,
     /// which [`GpuChoice::Index`] takes; devices coexec cannot use are left
     /// out (see [`all_vulkan_devices`](Self::all_vulkan_devices)), so the
     /// indices may have gaps.
     pub fn vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
-        Instance::new(Validation::Off)?.physical_devices()
+        let mut devs = Self::all_vulkan_devices()?;
+        devs.retain(|d| d.unusable_reason().is_none());
+        Ok(devs)
     }
 
     /// Every Vulkan device, usable or not
     /// ([`PhysicalDeviceInfo::unusable_reason`]), in Vulkan's enumeration
     /// order (for `coexec info`).
+    /// Under `COEXEC_EMULATE_DRIVER`, as the emulated driver offers them.
     pub fn all_vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
-        Instance::new(Validation::Off)?.all_physical_devices()
+        let driver = DriverEmulation::from_env().unwrap_or_default();
+        let mut devs =
+            Instance::with_api_cap(Validation::Off, driver.api_cap())?.all_physical_devices()?;
+        devs.iter_mut().for_each(|d| driver.apply(d));
+        Ok(devs)
     }
 
     /// The Vulkan device in use (unstable: feature `internals`).

@@ -34,6 +34,7 @@ macro_rules! layer {
     };
 }
 
+pub mod energy;
 mod engine;
 pub mod error;
 #[cfg(feature = "test-hooks")]
@@ -52,6 +53,7 @@ layer!(vk);
 /// constants are `bytemuck::Pod`).
 pub use bytemuck;
 
+pub use energy::Objective;
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};

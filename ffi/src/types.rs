@@ -219,7 +219,7 @@ pub struct coexec_engine_options {
     /// Vulkan device index, or -1 for the best one: the device's position in
     /// Vulkan's enumeration order, counting every device, usable or not (the
     /// number `coexec info` prints). An index past the last device, or one of
-    /// a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+    /// a device coexec cannot use (Vulkan < 1.1, no compute queue), is
     /// `COEXEC_ERROR_NO_DEVICE`.
     pub gpu_index: i32,
     /// GPU packages kept in flight: 1 to `COEXEC_MAX_GPU_IN_FLIGHT` (larger

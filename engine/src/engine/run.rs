@@ -114,6 +114,7 @@ impl Engine {
             queue: &queue,
             estimates: &estimates,
         };
+        let meter = self.meter();
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
         let memory = match run.gpu {
@@ -121,6 +122,7 @@ impl Engine {
             None => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
+        let energy = self.energy(meter, time_s, &devices_out);
         inner
             .learning
             .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
@@ -132,6 +134,7 @@ impl Engine {
             packages,
             from_profile,
             memory,
+            energy,
         })
     }
 
@@ -202,6 +205,8 @@ impl Engine {
                 .collect();
         scheduler.validate(present.len())?;
         let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, units);
+        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, units, sit);
+        let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let run = RunDevices {
             mode,
