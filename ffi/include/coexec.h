@@ -274,7 +274,7 @@ typedef struct coexec_engine_options {
      * Vulkan device index, or -1 for the best one: the device's position in
      * Vulkan's enumeration order, counting every device, usable or not (the
      * number `coexec info` prints). An index past the last device, or one of
-     * a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+     * a device coexec cannot use (Vulkan < 1.1, no compute queue), is
      * `COEXEC_ERROR_NO_DEVICE`.
      */
     int32_t gpu_index;
@@ -316,6 +316,11 @@ typedef struct coexec_engine_options {
      * (`COEXEC_MEMORY_AUTO` by default).
      */
     uint32_t memory;
+    /**
+     * A `coexec_objective` value: what HGuided minimizes
+     * (`COEXEC_OBJECTIVE_TIME` by default).
+     */
+    uint32_t objective;
 } coexec_engine_options;
 
 /**
@@ -691,6 +696,12 @@ typedef struct coexec_device_report {
      * Staged runs: seconds the GPU's dispatch loop waited for transfers.
      */
     double transfer_s;
+    /**
+     * Joules the device used during the run, from its energy counter (RAPL
+     * for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
+     * (no counter, or not readable: RAPL is usually root-only).
+     */
+    double energy_j;
 } coexec_device_report;
 
 /**
@@ -750,6 +761,16 @@ typedef struct coexec_report {
      * last).
      */
     struct coexec_device_report devices[COEXEC_MAX_DEVICES];
+    /**
+     * Joules of the devices whose counters could be read; -1 where none
+     * could (energy unavailable).
+     */
+    double energy_j;
+    /**
+     * Energy-delay product, `energy_j * time_s` (J*s); -1 where energy is
+     * unavailable.
+     */
+    double edp;
 } coexec_report;
 
 #ifdef __cplusplus

@@ -26,7 +26,8 @@ pub use types::*;
 
 use ::coexec_engine::CpuTopology;
 use ::coexec_engine::{
-    AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, MemoryPlacement, Validation,
+    AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, MemoryPlacement, Objective,
+    Validation,
 };
 use callback::cpu_fn;
 use handles::{BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
@@ -189,6 +190,7 @@ pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
         pipeline_cache_dir: std::ptr::null(),
         disable_profiles: !d.profiles,
         memory: coexec_memory::COEXEC_MEMORY_AUTO as u32,
+        objective: coexec_objective::COEXEC_OBJECTIVE_TIME as u32,
     }
 }
 
@@ -270,6 +272,11 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         2 => MemoryPlacement::Staged,
         v => return Err(invalid(format!("unknown coexec_memory {v}"))),
     };
+    let objective = match o.objective {
+        0 => Objective::Time,
+        1 => Objective::Edp,
+        v => return Err(invalid(format!("unknown coexec_objective {v}"))),
+    };
     let gpu = match o.gpu_index {
         -1 => GpuChoice::Auto,
         i if i >= 0 => GpuChoice::Index(i as usize),
@@ -292,6 +299,7 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
     opts.pipeline_cache_dir = cache.map(PathBuf::from);
     opts.profiles = !o.disable_profiles;
     opts.memory = memory;
+    opts.objective = objective;
     Ok(opts)
 }
 

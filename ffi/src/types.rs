@@ -113,6 +113,18 @@ pub enum coexec_memory {
     COEXEC_MEMORY_STAGED = 2,
 }
 
+/// What HGuided minimizes (`coexec_engine_options.objective`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_objective {
+    /// Wall time; the default.
+    COEXEC_OBJECTIVE_TIME = 0,
+    /// Energy-delay product: a device whose speed-up costs more energy than
+    /// it saves sits the run out (power measured by RAPL/NVML in earlier
+    /// runs where readable, else a model of busy and idle watts per device).
+    COEXEC_OBJECTIVE_EDP = 1,
+}
+
 /// Khronos validation layer (`coexec_engine_options.validation`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,6 +262,9 @@ pub struct coexec_engine_options {
     /// A `coexec_memory` value: where the GPU reads and writes the buffers
     /// (`COEXEC_MEMORY_AUTO` by default).
     pub memory: u32,
+    /// A `coexec_objective` value: what HGuided minimizes
+    /// (`COEXEC_OBJECTIVE_TIME` by default).
+    pub objective: u32,
 }
 
 /// Facts about an engine.
@@ -490,6 +505,10 @@ pub struct coexec_device_report {
     pub download_bytes: u64,
     /// Staged runs: seconds the GPU's dispatch loop waited for transfers.
     pub transfer_s: f64,
+    /// Joules the device used during the run, from its energy counter (RAPL
+    /// for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
+    /// (no counter, or not readable: RAPL is usually root-only).
+    pub energy_j: f64,
 }
 
 /// The result of a run.
@@ -529,4 +548,10 @@ pub struct coexec_report {
     /// Per device, in run order (CPU first; devices that sat the run out
     /// last).
     pub devices: [coexec_device_report; COEXEC_MAX_DEVICES],
+    /// Joules of the devices whose counters could be read; -1 where none
+    /// could (energy unavailable).
+    pub energy_j: f64,
+    /// Energy-delay product, `energy_j * time_s` (J*s); -1 where energy is
+    /// unavailable.
+    pub edp: f64,
 }
