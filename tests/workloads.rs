@@ -11,6 +11,17 @@ fn runs_and_verifies(name: &str) {
     let Some(e) = engine() else { return };
     let size = workloads::quick_size(name).expect("a quick size");
     let mut w = workloads::create(name, &e, Some(size)).expect("workload");
+    verify_under_every_configuration(&e, name, &size.to_string(), &mut *w);
+}
+
+/// Runs `w` on the CPU alone, the GPU alone and both under each scheduler;
+/// every run verified and every item covered once.
+fn verify_under_every_configuration(
+    e: &coexec::Engine,
+    name: &str,
+    size: &str,
+    w: &mut dyn Workload,
+) {
     let cases = [
         ("cpu", Devices::CPU, Scheduler::hguided()),
         ("gpu", Devices::GPU, Scheduler::hguided()),
@@ -28,7 +39,7 @@ fn runs_and_verifies(name: &str) {
     ];
     for (label, devices, scheduler) in cases {
         let report = w
-            .run(&e, &scheduler, devices)
+            .run(e, &scheduler, devices)
             .unwrap_or_else(|err| panic!("{name} {size} {label}: {err}"));
         let v = w.verify();
         assert!(v.ok, "{name} {size} {label}: {v:?}");
@@ -36,7 +47,7 @@ fn runs_and_verifies(name: &str) {
         let items: u64 = report.devices.iter().map(|d| d.items).sum();
         assert_eq!(items, w.space().items(), "{name} {label}: items covered");
     }
-    assert_validation_clean(&e);
+    assert_validation_clean(e);
 }
 
 #[test]
@@ -57,6 +68,30 @@ fn taylor() {
 #[test]
 fn binomial() {
     runs_and_verifies("binomial");
+}
+
+/// The subgroup formulation (8 lanes per option: lavapipe's subgroups are 8
+/// wide) prices like the reference under every configuration, including a
+/// size that ends inside a work-group; a device that cannot run a variant
+/// refuses it with a typed error.
+#[test]
+fn binomial_subgroup_variant() {
+    use workloads::binomial::{Binomial, Variant};
+    let Some(e) = engine() else { return };
+    let info = e.device_info();
+    for lanes in [8, 32] {
+        let v = Variant::Subgroup(lanes);
+        if !v.supported_by(info) {
+            let err = Binomial::with_variant(&e, 100, v).err().expect("refused");
+            assert!(matches!(err, coexec::Error::Interface(_)), "{err}");
+            continue;
+        }
+        for n in [1u64, 37, 1500] {
+            let mut w = Binomial::with_variant(&e, n, v).expect("workload");
+            assert_eq!(w.variant(), v);
+            verify_under_every_configuration(&e, "binomial", &format!("{n} x{lanes}"), &mut w);
+        }
+    }
 }
 
 #[test]

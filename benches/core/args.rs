@@ -12,6 +12,7 @@ pub(crate) const SECTIONS: &[&str] = &[
     "cpu_vs_rayon",
     "gpu_vs_raw",
     "coexec_mandelbrot",
+    "gpu_local_vs_raw",
 ];
 
 /// The command line as given; [`Cli::opts`] resolves the defaults.
@@ -20,7 +21,7 @@ pub(crate) const SECTIONS: &[&str] = &[
     name = "core",
     about = "Benchmarks of the co-execution core (see benches/README.md)",
     after_help = "sections: claim, cpu_package_overhead, gpu_gap, cpu_vs_rayon, gpu_vs_raw, \
-                  coexec_mandelbrot\n--bench (passed by cargo) is accepted and ignored, as \
+                  coexec_mandelbrot, gpu_local_vs_raw\n--bench (passed by cargo) is accepted and ignored, as \
                   are positional arguments."
 )]
 pub(crate) struct Cli {
@@ -48,6 +49,15 @@ pub(crate) struct Cli {
     /// SAXPY elements [default: 2^24, 2^20 with --quick].
     #[arg(long, value_name = "N")]
     saxpy: Option<u64>,
+    /// Matrix side of section 7's matmul [default: 4096, 256 with --quick].
+    #[arg(long, value_name = "N")]
+    local_matmul: Option<u32>,
+    /// Grid of section 7's Jacobi sweep [default: 8192x8192, 512x512 with --quick].
+    #[arg(long, value_name = "WxH", value_parser = image)]
+    local_jacobi: Option<(u32, u32)>,
+    /// Chunks of section 7's overlapped raw one-shot run.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    chunks: u64,
     /// Claims per rep in section 1 [default: 2000000, 200000 with --quick].
     #[arg(long, value_name = "N")]
     claims: Option<u64>,
@@ -83,6 +93,9 @@ pub(crate) struct Opts {
     pub(crate) iters: u32,
     pub(crate) saxpy: u64,
     pub(crate) claims: u64,
+    pub(crate) local_matmul: u32,
+    pub(crate) local_jacobi: (u32, u32),
+    pub(crate) chunks: u64,
     pub(crate) overhead_packages: u64,
     pub(crate) workers: Option<usize>,
     pub(crate) gpu: Option<usize>,
@@ -110,6 +123,14 @@ impl Cli {
             iters: self.iters.max(1),
             saxpy: pick(self.saxpy, 1 << 20, 1 << 24).max(1),
             claims: pick(self.claims, 200_000, 2_000_000).max(1),
+            local_matmul: self
+                .local_matmul
+                .unwrap_or(if q { 256 } else { 4096 })
+                .max(16),
+            local_jacobi: self
+                .local_jacobi
+                .unwrap_or(if q { (512, 512) } else { (8192, 8192) }),
+            chunks: self.chunks.max(1),
             overhead_packages: pick(self.overhead_packages, 20_000, 100_000).max(2),
             workers: self.workers,
             gpu: self.gpu,

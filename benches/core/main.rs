@@ -13,7 +13,9 @@ mod coexec_mandelbrot;
 mod cpu_package_overhead;
 mod cpu_vs_rayon;
 mod gpu_gap;
+mod gpu_local;
 mod gpu_vs_raw;
+mod raw_local;
 mod stats;
 mod table;
 
@@ -39,7 +41,10 @@ fn selected(o: &Opts) -> Vec<&'static str> {
 
 /// The engine, where a selected section needs one (a failure is a note).
 fn open_engine(o: &Opts, selected: &[&str], notes: &mut Vec<String>) -> Option<Engine> {
-    if selected.iter().all(|s| *s == "claim") {
+    if selected
+        .iter()
+        .all(|s| matches!(*s, "claim" | "gpu_local_vs_raw"))
+    {
         return None;
     }
     let opts = EngineOptions {
@@ -60,9 +65,12 @@ fn machine(o: &mut Opts, e: Option<&Engine>, selected: &[&str], notes: &mut Vec<
         "available_parallelism": std::thread::available_parallelism().map_or(1, |n| n.get()),
     });
     let Some(e) = e else { return machine };
-    let needs_gpu = selected
-        .iter()
-        .any(|s| matches!(*s, "gpu_gap" | "gpu_vs_raw" | "coexec_mandelbrot"));
+    let needs_gpu = selected.iter().any(|s| {
+        matches!(
+            *s,
+            "gpu_gap" | "gpu_vs_raw" | "coexec_mandelbrot" | "gpu_local_vs_raw"
+        )
+    });
     let info = e.device_info();
     // 1-D dispatches are limited to maxComputeWorkGroupCount[0] groups of 256.
     let limit = u64::from(info.max_group_count[0]) * 256;
@@ -107,6 +115,7 @@ fn run_section(
     };
     match (name, engine) {
         ("claim", _) => claim::bench_claim(o, t),
+        ("gpu_local_vs_raw", _) => gpu_local::bench_gpu_local(o, t),
         (_, None) => Err("skipped: no engine (see note above)".into()),
         ("cpu_package_overhead", Some(e)) => cpu_package_overhead::bench_cpu_overhead(o, e, t),
         ("cpu_vs_rayon", Some(e)) => cpu_vs_rayon::bench_cpu_vs_rayon(o, e, t),

@@ -133,6 +133,21 @@ pub(crate) fn headers(name: &str) -> (&'static str, Vec<&'static str>) {
                 "target",
             ],
         ),
+        "gpu_local_vs_raw" => (
+            "7. gpu_local_vs_raw: engine GPU-only, staged, vs raw Vulkan over device-local buffers",
+            vec![
+                "workload",
+                "raw resident (ms)",
+                "engine resident (ms)",
+                "ratio",
+                "target",
+                "raw one-shot (ms)",
+                "raw overlapped (ms)",
+                "engine one-shot (ms)",
+                "ratio",
+                "target",
+            ],
+        ),
         _ => (
             "6. coexec_mandelbrot: co-execution vs each device alone",
             vec![

@@ -1,11 +1,15 @@
 //! Binomial option pricing: European calls on a Cox-Ross-Rubinstein lattice
-//! of [`STEPS`] steps, one option per work-item with a private array of node
-//! values (1-D, regular, compute bound: `STEPS^2 / 2` multiply-adds each).
+//! of [`STEPS`] steps (1-D, regular, compute bound: `STEPS^2 / 2`
+//! multiply-adds each). The GPU prices an option in one of two ways
+//! ([`Variant`]), chosen per device: one work-item with a private array of
+//! node values, or the lanes of a subgroup with the nodes in registers.
 
 use super::{off, par_sum, random_f32, spirv, spread, Verification, Workload};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Error, IndexSpace, Kernel, Package, PhysicalDeviceInfo,
+    Report, Result, Scheduler,
 };
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Lattice steps (the shader's `STEPS`).
@@ -25,8 +29,65 @@ pub struct Params {
     pub rate: f32,
 }
 
+/// How the GPU prices an option.
+///
+/// On NVIDIA's Vulkan driver a dynamically indexed 1 KiB private array lives
+/// in per-thread local memory, and [`Variant::Private`] ran 6.5x slower than
+/// the same source through OpenCL (BENCHMARKS.md, section 0b); on a CPU
+/// implementation (lavapipe) the same array sits in cache and that variant
+/// is the fastest. [`Variant::for_device`] picks per device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    /// One work-item per option, the nodes in a private array
+    /// (`shaders/binomial.comp`).
+    Private,
+    /// `lanes` invocations of one subgroup per option (8 or 32), each
+    /// holding `256 / lanes` nodes in registers, neighbours exchanged by
+    /// subgroup shuffles (`shaders/binomial_sg.glsl`). Still one work-item
+    /// per option: a work-group prices its 256 options `256 / lanes` at a
+    /// time.
+    Subgroup(u32),
+}
+
+impl Variant {
+    /// [`Variant::Subgroup(32)`](Variant::Subgroup) on a GPU (not a CPU
+    /// implementation) whose subgroups are a multiple of 32 wide and shuffle
+    /// in compute shaders; [`Variant::Private`] elsewhere.
+    pub fn for_device(info: &PhysicalDeviceInfo) -> Variant {
+        let sg = Variant::Subgroup(32);
+        if info.device_type != crate::DeviceType::Cpu && sg.supported_by(info) {
+            sg
+        } else {
+            Variant::Private
+        }
+    }
+
+    /// Whether `info`'s device can run this variant.
+    pub fn supported_by(self, info: &PhysicalDeviceInfo) -> bool {
+        match self {
+            Variant::Private => true,
+            Variant::Subgroup(lanes) => {
+                matches!(lanes, 8 | 32)
+                    && info.subgroup_shuffle_relative
+                    && info.subgroup_size >= lanes
+                    && info.subgroup_size % lanes == 0
+                    && 256 % info.subgroup_size == 0
+            }
+        }
+    }
+
+    fn spirv(self) -> &'static [u8] {
+        match self {
+            Variant::Subgroup(8) => spirv::BINOMIAL_SG8,
+            Variant::Subgroup(_) => spirv::BINOMIAL_SG32,
+            Variant::Private => spirv::BINOMIAL,
+        }
+    }
+}
+
 /// The binomial option pricing workload.
 pub struct Binomial {
+    variant: Variant,
     kernel: Kernel,
     options: Buffer<[f32; 4]>,
     price: Buffer<f32>,
@@ -66,10 +127,15 @@ pub fn price_option(o: &[f32; 4], rate: f32) -> f32 {
 /// The CPU implementation: the options of one package, `LANES` at a time
 /// (per option the same operations as [`price_option`]).
 pub fn binomial_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
+    price_range(pkg.items.start as usize..pkg.items.end as usize, args);
+}
+
+/// Prices options `range` into the output (the CPU implementation's body).
+fn price_range(range: Range<usize>, args: &mut CpuArgs<'_>) {
     let p: Params = args.push();
     let opts = args.input::<[f32; 4]>(0);
     let out = args.output::<f32>(1);
-    let opts = &opts[pkg.items.start as usize..pkg.items.end as usize];
+    let opts = &opts[range];
     let mut chunks = opts.chunks_exact(LANES);
     let mut done = 0;
     for oc in chunks.by_ref() {
@@ -106,12 +172,36 @@ pub fn binomial_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
 
 impl Binomial {
     /// `n` random options: S in [10, 100), K in [0.7 S, 1.3 S), T in
-    /// [0.25, 2) years, sigma in [0.1, 0.5).
+    /// [0.25, 2) years, sigma in [0.1, 0.5); the GPU variant
+    /// [`Variant::for_device`] picks for the engine's device.
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
+        Self::with_variant(engine, n, Variant::for_device(engine.device_info()))
+    }
+
+    /// As [`new`](Self::new) with the GPU variant given;
+    /// [`Error::Interface`] when the engine's device cannot run it.
+    pub fn with_variant(engine: &Engine, n: u64, variant: Variant) -> Result<Self> {
         let len = super::len_1d("binomial", "options", n)?;
+        let info = engine.device_info();
+        if !variant.supported_by(info) {
+            return Err(Error::Interface(format!(
+                "binomial: {} (subgroups of {}, relative shuffles {}) cannot run {variant:?}",
+                info.name,
+                info.subgroup_size,
+                if info.subgroup_shuffle_relative {
+                    "yes"
+                } else {
+                    "no"
+                }
+            )));
+        }
+        let name = match variant {
+            Variant::Private => "binomial",
+            Variant::Subgroup(_) => "binomial (subgroup)",
+        };
         let kernel = engine.kernel(
-            "binomial",
-            Some(spirv::BINOMIAL),
+            name,
+            Some(variant.spirv()),
             Some(Arc::new(binomial_cpu)),
             None,
         )?;
@@ -131,6 +221,7 @@ impl Binomial {
         let options = engine.buffer_from_slice(&opts)?;
         let price = engine.buffer::<f32>(len)?;
         Ok(Binomial {
+            variant,
             kernel,
             options,
             price,
@@ -144,6 +235,11 @@ impl Binomial {
     /// The prices of the last run.
     pub fn prices(&self) -> &[f32] {
         &self.price
+    }
+
+    /// The GPU variant in use.
+    pub fn variant(&self) -> Variant {
+        self.variant
     }
 }
 

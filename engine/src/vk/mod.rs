@@ -242,6 +242,12 @@ pub struct PhysicalDeviceInfo {
     /// The device's shader cores, where a vendor extension tells them
     /// (`VK_NV_shader_sm_builtins`, `VK_AMD_shader_core_properties`).
     pub shader_cores: Option<ShaderCores>,
+    /// `VkPhysicalDeviceSubgroupProperties::subgroupSize`: invocations per
+    /// subgroup (0 where the device does not say).
+    pub subgroup_size: u32,
+    /// Compute shaders may use the relative subgroup shuffles
+    /// (`subgroupShuffleUp`/`Down`, `GL_KHR_shader_subgroup_shuffle_relative`).
+    pub subgroup_shuffle_relative: bool,
 }
 
 /// How wide a GPU is: its shader cores (NVIDIA SMs, AMD compute units) and
@@ -303,12 +309,16 @@ impl PhysicalDeviceInfo {
         };
         let shader_cores = Self::shader_cores(instance, pd, &has_ext);
         let mut id = vk::PhysicalDeviceIDProperties::default();
+        let mut sg = vk::PhysicalDeviceSubgroupProperties::default();
         if effective >= vk::API_VERSION_1_1 {
-            let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut id);
+            let mut p2 = vk::PhysicalDeviceProperties2::default()
+                .push_next(&mut id)
+                .push_next(&mut sg);
             // SAFETY: Vulkan 1.1 entry point (the instance is 1.1+) on a 1.1+
-            // device; the chain holds one core 1.1 output structure.
+            // device; the chain holds two core 1.1 output structures.
             unsafe { raw.get_physical_device_properties2(pd, &mut p2) };
         }
+        let sg_compute = sg.supported_stages.contains(vk::ShaderStageFlags::COMPUTE);
         let heaps = mem.memory_heaps[..mem.memory_heap_count as usize]
             .iter()
             .map(|h| MemoryHeap {
@@ -365,6 +375,11 @@ impl PhysicalDeviceInfo {
             memory_budget: has_ext(ash::ext::memory_budget::NAME),
             timeline_semaphore_khr: has_ext(ash::khr::timeline_semaphore::NAME),
             shader_cores,
+            subgroup_size: sg.subgroup_size,
+            subgroup_shuffle_relative: sg_compute
+                && sg
+                    .supported_operations
+                    .contains(vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE),
         }
     }
 
