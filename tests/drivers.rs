@@ -169,3 +169,44 @@ fn emulation_names_parse() {
     let err = "vulkan1.0".parse::<DriverEmulation>().unwrap_err();
     assert!(err.contains("vulkan1.0"), "{err}");
 }
+
+/// What each driver offers decides the mode; below Vulkan 1.1 a device is
+/// unusable, with the reason (what `coexec info` prints), and the
+/// emulation lowers what a device reports.
+#[test]
+fn modes_follow_what_the_driver_offers() {
+    let Ok(devs) = Engine::all_vulkan_devices() else {
+        eprintln!("skipping: no Vulkan loader");
+        return;
+    };
+    let Some(real) = devs.into_iter().next() else {
+        eprintln!("skipping: no Vulkan device");
+        return;
+    };
+    let mut d = real.clone();
+    d.api_version = ash_version(1, 2);
+    assert_eq!(d.sync_mode(), SyncMode::Timeline);
+    d.api_version = ash_version(1, 1);
+    d.timeline_semaphore_khr = true;
+    assert_eq!(d.sync_mode(), SyncMode::TimelineKhr);
+    assert_eq!(d.unusable_reason(), None);
+    d.timeline_semaphore_khr = false;
+    assert_eq!(d.sync_mode(), SyncMode::Fences);
+    assert_eq!(d.unusable_reason(), None);
+    d.api_version = ash_version(1, 0);
+    let why = d
+        .unusable_reason()
+        .expect("Vulkan 1.0 is below the minimum");
+    assert!(why.contains("1.0") && why.contains("needs 1.1"), "{why}");
+    let mut e = real.clone();
+    DriverEmulation::NoTimelines.apply(&mut e);
+    assert_eq!((e.sync_mode(), e.maintenance4), (SyncMode::Fences, false));
+    let mut e = real;
+    DriverEmulation::Vulkan11.apply(&mut e);
+    assert!(e.api_version < ash_version(1, 2));
+}
+
+/// A packed Vulkan version `major.minor.0`.
+fn ash_version(major: u32, minor: u32) -> u32 {
+    (major << 22) | (minor << 12)
+}
