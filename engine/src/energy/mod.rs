@@ -64,9 +64,7 @@ impl EnergySources {
             .into_iter()
             .map(|p| Arc::new(p) as Arc<dyn EnergySource>)
             .collect();
-        let gpu = gpu_uuid
-            .and_then(|u| NvmlGpu::open(u).ok())
-            .map(|g| Arc::new(g) as Arc<dyn EnergySource>);
+        let gpu = gpu_uuid.and_then(nvml_gpu);
         EnergySources { cpu, gpu }
     }
 
@@ -95,6 +93,24 @@ impl EnergySources {
         let gpu = self.gpu.as_ref().and_then(|s| joules(s, start.gpu));
         (cpu, gpu)
     }
+}
+
+/// The NVML counter of the GPU of `uuid`, opened once per process (NVML's
+/// initialisation can take a good part of a second; engines after the
+/// first share it).
+fn nvml_gpu(uuid: [u8; 16]) -> Option<Arc<dyn EnergySource>> {
+    type Opened = Vec<([u8; 16], Option<Arc<NvmlGpu>>)>;
+    static OPENED: std::sync::Mutex<Opened> = std::sync::Mutex::new(Vec::new());
+    let mut opened = OPENED.lock().unwrap_or_else(|p| p.into_inner());
+    let gpu = match opened.iter().find(|(u, _)| *u == uuid) {
+        Some((_, g)) => g.clone(),
+        None => {
+            let g = NvmlGpu::open(uuid).ok().map(Arc::new);
+            opened.push((uuid, g.clone()));
+            g
+        }
+    };
+    gpu.map(|g| g as Arc<dyn EnergySource>)
 }
 
 /// Counter readings at the start of a run.
