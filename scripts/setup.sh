@@ -7,7 +7,10 @@ SUDO=""
 pkgs=(build-essential pkg-config cmake valgrind
       libvulkan1 libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
       libhwloc-dev libudev-dev
-      libshaderc-dev glslang-dev spirv-tools)
+      libshaderc-dev glslang-dev spirv-tools
+      # coexec-mpi (mpi/, outside the default build): Open MPI, and libclang
+      # for rsmpi's bindgen.
+      libopenmpi-dev openmpi-bin libclang-dev clang)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -41,6 +41,13 @@ cargo run --release --features coexec/test-hooks --bin coexec -- suite --quick -
 cargo run --release --features coexec/test-hooks --bin coexec -- suite --set comparable --quick --no-scaling --reps 1
 # The main Rust example, as a user runs it (it verifies its own output).
 cargo run --release --features coexec/test-hooks --example saxpy
+# Across nodes: the distributed Mandelbrot on 2 MPI ranks of this machine,
+# checked against the CPU reference (its exactly-once tests ran above, in
+# the workspace's tests).
+bash scripts/mpi-example.sh
+# The iterative stencil at a small size, staged and zero-copy (it verifies
+# every configuration against its CPU reference).
+cargo run --release --example stencil -- 256 256 20
 # The core benchmark harness at its smallest (its flags parse, a section runs).
 cargo bench --bench core -- --quick --only claim
 # A crate outside the workspace that depends on coexec by path, built as a

@@ -759,6 +759,7 @@ impl Engine {
             if b.raw.id().engine != self.inner.id {
                 return Err(Error::ForeignBuffer { binding: i as u32 });
             }
+            crate::exec::footprint::check_arg(i as u32, b, g.space)?;
             if let Access::Write { per_item } = b.access {
                 if per_item == 0 {
                     return Err(Error::ZeroPerItem { binding: i as u32 });

@@ -220,6 +220,15 @@ pub enum Error {
         /// The binding number.
         binding: u32,
     },
+    /// An argument's footprint ([`Args::footprint`](crate::Args::footprint))
+    /// is not valid for it.
+    #[error("binding {binding}: invalid footprint: {message}")]
+    Footprint {
+        /// The binding number.
+        binding: u32,
+        /// What is wrong.
+        message: String,
+    },
     /// A buffer is smaller than the range a kernel touches.
     #[error("binding {binding}: buffer holds {len} elements but the index space needs {needed}")]
     BufferTooSmall {

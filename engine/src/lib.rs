@@ -56,6 +56,7 @@ pub use bytemuck;
 pub use energy::Objective;
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
 pub use error::{Error, Result, VkError, VkResultCode};
+pub use exec::footprint::Footprint;
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
 pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report, Transfers};
 pub use exec::topology::{

@@ -253,6 +253,29 @@ typedef enum coexec_access {
 } coexec_access;
 
 /**
+ * The shape of a footprint (`coexec_footprint.kind`).
+ */
+typedef enum coexec_footprint_kind {
+    /**
+     * The default: an input's whole buffer, an output's own items.
+     */
+    COEXEC_FOOTPRINT_DEFAULT = 0,
+    /**
+     * Every element of the buffer.
+     */
+    COEXEC_FOOTPRINT_WHOLE = 1,
+    /**
+     * The package's own items times `per_item` elements.
+     */
+    COEXEC_FOOTPRINT_ITEMS = 2,
+    /**
+     * The package's items widened by `halo` rows (2-D) or items (1-D) on
+     * each side, times `per_item` elements; clipped to the index space.
+     */
+    COEXEC_FOOTPRINT_HALO = 3,
+} coexec_footprint_kind;
+
+/**
  * How an engine is built. Start from `coexec_engine_options_default()`.
  */
 typedef struct coexec_engine_options {
@@ -526,6 +549,28 @@ typedef struct coexec_kernel {
      */
     uint64_t id;
 } coexec_kernel;
+
+/**
+ * Which part of an argument one package reads. Staged runs (a discrete GPU,
+ * or `COEXEC_MEMORY=staged`) upload only that part of it for each GPU
+ * package, less what the buffer's device copy already holds; a kernel that
+ * reads outside its footprint reads stale data there.
+ */
+typedef struct coexec_footprint {
+    /**
+     * A `coexec_footprint_kind` value.
+     */
+    uint32_t kind;
+    /**
+     * `ITEMS` and `HALO`: elements (of the buffer's element size) per
+     * work-item, at least 1.
+     */
+    uint64_t per_item;
+    /**
+     * `HALO`: rows (2-D) or items (1-D) on each side.
+     */
+    uint64_t halo;
+} coexec_footprint;
 
 /**
  * One buffer argument of a run. The i-th argument is bound to the shader's
@@ -983,6 +1028,23 @@ enum coexec_status coexec_kernel_cpu_only(struct coexec_engine engine,
  * or unknown handle, `COEXEC_ERROR_BUSY` while a run uses it.
  */
 enum coexec_status coexec_kernel_destroy(struct coexec_kernel kernel);
+
+/**
+ * Declares which part of argument `index` (its position in `coexec_run`'s
+ * `args`) each package of `kernel` reads, for every later run of it;
+ * `COEXEC_FOOTPRINT_DEFAULT` (or `footprint` NULL) restores the default.
+ * An output's footprint can only be its own items (`ITEMS` with its
+ * `per_item`); another one, or `per_item` 0, makes the run return
+ * `COEXEC_ERROR_INVALID_ARGUMENT`. Errors here: `COEXEC_ERROR_INVALID_HANDLE`,
+ * `COEXEC_ERROR_INVALID_ARGUMENT` for an index of `COEXEC_MAX_ARGS` or more
+ * or an unknown kind.
+ *
+ * # Safety
+ * `footprint` is NULL or valid for a read.
+ */
+enum coexec_status coexec_kernel_set_footprint(struct coexec_kernel kernel,
+                                               uint32_t index,
+                                               const struct coexec_footprint *footprint);
 
 /**
  * Runs `kernel` over `space` on the devices in `devices` (`COEXEC_DEVICE_*`

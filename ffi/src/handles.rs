@@ -180,6 +180,8 @@ pub(crate) struct BufferObj {
 pub(crate) struct KernelObj {
     pub(crate) engine_id: u64,
     pub(crate) kernel: Slot<Kernel>,
+    /// Its arguments' footprints (`coexec_kernel_set_footprint`).
+    pub(crate) footprints: crate::footprint::Footprints,
 }
 
 pub(crate) static ENGINES: Registry<EngineObj> = Registry::new("engine");

@@ -14,6 +14,7 @@
 //! handles are errors, not undefined behaviour.
 
 mod callback;
+mod footprint;
 mod handles;
 mod run;
 mod status;
@@ -21,6 +22,7 @@ mod status;
 mod tests;
 mod types;
 
+pub use footprint::*;
 pub use run::coexec_run;
 pub use types::*;
 
@@ -582,6 +584,7 @@ unsafe fn make_kernel(
     let id = KERNELS.insert(KernelObj {
         engine_id: obj.engine_id,
         kernel: RwLock::new(Some(kernel)),
+        footprints: Default::default(),
     });
     // SAFETY: as above.
     unsafe { put(out, coexec_kernel { id }, "out") }

@@ -126,6 +126,8 @@ struct ArgInfo {
     write: bool,
     /// Outputs: elements per work-item (>= 1); 0 for inputs.
     per_item: u64,
+    /// The kernel's footprint for it, in the engine's terms (bytes).
+    footprint: Option<::coexec_engine::Footprint>,
 }
 
 impl ArgInfo {
@@ -171,6 +173,7 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
             buffer,
             write,
             per_item,
+            footprint: None,
         });
     }
     Ok(out)
@@ -241,6 +244,18 @@ fn run_error(e: Error, items: u64, args: &[ArgInfo], view: &RunView) -> FfiError
     }
 }
 
+/// Each argument's footprint from `kernel`'s declarations, scaled to bytes.
+fn add_footprints(infos: &mut [ArgInfo], kernel: &KernelObj) -> FfiResult {
+    let declared = kernel.footprints.lock().unwrap_or_else(|p| p.into_inner());
+    for (i, (a, f)) in infos.iter_mut().zip(declared.iter()).enumerate() {
+        if let Some(f) = f {
+            let at = |e: FfiError| FfiError::new(e.code, format!("argument {i}: {}", e.message));
+            a.footprint = Some(crate::footprint::to_engine(f, a.buffer.elem_size).map_err(at)?);
+        }
+    }
+    Ok(())
+}
+
 /// A locked buffer of a run.
 enum Lock<'a> {
     Read(RwLockReadGuard<'a, Option<Buffer<u8>>>),
@@ -309,6 +324,9 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
             }
             None => unreachable!("every argument was resolved"),
         };
+        if let Some(fp) = a.footprint {
+            run_args = run_args.footprint(fp);
+        }
     }
     f(run_args)
 }
@@ -433,7 +451,8 @@ pub unsafe extern "C" fn coexec_run(
         let space = index_space(space)?;
         let devices = devices_of(devices)?;
         let (eobj, kobj) = engine_and_kernel(engine, kernel)?;
-        let infos = resolve_args(c_args, eobj.engine_id)?;
+        let mut infos = resolve_args(c_args, eobj.engine_id)?;
+        add_footprints(&mut infos, &kobj)?;
         // Lock: engine, kernel, then buffers (one global order, so concurrent
         // runs cannot deadlock; destroy/free never waits).
         let eg = handles::read(&eobj.engine, "engine")?;

@@ -52,7 +52,8 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         | Error::EmptyRange
         | Error::DispatchLimit { .. }
         | Error::NoDeviceSelected(_)
-        | Error::ZeroPerItem { .. } => COEXEC_ERROR_INVALID_ARGUMENT,
+        | Error::ZeroPerItem { .. }
+        | Error::Footprint { .. } => COEXEC_ERROR_INVALID_ARGUMENT,
         Error::ShaderCompile(_) => COEXEC_ERROR_SHADER_COMPILE,
         Error::InvalidSpirv(_) => COEXEC_ERROR_INVALID_SPIRV,
         Error::Interface(_) | Error::MissingImplementation(_) => COEXEC_ERROR_INTERFACE,

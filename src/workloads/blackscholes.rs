@@ -5,7 +5,8 @@
 
 use super::{off, par_sum, random_f32, spirv, spread, Verification, Workload};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Footprint, IndexSpace, Kernel, Package, Report, Result,
+    Scheduler,
 };
 use std::sync::Arc;
 
@@ -165,8 +166,11 @@ impl Workload for BlackScholes {
         let space = self.space();
         let args = Args::new()
             .input(&self.spot)
+            .footprint(Footprint::Items { per_item: 1 })
             .input(&self.strike)
+            .footprint(Footprint::Items { per_item: 1 })
             .input(&self.years)
+            .footprint(Footprint::Items { per_item: 1 })
             .output(&mut self.call)
             .output(&mut self.put)
             .push(&Params {

@@ -6,7 +6,8 @@
 
 use super::{off, par_sum, random_f32, spirv, Verification, Workload};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Footprint, IndexSpace, Kernel, Package, Report, Result,
+    Scheduler,
 };
 use std::sync::Arc;
 
@@ -116,6 +117,8 @@ impl Workload for Jacobi {
         let space = self.space();
         let args = Args::new()
             .input(&self.src)
+            // Each row reads the rows above and below it.
+            .footprint(Footprint::rows(1))
             .output(&mut self.dst)
             .push(&self.params);
         engine.run(&self.kernel, args, space, scheduler, devices)

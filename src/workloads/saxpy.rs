@@ -2,7 +2,8 @@
 
 use super::{random_f32, spirv, Verification, Workload};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Footprint, IndexSpace, Kernel, Package, Report, Result,
+    Scheduler,
 };
 use std::sync::Arc;
 
@@ -73,6 +74,7 @@ impl Workload for Saxpy {
         let space = self.space();
         let args = Args::new()
             .input(&self.x)
+            .footprint(Footprint::Items { per_item: 1 })
             .output(&mut self.y)
             .push(&Params {
                 a: self.a,

@@ -3,7 +3,8 @@
 
 use super::{par_sum, random_f32, spirv, Verification, Workload};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Footprint, IndexSpace, Kernel, Package, Report, Result,
+    Scheduler,
 };
 use std::sync::Arc;
 
@@ -141,6 +142,7 @@ impl Workload for Taylor {
         let space = self.space();
         let args = Args::new()
             .input(&self.x)
+            .footprint(Footprint::Items { per_item: 1 })
             .input(&self.coef)
             .output(&mut self.lg)
             .output(&mut self.at)

@@ -104,6 +104,7 @@ impl Engine {
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
+            transfers: self.transfer_cost(kernel, &args, &run, &geometry),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
@@ -233,9 +234,9 @@ impl Engine {
     ) -> Result<Lanes> {
         let inner = &*self.inner;
         let staging = match (run.gpu, &kernel.pipeline) {
-            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
-                Some(Staging::new(&args.buffers, p.interface())?)
-            }
+            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
+                Staging::new(&args.buffers, p.interface(), shared.geometry.space)?,
+            ),
             _ => None,
         };
         let binding = match (run.gpu, &kernel.pipeline) {
@@ -306,10 +307,10 @@ impl Engine {
         let time_s = t0.elapsed().as_secs_f64();
         drop(binding);
         match &staging {
-            Some(s) => lanes.gpu.staged(s, shared.geometry.space.items()),
+            Some(s) => lanes.gpu.staged(s),
             // CPU packages wrote the host copies of the outputs alone.
             None if inner.memory.placement() == MemoryPlacement::Staged => {
-                crate::exec::staging::outputs_written_by_host(&args.buffers)
+                crate::exec::staging::outputs_written_by_host(&args.buffers, shared.geometry.space)
             }
             None => {}
         }
@@ -322,6 +323,34 @@ impl Engine {
             });
         }
         Ok(Lanes { time_s, ..lanes })
+    }
+
+    /// A staged GPU's run device index and the seconds per unit its
+    /// transfers are expected to add (`None`: zero-copy, or no GPU).
+    fn transfer_cost(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        run: &RunDevices<'_>,
+        geometry: &Geometry,
+    ) -> Option<(usize, f64)> {
+        let (unit, pipeline) = (run.gpu?, kernel.pipeline.as_ref()?);
+        if self.inner.memory.placement() != MemoryPlacement::Staged {
+            return None;
+        }
+        let stager = unit.stager.as_ref()?;
+        let rates = stager
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .rates()
+            .clone();
+        let (up, down) = crate::exec::staging::bytes_per_unit(
+            &args.buffers,
+            pipeline.interface(),
+            geometry.space,
+            geometry.units,
+        );
+        Some((usize::from(run.cpu), rates.seconds_per_unit(up, down)))
     }
 
     /// The GPU's role in a run whose buffers `set` binds.
@@ -427,10 +456,24 @@ impl Engine {
     }
 }
 
-/// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU).
+/// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU),
+/// and adds a staged GPU's transfers to its cost.
 pub(crate) struct Remap<'a> {
     inner: &'a ThroughputEstimator,
     map: &'a [usize],
+    /// The staged GPU's run device index and the seconds per unit its
+    /// transfers add (see [`crate::sched::transfers`]).
+    transfers: Option<(usize, f64)>,
+}
+
+impl Remap<'_> {
+    /// `cost` of run device `device` with its transfers.
+    fn shipped(&self, device: usize, cost: Cost) -> Cost {
+        match self.transfers {
+            Some((d, s)) if d == device => crate::sched::transfers::with_transfers(cost, s),
+            _ => cost,
+        }
+    }
 }
 
 impl PowerEstimator for Remap<'_> {
@@ -445,10 +488,12 @@ impl PowerEstimator for Remap<'_> {
         }
     }
     fn power(&self, device: usize) -> Option<f64> {
-        self.map.get(device).and_then(|&d| self.inner.power(d))
+        let p = self.map.get(device).and_then(|&d| self.inner.power(d))?;
+        Some(self.shipped(device, Cost::rate_only(p)).rate)
     }
     fn cost(&self, device: usize) -> Option<Cost> {
-        self.map.get(device).and_then(|&d| self.inner.cost(d))
+        let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
+        Some(self.shipped(device, c))
     }
 }
 
@@ -481,6 +526,7 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
+            transfers: None,
         };
         assert_eq!(remap.cost(0), est.cost(1));
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
@@ -491,11 +537,60 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
+            transfers: None,
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
         }
         assert!(est.power(1).is_some());
         assert_eq!(est.power(0), None);
+    }
+
+    /// A staged GPU's transfers slow its rate (not its overhead) by their
+    /// seconds per unit; other devices are untouched, and records still
+    /// learn compute alone.
+    #[test]
+    fn remap_adds_transfers_to_the_staged_gpu_only() {
+        use super::Remap;
+        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
+        let est = ThroughputEstimator::new(2);
+        for (d, rate) in [(0, 1e5), (1, 4e5)] {
+            est.seed(
+                d,
+                Cost {
+                    overhead_s: 1e-4,
+                    rate,
+                },
+                8.0,
+            );
+        }
+        let map = [0usize, 1];
+        // 7.5 us per unit of transfers: 2.5 us of compute becomes 10 us.
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: Some((1, 7.5e-6)),
+        };
+        let gpu = remap.cost(1).unwrap();
+        let raw = est.cost(1).unwrap();
+        assert_eq!(gpu.overhead_s, raw.overhead_s);
+        assert!((gpu.rate - 1.0 / (1.0 / raw.rate + 7.5e-6)).abs() < 1e-6);
+        assert!((remap.power(1).unwrap() - gpu.rate).abs() < 1e-6);
+        assert_eq!(remap.cost(0), est.cost(0));
+        // The plan follows: without transfers the GPU (4x the CPU) gets
+        // 80% of a static split; with them (now 1x), half.
+        use crate::sched::{DeviceSlot, Plan, Scheduler};
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let sched = Scheduler::Static { powers: None };
+        let gpu_share = |r: &Remap<'_>| {
+            let plan = Plan::new(&sched, &slots, 1000, r).unwrap();
+            plan.claimant(1, 0).share()
+        };
+        let plain = Remap {
+            transfers: None,
+            ..remap
+        };
+        assert_eq!(gpu_share(&plain), 800);
+        assert_eq!(gpu_share(&remap), 500);
     }
 }

@@ -8,13 +8,14 @@ use super::inject::Injected;
 use super::kernel::Geometry;
 use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Transfers};
 use super::settle::{settle, Outcome, RingObserver};
+use super::pipeline::{Download, Pipeline, TransferError};
 use super::staging::Staging;
 use crate::error::{Error, VkError};
 use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
     WorkQueue,
 };
-use crate::vk::transfer::{Direction, Stager};
+use crate::vk::transfer::Stager;
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -129,12 +130,11 @@ pub(crate) struct LostItems {
 
 impl Lane {
     /// After a staged run: updates the mirrors' residency (see
-    /// [`Staging::finish`]; the GPU did every one of the run's `items`
-    /// unless it failed or others did some) and counts the fallbacks.
-    pub(crate) fn staged(&self, staging: &Staging<'_>, items: u64) {
+    /// [`Staging::finish`]) and counts the fallbacks.
+    pub(crate) fn staged(&self, staging: &Staging<'_>) {
         let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
         d.transfers.zero_copy_fallbacks = staging.fallbacks;
-        staging.finish(d.failure.is_none() && d.items == items, items);
+        staging.finish();
     }
 
     /// The GPU's report, and its lost items if any; its package records
@@ -201,6 +201,10 @@ impl InFlight {
     }
 }
 
+/// A package that ran, waiting for its download: it, when it could start,
+/// and when it was seen complete.
+type Ran = (InFlight, Instant, Instant);
+
 /// The next package is claimed when the packages in flight are expected to
 /// end within this lead time: about ten host round trips on a discrete GPU
 /// (41-53 us measured on the H200), so the GPU does not wait between
@@ -254,22 +258,6 @@ fn expected_end(
     Some(front_start + Duration::from_secs_f64((units as f64 / p).min(3600.0)))
 }
 
-/// Why a transfer batch did not complete.
-enum TransferError {
-    /// It did not end in time; it may still run.
-    TimedOut(String),
-    /// It failed; it may have run in part.
-    Failed(String),
-}
-
-impl TransferError {
-    fn into_message(self) -> String {
-        match self {
-            TransferError::TimedOut(m) | TransferError::Failed(m) => m,
-        }
-    }
-}
-
 /// Why the loop stopped early: the GPU failed.
 struct Failure {
     /// What failed.
@@ -297,13 +285,8 @@ struct Loop<'r, 'a> {
     estimates: &'r dyn PowerEstimator,
     t0: Instant,
     ring: MutexGuard<'r, DispatchRing>,
-    /// Staged runs: the transfers' command buffer.
-    stager: Option<MutexGuard<'r, Stager>>,
-    /// Staged runs: the uploads were done (before the first package).
-    uploaded: bool,
-    /// Staged runs: a completed package whose download batch did not end
-    /// in time (it may be queued behind a hung package), with its bytes.
-    pending: Option<(InFlight, u64)>,
+    /// Staged runs: the transfers in flight.
+    transfers: Option<Pipeline<'r, Ran>>,
     state: ClaimantState,
     inflight: VecDeque<InFlight>,
     data: LaneData,
@@ -339,9 +322,10 @@ pub(crate) fn dispatch_loop(
         state: plan.claimant(role.device, 0),
         inflight: VecDeque::with_capacity(ring.depth()),
         ring,
-        stager: role.staging.and(role.unit.stager.as_ref()).map(|m| m.lock().unwrap_or_else(|p| p.into_inner())),
-        uploaded: false,
-        pending: None,
+        transfers: role
+            .staging
+            .and(role.unit.stager.as_ref())
+            .map(|m| Pipeline::new(m.lock().unwrap_or_else(|p| p.into_inner()))),
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
@@ -369,7 +353,13 @@ impl Loop<'_, '_> {
         let mut idle = Idle::new();
         loop {
             let prefetch_at = self.fill()?;
+            self.reap(None)?;
             let Some(f) = self.inflight.front() else {
+                if self.transfers.as_ref().is_some_and(Pipeline::has_downloads) {
+                    // Nothing to run: wait for the oldest download.
+                    self.reap(Some(self.timeout_ns()))?;
+                    continue;
+                }
                 if self.queue.is_done() || self.queue.is_aborted() {
                     return Ok(());
                 }
@@ -452,7 +442,7 @@ impl Loop<'_, '_> {
 
     /// Submits the package `units`.
     fn submit(&mut self, units: Range<u64>, stolen: bool) -> Result<(), Failure> {
-        if let Err(why) = self.upload() {
+        if let Err(why) = self.upload(&units).map_err(TransferError::into_message) {
             // Nothing of the package was submitted: it goes back as is.
             self.queue.requeue(units);
             return Err(Failure::new(why));
@@ -517,118 +507,100 @@ impl Loop<'_, '_> {
         unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
     }
 
-    /// Staged runs, before the first package: uploads what the GPU reads.
-    fn upload(&mut self) -> Result<(), String> {
-        let (Some(staging), false) = (self.role.staging, self.uploaded) else {
-            return Ok(());
-        };
-        let copies = staging.uploads();
+    /// Staged runs, before package `units`: submits the upload of what it
+    /// reads that the mirrors lack (the dispatch submitted next reads it).
+    fn upload(&mut self, units: &Range<u64>) -> Result<(), TransferError> {
         let timeout_ns = self.timeout_ns();
-        self.transfer(Direction::Upload, &copies, None, timeout_ns)
-            .map_err(TransferError::into_message)?;
-        self.uploaded = true;
-        staging.uploaded();
-        self.data.transfers.upload_bytes += copies.iter().map(|c| c.bytes).sum::<u64>();
+        let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
+            return Ok(());
+        };
+        let p = self.role.geometry.package(units.clone());
+        self.data.transfers.upload_bytes += t.upload(staging, &p, timeout_ns)?;
         Ok(())
     }
 
-    /// Staged runs: brings back what the completed package `f` wrote; the
-    /// bytes of a download that did not end in time come with the error.
-    fn download(&mut self, f: &InFlight) -> Result<(), (TransferError, u64)> {
-        let Some(staging) = self.role.staging else {
+    /// Staged runs: hands the completed transfers over (with `wait_ns`,
+    /// after waiting that long for the oldest download): each downloaded
+    /// package counts done.
+    fn reap(&mut self, wait_ns: Option<u64>) -> Result<(), Failure> {
+        let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
             return Ok(());
         };
-        let copies = staging.downloads(&self.role.geometry.package(f.units.clone()));
-        let bytes = copies.iter().map(|c| c.bytes).sum::<u64>();
-        // The batch runs after the packages in flight on a queue that runs
-        // in order: it may take as long as they do.
-        let units = self.inflight.iter().map(InFlight::len).sum::<u64>() + f.len();
-        let power = self.estimates.power(self.role.device);
-        let timeout = package_timeout(self.role.timeout, units, power);
-        let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
-        self.transfer(Direction::Download, &copies, Some(f.ticket), timeout_ns)
-            .map_err(|e| (e, bytes))?;
-        self.data.transfers.download_bytes += bytes;
+        let done = t
+            .reap(staging, wait_ns)
+            .map_err(|e| Failure::new(e.into_message()))?;
+        for d in done {
+            self.downloaded(d);
+        }
         Ok(())
     }
 
-    /// Runs one transfer batch (after ring ticket `after`, where given) and
-    /// waits for it, counting its time.
-    fn transfer(
-        &mut self,
-        direction: Direction,
-        copies: &[crate::vk::transfer::Copy],
-        after: Option<u64>,
-        timeout_ns: u64,
-    ) -> Result<(), TransferError> {
-        if copies.is_empty() {
-            return Ok(());
+    /// A package whose download completed: it counts done.
+    fn downloaded(&mut self, d: Download<Ran>) {
+        if let Some(staging) = self.role.staging {
+            staging.downloaded(&d.package);
         }
-        let Some(stager) = self.stager.as_mut() else {
-            return Err(TransferError::Failed("a staged run without a stager".into()));
-        };
-        let t = Instant::now();
-        let after = after.map(|ticket| (self.ring.completion(), ticket));
-        // SAFETY: the copies name the run's buffers and their mirrors, of
-        // this device, sized by the buffers, with transfer usage (staged
-        // engines create both so); the run borrows them until it returns,
-        // and this waits for the batch (or the stager waits for it before
-        // its next batch and when dropped, and the engine's devices outlive
-        // it). The ring's timeline outlives the batch likewise.
-        let r = unsafe { stager.run(direction, copies, after, timeout_ns) };
-        self.data.transfers.seconds += t.elapsed().as_secs_f64();
-        match r {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(TransferError::TimedOut(format!(
-                "a {direction:?} transfer ran past the timeout"
-            ))),
-            Err(e) => Err(TransferError::Failed(e.to_string())),
-        }
+        self.data.transfers.download_bytes += d.bytes;
+        let (f, start, done) = d.payload;
+        self.commit(f, start, done);
     }
 
-    /// Records the package `f`, seen complete at `done`, downloads what it
-    /// wrote (staged runs) and completes its units in the queue.
-    /// `measured`: its time measures the device (not so for packages
-    /// settled after a failure). A download that did not end in time is
-    /// left pending ([`Loop::settle_pending`]); one that failed leaves the
-    /// package's outcome unknown ([`Loop::unknown`]); either fails the GPU.
+    /// Records the package `f`, seen complete at `done`, and submits the
+    /// download of what it wrote (staged runs): its units complete in the
+    /// queue once that download completed ([`Loop::reap`]), or now where
+    /// there is none. `measured`: its time measures the device (not so for
+    /// packages settled after a failure). A download that could not be
+    /// submitted leaves the package's outcome unknown ([`Loop::unknown`])
+    /// and fails the GPU.
     fn retire(&mut self, f: InFlight, done: Instant, measured: bool) -> Result<(), Failure> {
-        match self.download(&f) {
-            Ok(()) => {}
-            Err((TransferError::TimedOut(why), bytes)) => {
-                self.pending = Some((f, bytes));
+        let start = self.measure(&f, done, measured);
+        let timeout_ns = self.timeout_ns();
+        let alone = self.inflight.is_empty();
+        let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
+            self.commit(f, start, done);
+            return Ok(());
+        };
+        let package = self.role.geometry.package(f.units.clone());
+        let after = (self.ring.completion(), f.ticket);
+        match t.download(staging, package, after, ((f, start, done), alone), timeout_ns) {
+            Ok(Some((f, start, done))) => self.commit(f, start, done),
+            Ok(None) => {}
+            Err((TransferError::TimedOut(why), (f, ..))) => {
+                // Nothing was submitted: the host copies are as the
+                // package left them.
+                let untouched = self.host_untouched();
+                self.unknown(f.units, untouched);
                 return Err(Failure::new(why));
             }
-            Err((TransferError::Failed(why), _)) => {
+            Err((TransferError::Failed(why), (f, ..))) => {
                 // The download may have written part of the host copies.
                 self.unknown(f.units, false);
                 return Err(Failure::new(why));
             }
         }
-        self.record(f, done, measured);
         Ok(())
     }
 
     /// After a failure, once nothing the GPU had in flight can still run:
-    /// the package whose download was pending counts done where that
-    /// download ended, else its outcome is unknown.
-    fn settle_pending(&mut self, settled: Instant) {
-        let Some((p, bytes)) = self.pending.take() else {
+    /// each package whose download was in flight counts done where that
+    /// download completed, else its outcome is unknown.
+    fn settle_transfers(&mut self) {
+        let timeout_ns = self.timeout_ns();
+        let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
             return;
         };
-        let timeout_ns = self.timeout_ns();
-        let drained = self.stager.as_ref().map(|s| s.drain(timeout_ns));
-        if matches!(drained, Some(Ok(true))) {
-            self.data.transfers.download_bytes += bytes;
-            self.record(p, settled, false);
-        } else {
-            self.unknown(p.units, false);
+        let (done, left) = t.drain(staging, timeout_ns);
+        for d in done {
+            self.downloaded(d);
+        }
+        for d in left {
+            self.unknown(d.payload.0.units, false);
         }
     }
 
-    /// Records the package `f`, seen complete at `done` (and downloaded),
-    /// and completes its units in the queue.
-    fn record(&mut self, f: InFlight, done: Instant, measured: bool) {
+    /// Measures the package `f`, seen complete at `done`: its time (into
+    /// the estimator where `measured`), its gap; when it could start.
+    fn measure(&mut self, f: &InFlight, done: Instant, measured: bool) -> Instant {
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
         if let Ok(Some(span)) = self.ring.span(f.ticket) {
@@ -640,7 +612,6 @@ impl Loop<'_, '_> {
             self.last_span_end = Some(span.end_ns);
         }
         let n = f.len();
-        let pkg = self.role.geometry.package(f.units.clone());
         let busy = (done - start).as_secs_f64();
         if measured {
             // The first package of a kernel on this GPU pays one-time costs
@@ -655,6 +626,14 @@ impl Loop<'_, '_> {
             }
         }
         self.data.busy_s += busy;
+        start
+    }
+
+    /// The package `f` (which could start at `start` and was seen complete
+    /// at `done`) is done: its record, and its units complete in the queue.
+    fn commit(&mut self, f: InFlight, start: Instant, done: Instant) {
+        let n = f.len();
+        let pkg = self.role.geometry.package(f.units.clone());
         self.data.items += pkg.len();
         self.data.records.push(PackageRecord {
             device: self.role.device,
@@ -692,19 +671,19 @@ impl Loop<'_, '_> {
             let _ = device.wait_idle();
         }
         let settled = Instant::now();
-        self.settle_pending(settled);
+        self.settle_transfers();
         for (p, outcome) in inflight.into_iter().zip(outcomes) {
             match outcome {
+                // A download that cannot be submitted gives the package
+                // back; the others are waited for below (nothing else can
+                // run now).
                 Outcome::Ran => {
-                    // A failed download already gave the package back; a
-                    // late one is waited for (nothing else can run now).
-                    if self.retire(p, settled, false).is_err() {
-                        self.settle_pending(settled);
-                    }
+                    let _ = self.retire(p, settled, false);
                 }
                 Outcome::Unknown => self.unknown(p.units, self.host_untouched()),
             }
         }
+        self.settle_transfers();
         if let Some(units) = f.unsent {
             self.unknown(units, self.host_untouched());
         }
@@ -752,7 +731,7 @@ impl Loop<'_, '_> {
 
     /// Leaves nothing running (the run's buffers are released when it
     /// returns) and hands the results over.
-    fn finish(self) -> LaneData {
+    fn finish(mut self) -> LaneData {
         let device = &self.role.unit.device;
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = &self.injected {
@@ -762,11 +741,16 @@ impl Loop<'_, '_> {
             let _ = device.wait_idle();
         }
         // A transfer batch that timed out may still run: the run's buffers
-        // must outlive it too.
-        if let Some(stager) = &self.stager {
-            if !matches!(stager.drain(self.timeout_ns()), Ok(true)) {
+        // must outlive it too. Uploads that completed make their bytes
+        // valid in the mirrors.
+        if let Some(t) = &self.transfers {
+            if !t.idle(self.timeout_ns()) {
                 let _ = device.wait_idle();
             }
+        }
+        self.settle_transfers();
+        if let Some(t) = &self.transfers {
+            self.data.transfers.seconds += t.seconds;
         }
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self.injected {

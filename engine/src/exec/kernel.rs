@@ -1,5 +1,6 @@
 //! Kernels, their arguments, packages and the CPU view of arguments.
 
+use super::footprint::Footprint;
 use crate::error::{Error, Result};
 use crate::mem::{Buffer, RawBuffer};
 use crate::vk::{ComputePipeline, ShaderInterface};
@@ -264,6 +265,20 @@ pub(crate) struct ArgBuffer<'a> {
     /// Bytes per element, checked against the shader's array stride:
     /// `size_of::<T>()` unless [`Args::element_size`] restated it.
     pub(crate) elem_size: usize,
+    /// What a package reads of it, where restated ([`Args::footprint`]).
+    pub(crate) footprint: Option<Footprint>,
+}
+
+impl ArgBuffer<'_> {
+    /// What a package reads of it: the declared footprint, or the default
+    /// (inputs: the whole buffer; outputs: their own items).
+    pub(crate) fn footprint(&self) -> Footprint {
+        match (self.footprint, self.access) {
+            (Some(f), _) => f,
+            (None, Access::Read) => Footprint::Whole,
+            (None, Access::Write { per_item }) => Footprint::Items { per_item },
+        }
+    }
 }
 
 /// The arguments of a run: buffers in binding order (the i-th buffer added
@@ -328,6 +343,18 @@ impl<'a> Args<'a> {
         self
     }
 
+    /// Declares which part of the buffer added last a package reads
+    /// (see [`Footprint`]): a staged GPU package uploads only that part.
+    /// Inputs read the whole buffer unless declared otherwise; an output's
+    /// footprint is its own items (another one fails the run with
+    /// [`Error::Footprint`]). Without a buffer, nothing changes.
+    pub fn footprint(mut self, footprint: Footprint) -> Self {
+        if let Some(b) = self.buffers.last_mut() {
+            b.footprint = Some(footprint);
+        }
+        self
+    }
+
     /// Sets the push constants (scalar arguments) to the bytes of `value`.
     pub fn push<P: bytemuck::Pod>(mut self, value: &P) -> Self {
         self.push = bytemuck::bytes_of(value).to_vec();
@@ -357,6 +384,7 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
         type_name: std::any::type_name::<T>(),
         len: b.len(),
         elem_size: std::mem::size_of::<T>(),
+        footprint: None,
     }
 }
 

@@ -2,12 +2,14 @@
 //! the GPU dispatch loop, kernels and reports.
 
 pub(crate) mod cpu;
+pub mod footprint;
 pub(crate) mod gpu;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod inject;
 pub mod kernel;
 pub mod pool;
 pub mod report;
+pub(crate) mod pipeline;
 pub(crate) mod settle;
 pub(crate) mod staging;
 pub mod topology;

@@ -1,63 +1,98 @@
-//! A staged run's plan: which argument binds which mirror, what the GPU's
-//! first package needs uploaded, and what each GPU package downloads (see
-//! [`crate::mem::mirror`] for the residency rule).
+//! A staged run's plan: which argument binds which mirror, what each GPU
+//! package uploads (its arguments' footprints less what their mirrors hold)
+//! and downloads (what it wrote), and what the mirrors hold after the run
+//! (see [`crate::mem::mirror`] for the residency rule).
 
-use super::kernel::{Access, ArgBuffer, Package};
+use super::footprint::Footprint;
+use super::kernel::{Access, ArgBuffer, IndexSpace, Package};
 use crate::error::{Error, Result};
 use crate::mem::mirror::Mirror;
+use crate::mem::ranges::RangeSet;
 use crate::mem::{BufferBinding, RawBuffer};
 use crate::vk::transfer::Copy;
 use crate::vk::ShaderInterface;
 use ash::vk;
+use std::ops::Range;
+use std::sync::Mutex;
 
 /// One argument of a staged run.
 pub(crate) struct StagedArg<'a> {
     raw: &'a RawBuffer,
     /// Its mirror; `None`: bound zero-copy (the mirror did not fit).
     mirror: Option<vk::Buffer>,
-    /// The GPU reads it and the mirror is stale: uploaded whole before the
-    /// GPU's first package.
-    upload: bool,
-    /// Outputs: bytes each work-item writes.
-    item_bytes: Option<u64>,
+    /// What a GPU package reads of it, if the GPU reads it.
+    reads: Option<Footprint>,
+    /// Outputs: elements each work-item writes.
+    per_item: Option<u64>,
+    /// Elements it holds, and bytes per element.
+    len: u64,
+    elem: u64,
+}
+
+impl StagedArg<'_> {
+    /// The bytes of `elements`.
+    fn bytes(&self, elements: Range<u64>) -> Range<u64> {
+        let end = elements.end.saturating_mul(self.elem).min(self.raw.bytes());
+        elements.start.saturating_mul(self.elem).min(end)..end
+    }
+
+    /// The bytes package `p` writes (outputs with a mirror only).
+    fn written(&self, p: &Package, space: IndexSpace) -> Option<Range<u64>> {
+        let (_, per_item) = (self.mirror?, self.per_item?);
+        let f = Footprint::Items { per_item };
+        Some(self.bytes(f.elements(p, space, self.len)))
+    }
 }
 
 /// The staged plan of one run.
 pub(crate) struct Staging<'a> {
     args: Vec<StagedArg<'a>>,
+    space: IndexSpace,
+    /// Per argument: the bytes GPU packages wrote and that were downloaded.
+    downloaded: Mutex<Vec<RangeSet>>,
+    /// Per mirror: the bytes of uploads submitted and not yet completed.
+    queued: Mutex<Vec<(vk::Buffer, RangeSet)>>,
     /// Buffers bound zero-copy because their mirror did not fit.
     pub(crate) fallbacks: u32,
 }
 
 impl<'a> Staging<'a> {
-    /// The plan for `args` of a kernel with shader interface `iface`:
-    /// gives each buffer its mirror (allocated on first use). A mirror that
-    /// cannot be allocated is [`Error::MirrorUnavailable`] where staging was
-    /// demanded, else the buffer is bound zero-copy (a warning).
-    pub(crate) fn new(args: &'a [ArgBuffer<'a>], iface: &ShaderInterface) -> Result<Self> {
+    /// The plan for `args` of a kernel with shader interface `iface` over
+    /// `space`: gives each buffer its mirror (allocated on first use). A
+    /// mirror that cannot be allocated is [`Error::MirrorUnavailable`]
+    /// where staging was demanded, else the buffer is bound zero-copy (a
+    /// warning).
+    pub(crate) fn new(
+        args: &'a [ArgBuffer<'a>],
+        iface: &ShaderInterface,
+        space: IndexSpace,
+    ) -> Result<Self> {
         let mut out = Staging {
             args: Vec::with_capacity(args.len()),
+            space,
+            downloaded: Mutex::new(vec![RangeSet::new(); args.len()]),
+            queued: Mutex::new(Vec::new()),
             fallbacks: 0,
         };
         for (i, a) in args.iter().enumerate() {
             let mirror = mirror_of(i, a.raw)?;
             out.fallbacks += u32::from(mirror.is_none());
-            let reads = match a.access {
-                Access::Read => true,
-                // An output the shader does not declare `writeonly` may
-                // read what the host put there.
-                Access::Write { .. } => !iface.bindings.get(i).is_some_and(|b| b.write_only),
-            };
-            let stale = a.raw.untracked() || a.raw.mirror().synced != Some(a.raw.host_generation());
-            let item_bytes = match a.access {
-                Access::Read => None,
-                Access::Write { per_item } => Some(per_item * (a.raw.bytes() / a.len.max(1) as u64)),
-            };
+            let reads = gpu_reads(i, a, iface);
+            // Host writes since the last run (or untracked ones) leave
+            // nothing of the mirror valid.
+            let gen = a.raw.host_generation();
+            a.raw.mirror().valid(gen, a.raw.untracked());
+            let len = a.len as u64;
             out.args.push(StagedArg {
                 raw: a.raw,
                 mirror,
-                upload: mirror.is_some() && reads && stale,
-                item_bytes,
+                reads: reads.then(|| a.footprint()),
+                per_item: match a.access {
+                    Access::Read => None,
+                    Access::Write { per_item } => Some(per_item),
+                },
+                len,
+                elem: a.raw.bytes() / len.max(1),
             });
         }
         Ok(out)
@@ -67,7 +102,7 @@ impl<'a> Staging<'a> {
     pub(crate) fn outputs_mirrored(&self) -> bool {
         self.args
             .iter()
-            .all(|a| a.item_bytes.is_none() || a.mirror.is_some())
+            .all(|a| a.per_item.is_none() || a.mirror.is_some())
     }
 
     /// What the descriptor set binds: each mirror, or the buffer itself.
@@ -81,29 +116,71 @@ impl<'a> Staging<'a> {
             .collect()
     }
 
-    /// The copies that bring every stale mirror the GPU reads up to date
-    /// (once per buffer, however often it is bound).
-    pub(crate) fn uploads(&self) -> Vec<Copy> {
+    /// The copies that bring what package `p` reads up to date in the
+    /// mirrors: each argument's footprint less what its mirror holds, once
+    /// per buffer however often it is bound.
+    pub(crate) fn uploads(&self, p: &Package) -> Vec<Copy> {
         let mut copies: Vec<Copy> = Vec::new();
-        for a in self.args.iter().filter(|a| a.upload) {
-            let Some(dst) = a.mirror else { continue };
-            if copies.iter().all(|c| c.dst != dst) {
+        for a in &self.args {
+            let (Some(dst), Some(f)) = (a.mirror, a.reads) else {
+                continue;
+            };
+            let want = a.bytes(f.elements(p, self.space, a.len));
+            let mut planned = self.queued_in(dst);
+            for c in copies.iter().filter(|c| c.dst == dst) {
+                planned.insert(c.offset..c.offset + c.bytes);
+            }
+            let missing = {
+                let mut slot = a.raw.mirror();
+                let valid = slot.valid(a.raw.host_generation(), false);
+                valid.missing(want)
+            };
+            for m in missing.into_iter().flat_map(|m| planned.missing(m)) {
                 copies.push(Copy {
                     src: a.raw.handle(),
                     dst,
-                    offset: 0,
-                    bytes: a.raw.bytes(),
+                    offset: m.start,
+                    bytes: m.end - m.start,
                 });
             }
         }
         copies
     }
 
-    /// After the uploads completed: each uploaded mirror equals its host
-    /// copy as of the current host-write generation.
-    pub(crate) fn uploaded(&self) {
-        for a in self.args.iter().filter(|a| a.upload) {
-            a.raw.mirror().synced = Some(a.raw.host_generation());
+    /// The bytes of `mirror` that uploads in flight bring.
+    fn queued_in(&self, mirror: vk::Buffer) -> RangeSet {
+        let q = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        q.iter()
+            .find(|(m, _)| *m == mirror)
+            .map(|(_, set)| set.clone())
+            .unwrap_or_default()
+    }
+
+    /// `copies` (from [`Staging::uploads`]) were submitted: later packages
+    /// do not upload their bytes again.
+    pub(crate) fn queued(&self, copies: &[Copy]) {
+        let mut q = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        for c in copies {
+            let i = match q.iter().position(|(m, _)| *m == c.dst) {
+                Some(i) => i,
+                None => {
+                    q.push((c.dst, RangeSet::new()));
+                    q.len() - 1
+                }
+            };
+            q[i].1.insert(c.offset..c.offset + c.bytes);
+        }
+    }
+
+    /// After `copies` (from [`Staging::uploads`]) completed: their bytes
+    /// are valid in the mirrors.
+    pub(crate) fn uploaded(&self, copies: &[Copy]) {
+        for c in copies {
+            if let Some(a) = self.args.iter().find(|a| a.mirror == Some(c.dst)) {
+                let gen = a.raw.host_generation();
+                let mut slot = a.raw.mirror();
+                slot.valid(gen, false).insert(c.offset..c.offset + c.bytes);
+            }
         }
     }
 
@@ -113,42 +190,120 @@ impl<'a> Staging<'a> {
         self.args
             .iter()
             .filter_map(|a| {
-                let (mirror, per) = (a.mirror?, a.item_bytes?);
-                let start = p.items.start.saturating_mul(per).min(a.raw.bytes());
-                let end = p.items.end.saturating_mul(per).min(a.raw.bytes());
-                (end > start).then_some(Copy {
-                    src: mirror,
+                let r = a.written(p, self.space)?;
+                (!r.is_empty()).then_some(Copy {
+                    src: a.mirror?,
                     dst: a.raw.handle(),
-                    offset: start,
-                    bytes: end - start,
+                    offset: r.start,
+                    bytes: r.end - r.start,
                 })
             })
             .collect()
     }
 
-    /// After the run: an output's mirror still equals its host copy only
-    /// where the GPU wrote every item of the run (`gpu_did_all`) and the
-    /// mirror equalled the host copy before, or the items cover the whole
-    /// buffer; CPU packages wrote the host copy alone.
-    pub(crate) fn finish(&self, gpu_did_all: bool, items: u64) {
-        for a in &self.args {
-            let (Some(_), Some(per)) = (a.mirror, a.item_bytes) else {
+    /// After the downloads of package `p` completed: what it wrote is the
+    /// same in both copies.
+    pub(crate) fn downloaded(&self, p: &Package) {
+        let mut done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
+        for (a, set) in self.args.iter().zip(done.iter_mut()) {
+            if let Some(r) = a.written(p, self.space) {
+                set.insert(r);
+            }
+        }
+    }
+
+    /// After the run: in each output's mirror, the bytes of the run's items
+    /// are valid only where a GPU package wrote and downloaded them (CPU
+    /// packages, and GPU packages whose outcome is unknown, wrote the host
+    /// copy alone).
+    pub(crate) fn finish(&self) {
+        let done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
+        let all = Package {
+            units: 0..0,
+            items: 0..self.space.items(),
+            rows: None,
+            width: 0,
+        };
+        for (a, gpu) in self.args.iter().zip(done.iter()) {
+            let Some(written) = a.written(&all, self.space) else {
                 continue;
             };
             let gen = a.raw.host_generation();
             let mut slot = a.raw.mirror();
-            let covered = items.saturating_mul(per) >= a.raw.bytes();
-            let keep = gpu_did_all && (slot.synced == Some(gen) || covered);
-            slot.synced = keep.then_some(gen);
+            let valid = slot.valid(gen, false);
+            valid.remove(written);
+            for r in gpu.ranges() {
+                valid.insert(r.clone());
+            }
         }
     }
 }
 
-/// After a run without a staged GPU (CPU only): the outputs' host copies
-/// changed, so their mirrors no longer equal them.
-pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>]) {
-    for a in args.iter().filter(|a| a.access != Access::Read) {
-        a.raw.mirror().synced = None;
+/// Whether the GPU reads argument `i`: inputs, and outputs the shader does
+/// not declare `writeonly` (they may read what the host put there).
+fn gpu_reads(i: usize, a: &ArgBuffer<'_>, iface: &ShaderInterface) -> bool {
+    match a.access {
+        Access::Read => true,
+        Access::Write { .. } => !iface.bindings.get(i).is_some_and(|b| b.write_only),
+    }
+}
+
+/// The bytes per unit a staged GPU run of `args` over `space` (`units`
+/// units) is expected to move (up, down), as if the GPU ran every unit:
+/// what its footprints that follow the items lack in the mirrors, and the
+/// outputs' items. A whole-buffer read is paid once, not per unit, and is
+/// left out; so are buffers bound zero-copy.
+pub(crate) fn bytes_per_unit(
+    args: &[ArgBuffer<'_>],
+    iface: &ShaderInterface,
+    space: IndexSpace,
+    units: u64,
+) -> (f64, f64) {
+    let all = Package {
+        units: 0..units,
+        items: 0..space.items(),
+        rows: None,
+        width: 0,
+    };
+    let (mut up, mut down) = (0u64, 0u64);
+    for (i, a) in args.iter().enumerate() {
+        let len = a.len as u64;
+        let elem = a.raw.bytes() / len.max(1);
+        let mut slot = a.raw.mirror();
+        if slot.failed && !a.raw.memory().staging_demanded() {
+            continue;
+        }
+        let f = a.footprint();
+        let r = f.elements(&all, space, len);
+        let bytes = r.start.saturating_mul(elem)..r.end.saturating_mul(elem);
+        if gpu_reads(i, a, iface) && f != Footprint::Whole {
+            let valid = slot.valid(a.raw.host_generation(), a.raw.untracked());
+            up += valid.missing(bytes.clone()).iter().map(|m| m.end - m.start).sum::<u64>();
+        }
+        if matches!(a.access, Access::Write { .. }) {
+            down += bytes.end - bytes.start;
+        }
+    }
+    let n = units.max(1) as f64;
+    (up as f64 / n, down as f64 / n)
+}
+
+/// After a run without a staged GPU (CPU only) over `space`: the outputs'
+/// host copies changed where the run's items are.
+pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace) {
+    for a in args {
+        let Access::Write { per_item } = a.access else {
+            continue;
+        };
+        let len = a.len as u64;
+        let elem = a.raw.bytes() / len.max(1);
+        let end = space
+            .items()
+            .saturating_mul(per_item)
+            .min(len)
+            .saturating_mul(elem);
+        let gen = a.raw.host_generation();
+        a.raw.mirror().valid(gen, false).remove(0..end);
     }
 }
 
@@ -166,7 +321,7 @@ fn mirror_of(i: usize, raw: &RawBuffer) -> Result<Option<vk::Buffer>> {
         Ok(m) => {
             let handle = m.buffer;
             slot.mirror = Some(m);
-            slot.synced = None;
+            slot.invalidate();
             Ok(Some(handle))
         }
         Err(e) if raw.memory().staging_demanded() => Err(Error::MirrorUnavailable {

@@ -3,18 +3,22 @@
 //!
 //! A buffer's mirror is allocated the first time a staged GPU run binds it,
 //! kept with the buffer and freed with it. Residency rule: the mirror holds
-//! the host copy's bytes as of host-write generation `synced`; every `&mut`
-//! host access through the API ([`Buffer::as_mut_slice`], `DerefMut`,
-//! [`Buffer::host_written`]) bumps the generation, so a run uploads the
-//! buffer again only when the host wrote it since. Buffers whose host
-//! memory is written behind the engine's back (imported host memory, the C
-//! ABI's host pointers) are marked untracked and uploaded by every run that
-//! reads them.
+//! the host copy's bytes in the byte ranges `valid`, as of host-write
+//! generation `generation`; every `&mut` host access through the API
+//! ([`Buffer::as_mut_slice`], `DerefMut`, [`Buffer::host_written`]) bumps
+//! the generation, which empties `valid`. A GPU package uploads only the
+//! part of its footprint ([`crate::Footprint`]) outside `valid`, which then
+//! joins it. After a run, what GPU packages wrote (and downloaded) is valid
+//! in both copies; what CPU packages wrote is valid on the host only.
+//! Buffers whose host memory is written behind the engine's back (imported
+//! host memory, the C ABI's host pointers) are marked untracked: every run
+//! starts with nothing of them valid.
 //!
 //! [`Buffer::as_mut_slice`]: super::Buffer::as_mut_slice
 //! [`Buffer::host_written`]: super::Buffer::host_written
 
 use super::backend::Block;
+use super::ranges::RangeSet;
 use super::{placement, UnifiedMemory};
 use crate::error::{Error, Result, VkResultExt};
 use ash::vk;
@@ -30,11 +34,31 @@ pub(crate) struct Mirror {
 #[derive(Default)]
 pub(crate) struct MirrorSlot {
     pub(crate) mirror: Option<Mirror>,
-    /// The host-write generation the mirror's bytes equal, if they equal
-    /// the host copy's at all.
-    pub(crate) synced: Option<u64>,
+    /// Byte ranges where the mirror equals the host copy, as of host-write
+    /// generation `generation`.
+    valid: RangeSet,
+    /// The host-write generation `valid` is about.
+    generation: u64,
     /// The mirror could not be allocated: the buffer is bound zero-copy.
     pub(crate) failed: bool,
+}
+
+impl MirrorSlot {
+    /// The byte ranges where the mirror equals the host copy at host-write
+    /// generation `gen` (nothing where the host wrote it since, or where
+    /// host writes are `untracked`).
+    pub(crate) fn valid(&mut self, gen: u64, untracked: bool) -> &mut RangeSet {
+        if self.generation != gen || untracked {
+            self.valid.clear();
+            self.generation = gen;
+        }
+        &mut self.valid
+    }
+
+    /// Nothing of the mirror is valid (it was just allocated).
+    pub(crate) fn invalidate(&mut self) {
+        self.valid.clear();
+    }
 }
 
 /// Usage of host buffers that may be staged, and of mirrors.

@@ -15,6 +15,7 @@ mod backend;
 mod buffer;
 pub(crate) mod mirror;
 pub(crate) mod placement;
+pub(crate) mod ranges;
 
 pub use backend::AllocatorBackend;
 pub(crate) use buffer::RawBuffer;

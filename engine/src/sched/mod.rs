@@ -81,6 +81,7 @@ mod queue;
 mod scheduler;
 mod steal;
 mod sync;
+pub(crate) mod transfers;
 #[cfg(all(test, not(loom)))]
 mod tests;
 

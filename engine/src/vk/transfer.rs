@@ -1,12 +1,25 @@
 //! Staged transfers between host buffers and their device-local mirrors:
-//! one command buffer recorded per transfer batch, submitted to the compute
-//! queue and waited for.
+//! batches of copies recorded into a ring of command buffers and submitted
+//! to the compute queue without waiting, each signalling the next value of
+//! one timeline, so that uploads and downloads queue up with the packages'
+//! dispatches (package k's download overlaps package k + 1's compute).
 //!
-//! This is the first slice of staging: transfers run on the compute queue,
-//! synchronously (the dispatch loop waits for each batch); a transfer
-//! queue, overlap with compute and double buffering come later.
+//! Ordering on the one queue: an upload batch ends with a barrier from its
+//! copies to every later compute shader, so a dispatch submitted after it
+//! reads what it copied; a download waits (timeline) for the package it
+//! brings back, and ends with a barrier to host reads, made visible by the
+//! host's wait for its value. Uploads only write mirror bytes no earlier
+//! shader of the run touched (bytes not valid in the mirror, which no
+//! earlier package read or wrote), so nothing orders them after earlier
+//! dispatches. A dedicated transfer queue is still to come.
+//!
+//! On a device without timeline semaphores ([`super::SyncMode::Fences`])
+//! a batch's completion is a fence, and a download's wait for its package
+//! is the host's, before submitting (the dispatch loop submits a download
+//! once it saw its package complete, so that wait does not block).
 
 use super::{Completion, Device};
+use crate::sched::transfers::TransferRates;
 use crate::error::{VkError, VkResultExt};
 use ash::vk;
 use std::sync::Arc;
@@ -30,13 +43,29 @@ pub(crate) enum Direction {
     Download,
 }
 
-/// A command buffer and its completion tracking for transfer batches on
-/// one device.
+impl Direction {
+    /// The direction as the cost model names it.
+    pub(crate) fn way(self) -> crate::sched::transfers::Way {
+        match self {
+            Direction::Upload => crate::sched::transfers::Way::Up,
+            Direction::Download => crate::sched::transfers::Way::Down,
+        }
+    }
+}
+
+/// Command buffers in the ring: batches that may be pending at once.
+const SLOTS: usize = 8;
+
+/// A ring of command buffers and their completion tracking for transfer
+/// batches on one device: batch `v` (from 1) is recorded into slot
+/// `v % SLOTS` and signals ticket `v` of [`Completion`] when it completes.
 pub(crate) struct Stager {
     device: Arc<Device>,
     pool: vk::CommandPool,
-    cb: vk::CommandBuffer,
+    cbs: Vec<vk::CommandBuffer>,
     done: Completion,
+    /// The device's transfer bandwidth, learned from the batches.
+    rates: Arc<TransferRates>,
 }
 
 impl Stager {
@@ -52,17 +81,17 @@ impl Stager {
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
             .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
+            .command_buffer_count(SLOTS as u32);
         // SAFETY: the pool is live; on failure it is destroyed unused.
-        let cb = match unsafe { raw.allocate_command_buffers(&alloc) } {
-            Ok(cbs) => cbs[0],
+        let cbs = match unsafe { raw.allocate_command_buffers(&alloc) } {
+            Ok(cbs) => cbs,
             Err(r) => {
                 // SAFETY: created above, nothing allocated from it.
                 unsafe { raw.destroy_command_pool(pool, None) };
                 return Err(VkError::from_result("vkAllocateCommandBuffers", r));
             }
         };
-        let done = match Completion::new(&device, 1) {
+        let done = match Completion::new(&device, SLOTS) {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: created above, never submitted.
@@ -73,48 +102,68 @@ impl Stager {
         Ok(Stager {
             device,
             pool,
-            cb,
+            cbs,
             done,
+            rates: Arc::default(),
         })
     }
 
-    /// Records `copies` between the barriers of `direction`, submits them
-    /// (after `after`, a completion and the ticket to wait for, where given:
-    /// on the device with timelines, on the host with fences) and waits up
-    /// to `timeout_ns` for them. `Ok(false)` on timeout: the batch may
-    /// still run (the next batch waits for it first).
+    /// Records `copies` between the barriers of `direction` and submits
+    /// them (after `after`, a completion and the ticket to wait for, where
+    /// given: on the device with timelines, on the host with fences) without
+    /// waiting for them: the value the batch signals. Waits up to
+    /// `timeout_ns` for the batch that last used the command buffer (and,
+    /// with fences, for `after`); `Ok(None)` when it did not end in time
+    /// (nothing was submitted).
     ///
     /// # Safety
     /// Every buffer of `copies` belongs to this device, is large enough
     /// for its copy, was created with the transfer usage its role needs,
     /// and stays alive until the batch completed; `after`'s completion
     /// belongs to this device and outlives the batch.
-    pub(crate) unsafe fn run(
+    pub(crate) unsafe fn submit(
         &mut self,
         direction: Direction,
         copies: &[Copy],
         after: Option<(&Completion, u64)>,
         timeout_ns: u64,
-    ) -> Result<bool, VkError> {
-        if copies.is_empty() {
-            return Ok(true);
+    ) -> Result<Option<u64>, VkError> {
+        let value = self.done.last() + 1;
+        let reuse = value.saturating_sub(SLOTS as u64);
+        // The slot is idle once the batch that last used it completed.
+        if reuse > 0 && !self.done.wait(reuse, timeout_ns)? {
+            return Ok(None);
         }
-        // The command buffer is idle: the previous batch completed, or this
-        // waits (bounded) until it does.
-        if !self.drain(timeout_ns)? {
-            return Ok(false);
-        }
+        let cb = self.cbs[(value % SLOTS as u64) as usize];
         // SAFETY: the command buffer is idle (above); the copies obey the
         // function contract.
-        unsafe { self.record(direction, copies)? };
-        // SAFETY: the command buffer is fully recorded and idle (so is the
-        // one fence, with fences); both completions belong to this device
-        // and outlive the batch (ours is a field, dropped after Drop waits;
-        // `after`'s per the contract).
-        match unsafe { self.done.submit(self.cb, after, timeout_ns)? } {
-            Some(ticket) => self.done.wait(ticket, timeout_ns),
-            None => Ok(false),
-        }
+        unsafe { self.record(cb, direction, copies)? };
+        // SAFETY: the command buffer is fully recorded and idle (so is its
+        // slot's fence, with fences: the completion has SLOTS of them and
+        // slot `value % SLOTS`'s last batch completed, above); both
+        // completions belong to this device and outlive the batch (ours is
+        // a field, dropped after Drop waits; `after`'s per the contract).
+        unsafe { self.done.submit(cb, after, timeout_ns) }
+    }
+
+    /// The value of the batch submitted last (0: none).
+    pub(crate) fn last(&self) -> u64 {
+        self.done.last()
+    }
+
+    /// Waits up to `timeout_ns` for batch `value`; `Ok(false)` on timeout.
+    pub(crate) fn wait(&self, value: u64, timeout_ns: u64) -> Result<bool, VkError> {
+        self.done.wait(value, timeout_ns)
+    }
+
+    /// Whether batch `value` completed (without waiting).
+    pub(crate) fn reached(&self, value: u64) -> Result<bool, VkError> {
+        self.done.is_complete(value)
+    }
+
+    /// The device's transfer bandwidth per direction.
+    pub(crate) fn rates(&self) -> &Arc<TransferRates> {
+        &self.rates
     }
 
     /// Waits up to `timeout_ns` for the last batch; `Ok(false)` on timeout.
@@ -122,37 +171,42 @@ impl Stager {
         self.done.wait(self.done.last(), timeout_ns)
     }
 
-    /// Records the batch into the idle command buffer.
+    /// Records the batch into the idle command buffer `cb`.
     ///
     /// # Safety
-    /// As for [`Stager::run`], and the command buffer is idle.
-    unsafe fn record(&self, direction: Direction, copies: &[Copy]) -> Result<(), VkError> {
+    /// As for [`Stager::submit`], and `cb` is one of ours and idle.
+    unsafe fn record(
+        &self,
+        cb: vk::CommandBuffer,
+        direction: Direction,
+        copies: &[Copy],
+    ) -> Result<(), VkError> {
         let raw = self.device.raw();
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         // SAFETY: the command buffer is idle (contract); its pool allows
         // resetting it.
         let r = unsafe {
-            raw.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())
-                .and_then(|_| raw.begin_command_buffer(self.cb, &begin))
+            raw.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
+                .and_then(|_| raw.begin_command_buffer(cb, &begin))
         };
         self.device.check(r.call("vkBeginCommandBuffer"))?;
         let (before, after) = barriers(direction);
         // SAFETY: the command buffer is recording; each copy names live
         // buffers of this device within their sizes (contract).
         unsafe {
-            barrier(raw, self.cb, before);
+            barrier(raw, cb, before);
             for c in copies.iter().filter(|c| c.bytes > 0) {
                 let region = vk::BufferCopy::default()
                     .src_offset(c.offset)
                     .dst_offset(c.offset)
                     .size(c.bytes);
-                raw.cmd_copy_buffer(self.cb, c.src, c.dst, &[region]);
+                raw.cmd_copy_buffer(cb, c.src, c.dst, &[region]);
             }
-            barrier(raw, self.cb, after);
+            barrier(raw, cb, after);
         }
         // SAFETY: the command buffer is recording.
-        let r = unsafe { raw.end_command_buffer(self.cb) }.call("vkEndCommandBuffer");
+        let r = unsafe { raw.end_command_buffer(cb) }.call("vkEndCommandBuffer");
         self.device.check(r)
     }
 }
@@ -171,12 +225,13 @@ fn barriers(direction: Direction) -> (Barrier, Barrier) {
     use vk::AccessFlags as A;
     use vk::PipelineStageFlags as S;
     match direction {
-        // Earlier shaders and copies touching the mirrors finish before the
-        // copies overwrite them; the copies' writes reach the shaders after.
+        // Earlier copies finish before these (no earlier shader touches the
+        // bytes an upload writes: see the module's notes); the copies'
+        // writes reach every later shader.
         Direction::Upload => (
             (
-                S::COMPUTE_SHADER | S::TRANSFER,
-                A::SHADER_READ | A::SHADER_WRITE | A::TRANSFER_READ | A::TRANSFER_WRITE,
+                S::TRANSFER,
+                A::TRANSFER_WRITE,
                 S::TRANSFER,
                 A::TRANSFER_READ | A::TRANSFER_WRITE,
             ),

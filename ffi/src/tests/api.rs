@@ -11,17 +11,17 @@ use super::shaders::{kernel, SAXPY};
 
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Push {
-    a: f32,
-    n: u32,
+pub(super) struct Push {
+    pub(super) a: f32,
+    pub(super) n: u32,
 }
 
 /// The buffers' host pointers as the test knows them: the CPU function
 /// checks that the run hands it the same ones.
-struct Saxpy {
-    x: *const f32,
-    y: *const f32,
-    z: *mut f32,
+pub(super) struct Saxpy {
+    pub(super) x: *const f32,
+    pub(super) y: *const f32,
+    pub(super) z: *mut f32,
 }
 
 /// Saxpy on the CPU from the run's arguments (`args`), checked against what
@@ -126,7 +126,7 @@ pub(super) fn buffer(
     (b, p)
 }
 
-fn saxpy_kernel(e: coexec_engine, s: &Saxpy) -> coexec_kernel {
+pub(super) fn saxpy_kernel(e: coexec_engine, s: &Saxpy) -> coexec_kernel {
     // SAFETY: `saxpy_cpu` reads a `Saxpy`; `s` outlives the kernel in every
     // test.
     unsafe { kernel(e, &SAXPY, Some(saxpy_cpu), s as *const Saxpy as *mut c_void) }
@@ -164,7 +164,7 @@ pub(super) fn d1(n: u64) -> coexec_index_space {
 /// # Safety
 /// As `coexec_run` (whose argument list this mirrors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn run(
+pub(super) unsafe fn run(
     e: coexec_engine,
     k: coexec_kernel,
     args: &[coexec_arg],

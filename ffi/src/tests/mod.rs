@@ -3,6 +3,7 @@
 
 mod api;
 mod errors;
+mod footprints;
 mod header;
 mod misuse;
 mod shaders;

@@ -1,0 +1,212 @@
+//! A staged run's transfers in flight: uploads submitted ahead of the
+//! dispatches that read them, downloads submitted behind the packages that
+//! wrote them, neither waited for at submission (see
+//! [`crate::vk::transfer`] for how the queue orders them). A package's
+//! units count as done only once its download completed, so exactly-once
+//! and host visibility are those of a synchronous download.
+
+use super::kernel::Package;
+use super::staging::Staging;
+use crate::vk::transfer::{Copy, Direction, Stager};
+use crate::vk::Completion;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Why a transfer batch did not complete.
+pub(crate) enum TransferError {
+    /// It did not end in time; it may still run.
+    TimedOut(String),
+    /// It failed; it may have run in part.
+    Failed(String),
+}
+
+impl TransferError {
+    /// The message.
+    pub(crate) fn into_message(self) -> String {
+        match self {
+            TransferError::TimedOut(m) | TransferError::Failed(m) => m,
+        }
+    }
+}
+
+/// A package whose download is in flight; `T` is what the dispatch loop
+/// keeps of it.
+pub(crate) struct Download<T> {
+    pub(crate) payload: T,
+    pub(crate) package: Package,
+    pub(crate) bytes: u64,
+    value: u64,
+    submitted: Instant,
+    /// Nothing else was on the queue when it was submitted: its time to
+    /// completion measures the bandwidth.
+    alone: bool,
+}
+
+/// The transfers of one staged run on one GPU.
+pub(crate) struct Pipeline<'r, T> {
+    stager: std::sync::MutexGuard<'r, Stager>,
+    /// Uploads in flight: the batch's value and its copies.
+    uploads: VecDeque<(u64, Vec<Copy>)>,
+    downloads: VecDeque<Download<T>>,
+    /// Wall seconds the loop spent submitting and waiting for transfers.
+    pub(crate) seconds: f64,
+}
+
+impl<'r, T> Pipeline<'r, T> {
+    /// The pipeline over `stager`.
+    pub(crate) fn new(stager: std::sync::MutexGuard<'r, Stager>) -> Self {
+        Pipeline {
+            stager,
+            uploads: VecDeque::new(),
+            downloads: VecDeque::new(),
+            seconds: 0.0,
+        }
+    }
+
+    /// Submits what package `p` reads that the mirrors lack (the dispatch
+    /// submitted next reads it); the bytes.
+    pub(crate) fn upload(
+        &mut self,
+        staging: &Staging<'_>,
+        p: &Package,
+        timeout_ns: u64,
+    ) -> Result<u64, TransferError> {
+        let copies = staging.uploads(p);
+        if copies.is_empty() {
+            return Ok(0);
+        }
+        self.submit(Direction::Upload, &copies, None, timeout_ns)?;
+        let value = self.stager_last();
+        staging.queued(&copies);
+        let bytes = copies.iter().map(|c| c.bytes).sum();
+        self.uploads.push_back((value, copies));
+        Ok(bytes)
+    }
+
+    /// Submits the download of what `package` wrote, after ring ticket
+    /// `after`; `Ok(Some(payload))` back when there is nothing to download
+    /// (the package is done now). `alone`: nothing else is on the queue.
+    pub(crate) fn download(
+        &mut self,
+        staging: &Staging<'_>,
+        package: Package,
+        after: (&Completion, u64),
+        (payload, alone): (T, bool),
+        timeout_ns: u64,
+    ) -> Result<Option<T>, (TransferError, T)> {
+        let copies = staging.downloads(&package);
+        if copies.is_empty() {
+            return Ok(Some(payload));
+        }
+        if let Err(e) = self.submit(Direction::Download, &copies, Some(after), timeout_ns) {
+            return Err((e, payload));
+        }
+        self.downloads.push_back(Download {
+            payload,
+            package,
+            bytes: copies.iter().map(|c| c.bytes).sum(),
+            value: self.stager_last(),
+            submitted: Instant::now(),
+            alone,
+        });
+        Ok(None)
+    }
+
+    /// Whether a download is in flight.
+    pub(crate) fn has_downloads(&self) -> bool {
+        !self.downloads.is_empty()
+    }
+
+    /// The completed transfers, oldest first: uploads are marked valid in
+    /// the mirrors, downloads handed back (their packages are done). With
+    /// `wait_ns`, waits that long for the oldest download first.
+    pub(crate) fn reap(
+        &mut self,
+        staging: &Staging<'_>,
+        wait_ns: Option<u64>,
+    ) -> Result<Vec<Download<T>>, TransferError> {
+        let failed = |e: crate::error::VkError| TransferError::Failed(e.to_string());
+        if let (Some(ns), Some(d)) = (wait_ns, self.downloads.front()) {
+            let t = Instant::now();
+            let ok = self.stager.wait(d.value, ns).map_err(failed)?;
+            self.seconds += t.elapsed().as_secs_f64();
+            if !ok {
+                return Err(TransferError::TimedOut(
+                    "a download ran past the timeout".into(),
+                ));
+            }
+        }
+        while let Some((value, _)) = self.uploads.front() {
+            if !self.stager.reached(*value).map_err(failed)? {
+                break;
+            }
+            let (_, copies) = self.uploads.pop_front().expect("front exists");
+            staging.uploaded(&copies);
+        }
+        let mut done = Vec::new();
+        while let Some(d) = self.downloads.front() {
+            if !self.stager.reached(d.value).map_err(failed)? {
+                break;
+            }
+            let d = self.downloads.pop_front().expect("front exists");
+            if d.alone {
+                let s = d.submitted.elapsed().as_secs_f64();
+                self.stager.rates().record(Direction::Download.way(), d.bytes, s);
+            }
+            done.push(d);
+        }
+        Ok(done)
+    }
+
+    /// Waits up to `timeout_ns` for every batch submitted; then the
+    /// completed transfers as [`Pipeline::reap`] gives them, and the
+    /// downloads that did not complete (their outcome is unknown).
+    pub(crate) fn drain(
+        &mut self,
+        staging: &Staging<'_>,
+        timeout_ns: u64,
+    ) -> (Vec<Download<T>>, Vec<Download<T>>) {
+        let _ = self.stager.drain(timeout_ns);
+        let done = self.reap(staging, None).unwrap_or_default();
+        let left = self.downloads.drain(..).collect();
+        self.uploads.clear();
+        (done, left)
+    }
+
+    /// Waits up to `timeout_ns` for every batch submitted.
+    pub(crate) fn idle(&self, timeout_ns: u64) -> bool {
+        matches!(self.stager.drain(timeout_ns), Ok(true))
+    }
+
+    /// Submits one batch without waiting for it.
+    fn submit(
+        &mut self,
+        direction: Direction,
+        copies: &[Copy],
+        after: Option<(&Completion, u64)>,
+        timeout_ns: u64,
+    ) -> Result<(), TransferError> {
+        let t = Instant::now();
+        // SAFETY: the copies name the run's buffers and their mirrors, of
+        // this device, sized by the buffers, with transfer usage (staged
+        // engines create both so); the run borrows them until it returns,
+        // and the dispatch loop drains the stager before returning (or the
+        // stager waits for its batches when dropped, and the engine's
+        // devices outlive it). The ring's timeline outlives the batch
+        // likewise.
+        let r = unsafe { self.stager.submit(direction, copies, after, timeout_ns) };
+        self.seconds += t.elapsed().as_secs_f64();
+        match r {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(TransferError::TimedOut(format!(
+                "a {direction:?} transfer waited past the timeout for a command buffer"
+            ))),
+            Err(e) => Err(TransferError::Failed(e.to_string())),
+        }
+    }
+
+    /// The value of the batch submitted last.
+    fn stager_last(&self) -> u64 {
+        self.stager.last()
+    }
+}

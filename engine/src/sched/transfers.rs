@@ -1,0 +1,142 @@
+//! What staged transfers add to a GPU package's cost: the bytes a unit
+//! moves each way over the device's bandwidth in that direction, learned
+//! from the transfers it ran and seeded from a documented PCIe figure.
+//!
+//! A package of `n` units on a staged GPU costs `overhead + n / rate +
+//! n * s`, where `s = up_bytes_per_unit / up_bw + down_bytes_per_unit /
+//! down_bw`: the cost model's rate ([`super::Cost`], learned from compute
+//! alone) is slowed to `1 / (1 / rate + s)`, so the plan gives the CPU the
+//! ranges it finishes before the GPU could have computed and shipped them.
+
+use super::Cost;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The seed of both directions, bytes per second: PCIe 4.0 x16's 32 GB/s
+/// less protocol overhead, as measured copies reach (about 25 GB/s). PCIe
+/// 5.0 devices (the H200: about 43 GB/s measured for a 128 MB download) are
+/// faster and learn it from their first large transfers.
+pub(crate) const SEED_BANDWIDTH: f64 = 25e9;
+
+/// Batches smaller than this teach nothing: their time is mostly the
+/// submission's round trip, not bandwidth.
+pub(crate) const MIN_LEARN_BYTES: u64 = 1 << 20;
+
+/// Weight of each new measurement in the running figure.
+const LEARN_WEIGHT: f64 = 0.25;
+
+/// Which way bytes go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// Host to device.
+    Up,
+    /// Device to host.
+    Down,
+}
+
+/// One device's transfer bandwidth per direction, in bytes per second:
+/// shared between its runs (written by its dispatch loop, read when a run
+/// is planned).
+#[derive(Debug)]
+pub(crate) struct TransferRates {
+    /// `f64` bits of each direction's figure.
+    up: AtomicU64,
+    down: AtomicU64,
+}
+
+impl Default for TransferRates {
+    fn default() -> Self {
+        TransferRates {
+            up: AtomicU64::new(SEED_BANDWIDTH.to_bits()),
+            down: AtomicU64::new(SEED_BANDWIDTH.to_bits()),
+        }
+    }
+}
+
+impl TransferRates {
+    fn cell(&self, way: Way) -> &AtomicU64 {
+        match way {
+            Way::Up => &self.up,
+            Way::Down => &self.down,
+        }
+    }
+
+    /// Bytes per second `way`.
+    pub(crate) fn bandwidth(&self, way: Way) -> f64 {
+        // Relaxed: a lone figure; a reader that sees the previous one
+        // plans with a slightly older estimate, nothing more.
+        f64::from_bits(self.cell(way).load(Ordering::Relaxed))
+    }
+
+    /// Learns from a batch that moved `bytes` `way` in `seconds` with
+    /// nothing else on the queue (small or unusable batches are ignored).
+    pub(crate) fn record(&self, way: Way, bytes: u64, seconds: f64) {
+        if bytes < MIN_LEARN_BYTES || !(seconds.is_finite() && seconds > 0.0) {
+            return;
+        }
+        let measured = bytes as f64 / seconds;
+        let old = self.bandwidth(way);
+        let new = old + LEARN_WEIGHT * (measured - old);
+        if new.is_finite() && new > 0.0 {
+            // Relaxed: one writer (the device's dispatch loop, runs being
+            // serialized); see `bandwidth`.
+            self.cell(way).store(new.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// Seconds per unit that transfers add to a package, for a run that
+    /// moves `up` and `down` bytes per unit.
+    pub(crate) fn seconds_per_unit(&self, up: f64, down: f64) -> f64 {
+        let s = up / self.bandwidth(Way::Up) + down / self.bandwidth(Way::Down);
+        if s.is_finite() && s > 0.0 {
+            s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// `cost` with `s` more seconds per unit.
+pub(crate) fn with_transfers(cost: Cost, s: f64) -> Cost {
+    if !(s.is_finite() && s > 0.0) {
+        return cost;
+    }
+    Cost {
+        overhead_s: cost.overhead_s,
+        rate: 1.0 / (1.0 / cost.rate + s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_slow_the_rate_by_their_seconds_per_unit() {
+        let r = TransferRates::default();
+        assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
+        // 1 MB down per unit at 25 GB/s: 40 us per unit.
+        let s = r.seconds_per_unit(0.0, 1e6);
+        assert!((s - 40e-6).abs() < 1e-12, "{s}");
+        // A GPU computing 100k units/s (10 us each) then ships 40 us each:
+        // 20k units/s.
+        let c = with_transfers(Cost::rate_only(1e5), s);
+        assert!((c.rate - 2e4).abs() < 1e-6, "{}", c.rate);
+        assert_eq!(with_transfers(Cost::rate_only(1e5), 0.0).rate, 1e5);
+        assert_eq!(with_transfers(Cost::rate_only(1e5), f64::NAN).rate, 1e5);
+        assert_eq!(r.seconds_per_unit(f64::INFINITY, 0.0), 0.0);
+    }
+
+    #[test]
+    fn large_batches_teach_the_bandwidth_small_ones_do_not() {
+        let r = TransferRates::default();
+        r.record(Way::Down, 1000, 1e-9);
+        r.record(Way::Down, 1 << 30, 0.0);
+        r.record(Way::Down, 1 << 30, f64::NAN);
+        assert_eq!(r.bandwidth(Way::Down), SEED_BANDWIDTH);
+        for _ in 0..60 {
+            r.record(Way::Down, 128 << 20, (128 << 20) as f64 / 43e9);
+        }
+        assert!((r.bandwidth(Way::Down) - 43e9).abs() < 1e6);
+        assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
+    }
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Scaling and HE over several devices: the CPU workers and each GPU alone,
+then GPUs together and every device together, each in its own process.
+
+For each `KERNEL:SIZE` given, runs `coexec bench` (every output verified
+against the kernel's CPU reference):
+
+* T_d for each device d of DEVICES (default cpu,gpu0,gpu1): its best solo
+  configuration, the best median over hguided, dynamic:8, dynamic:64 and
+  static (warm: after a warm-up, COEXEC_PROFILE=off);
+* for each co-executed configuration of CONFIGS (default gpu0,gpu1 and
+  cpu,gpu0,gpu1), HGuided without hints: warm (median of HE_REPS runs after 3
+  warm-ups) and cold (first run of a fresh process without a profile, median
+  over HE_COLD processes);
+* S = T_best / T (T_best: the best single device), S_max(config) = T_best *
+  sum over its devices of 1/T_d, HE = S / S_max.
+
+Usage: multi_bench.py COEXEC_BINARY OUT_JSON KERNEL:SIZE ...
+Environment: HE_REPS (5), HE_COLD (2), DEVICES, CONFIGS (';'-separated).
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
+
+
+def bench(binary, kernel, size, devices, scheduler, warmup, reps):
+    cmd = [binary, "bench", "--kernel", kernel, "--size", size, "--devices", devices,
+           "--scheduler", scheduler, "--warmup", str(warmup), "--reps", str(reps), "--json"]
+    env = dict(os.environ, COEXEC_PROFILE="off")
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: rc {p.returncode}: {p.stderr[-2000:]}")
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    if not r["verified"]:
+        raise RuntimeError(f"{' '.join(cmd)}: output not verified: {r}")
+    return r
+
+
+def items(r):
+    """Items per device of a bench result, where it says."""
+    return [(d.get("name", "?"), d.get("items")) for d in r.get("per_device", [])]
+
+
+def main():
+    binary, out_path, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    reps = int(os.environ.get("HE_REPS", "5"))
+    cold_n = int(os.environ.get("HE_COLD", "2"))
+    devs = os.environ.get("DEVICES", "cpu,gpu0,gpu1").split(",")
+    configs = os.environ.get("CONFIGS", "gpu0,gpu1;cpu,gpu0,gpu1").split(";")
+    results = []
+    for spec in specs:
+        kernel, size = spec.split(":", 1)
+        row = {"kernel": kernel, "size": size}
+        try:
+            solo = {}
+            for d in devs:
+                times = {s: bench(binary, kernel, size, d, s, 1, reps)["time_s"] for s in SOLO}
+                best = min(times, key=times.get)
+                solo[d] = {"best": best, "time_s": times[best], "all": times}
+            t_best = min(v["time_s"] for v in solo.values())
+            row.update(solo=solo, t_best=t_best)
+            line = f"{kernel:<12} {size:<12} " + " ".join(
+                f"{d} {solo[d]['time_s']*1e3:.3f} ms" for d in devs)
+            print(line, flush=True)
+            row["configs"] = {}
+            for c in configs:
+                s_max = t_best * sum(1 / solo[d]["time_s"] for d in c.split(","))
+                warm = bench(binary, kernel, size, c, "hguided", 3, reps)
+                cold = [bench(binary, kernel, size, c, "hguided", 1, 1)["first_s"]
+                        for _ in range(cold_n)]
+                t_w, t_c = warm["time_s"], statistics.median(cold)
+                fig = {
+                    "s_max": s_max, "warm_s": t_w, "cold_s": t_c, "cold_runs": cold,
+                    "S_warm": t_best / t_w, "HE_warm": t_best / t_w / s_max,
+                    "S_cold": t_best / t_c, "HE_cold": t_best / t_c / s_max,
+                    "items": items(warm), "balance": warm.get("balance"),
+                }
+                row["configs"][c] = fig
+                print(f"   {c:<16} S_max {s_max:.2f}  warm {t_w*1e3:.3f} ms S {fig['S_warm']:.3f} "
+                      f"HE {fig['HE_warm']:.3f}  cold {t_c*1e3:.3f} ms HE {fig['HE_cold']:.3f}  "
+                      f"items {fig['items']}", flush=True)
+        except Exception as e:
+            row["error"] = str(e)
+            print(f"{kernel} {size} ERROR {e}", flush=True)
+        results.append(row)
+        with open(out_path, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
