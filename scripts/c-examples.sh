@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The C ABI end to end: checks that ffi/include/coexec.h is up to date,
 # builds and installs the library into a prefix with scripts/install.sh,
-# builds examples/c/saxpy.c, examples/c/axpy2d.c and
+# builds examples/c/saxpy.c, examples/c/axpy2d.c, examples/c/dot.c and
 # examples/cpp/mandelbrot.cpp against the *installed* library (pkg-config,
 # then CMake for the C examples), runs them (each verifies its result), and
-# runs all three under valgrind in the default environment (COEXEC_VALIDATION
+# runs them under valgrind in the default environment (COEXEC_VALIDATION
 # unset, as a user's program runs). ffi/tests/misuse.c (every misuse of the C
 # ABI found so far, each expecting its status) runs plainly (its stdout must
 # stay empty: nothing of the library's may print there), under
@@ -67,13 +67,14 @@ shared_c_example() {
   step "C: examples/c/$name.c${3:+ ($3)} against the shared library (pkg-config coexec)"
   # shellcheck disable=SC2046 # word splitting of pkg-config output is intended
   "$CC" -std="$std" -O2 -Wall -Wextra -pedantic -Werror "examples/c/$name.c" -o "$BUILD/$name" \
-    $(pkg-config --cflags --libs coexec) -Wl,-rpath,"$PREFIX/lib"
+    $(pkg-config --cflags --libs coexec) -lm -Wl,-rpath,"$PREFIX/lib"
   readelf -d "$BUILD/$name" | grep -q "libcoexec.so.$major" \
     || { echo "c-examples: $name does not link libcoexec.so.$major" >&2; exit 1; }
   (cd "$BUILD" && "./$name")
 }
 shared_c_example saxpy c99
 shared_c_example axpy2d c11 "written from the header and READMEs alone"
+shared_c_example dot c99 "a reduction output"
 
 step "C: ffi/tests/misuse.c (misuse of the C ABI; stdout must stay empty)"
 # shellcheck disable=SC2046
@@ -122,7 +123,7 @@ rm -rf "$BUILD/cmake"
 cmake -S examples/c -B "$BUILD/cmake" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" \
   -DCMAKE_C_COMPILER="$CC" >/dev/null
 cmake --build "$BUILD/cmake" >/dev/null
-for name in saxpy axpy2d; do
+for name in saxpy axpy2d dot; do
   (cd "$BUILD/cmake" && "./$name" >/dev/null)
   echo "cmake-built $name: OK"
 done
@@ -152,6 +153,7 @@ if [ "${SKIP_VALGRIND:-0}" != 1 ]; then
   }
   vg saxpy ./saxpy
   vg axpy2d ./axpy2d
+  vg dot ./dot 100000 1
   vg mandelbrot ./mandelbrot "$BUILD/mandelbrot-valgrind.pgm"
   vg misuse ./misuse
 fi

@@ -39,6 +39,12 @@ fi
 # every output verified (a smoke test: no timing is asserted).
 cargo run --release --features coexec/test-hooks --bin coexec -- suite --quick --no-scaling --reps 1
 cargo run --release --features coexec/test-hooks --bin coexec -- suite --set comparable --quick --no-scaling --reps 1
+# Several GPUs on one: COEXEC_DUPLICATE_DEVICES opens lavapipe twice, and the
+# command runs a kernel on the CPU and both logical GPUs and verifies it
+# (tests/multi.rs, in the workspace run above, covers every scheduler, GPU
+# faults and shared buffers on 2-3 logical GPUs).
+COEXEC_DUPLICATE_DEVICES=2 cargo run --release --features coexec/test-hooks --bin coexec -- \
+  bench --kernel mandelbrot --size 512x512 --devices cpu,gpu0,gpu1 --scheduler dynamic:16 --reps 1
 # The main Rust example, as a user runs it (it verifies its own output).
 cargo run --release --features coexec/test-hooks --example saxpy
 # Across nodes: the distributed Mandelbrot on 2 MPI ranks of this machine,

@@ -5,9 +5,13 @@
 //! [`WorkQueue`] until every unit is done; no thread hands out work.
 
 mod energy;
+mod gpus;
 mod run;
 
 use crate::energy::{EnergySources, Objective};
+pub(crate) use gpus::pipeline_on;
+pub use gpus::MAX_GPUS;
+
 use crate::error::{Error, Result};
 use crate::exec::gpu::GpuUnit;
 use crate::exec::kernel::{Access, Args, CpuFn, Geometry, IndexSpace, Kernel};
@@ -26,11 +30,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Which Vulkan device the engine uses.
+/// Which Vulkan devices the engine uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum GpuChoice {
-    /// The best device: discrete, then integrated, then a CPU implementation.
+    /// Every usable discrete and integrated GPU, in Vulkan's enumeration
+    /// order (engine GPU 0 is the first); where there is none, the best
+    /// device as for [`Auto`](Self::Auto), so a CPU implementation such as
+    /// lavapipe is taken only when it is the only choice (or named with
+    /// [`Index`](Self::Index) or [`Set`](Self::Set)). With several GPUs,
+    /// every buffer lives in host memory imported into each device (see
+    /// [`EngineOptions::memory`]).
     #[default]
+    All,
+    /// The one best device: discrete, then integrated, then a CPU
+    /// implementation.
     Auto,
     /// The device with this [`index`](PhysicalDeviceInfo::index): its
     /// position in Vulkan's enumeration order, counting every device (the
@@ -38,12 +51,59 @@ pub enum GpuChoice {
     /// [`Error::DeviceUnusable`]; an index past the last device is
     /// [`Error::DeviceIndex`].
     Index(usize),
+    /// The devices whose [`index`](PhysicalDeviceInfo::index) bits are set
+    /// (bit `i`: device `i`, as for [`Index`](Self::Index); indices below
+    /// [`MAX_GPUS`]), in index order: engine GPU 0 is the lowest.
+    Set(u64),
+}
+
+impl GpuChoice {
+    /// The devices of physical indices `indices` ([`GpuChoice::Set`]);
+    /// `None` for an index of [`MAX_GPUS`] or more.
+    pub fn set(indices: &[usize]) -> Option<GpuChoice> {
+        let mut mask = 0u64;
+        for &i in indices {
+            mask |= 1u64.checked_shl(u32::try_from(i).ok()?)?;
+        }
+        Some(GpuChoice::Set(mask))
+    }
+}
+
+impl std::str::FromStr for GpuChoice {
+    type Err = String;
+    /// `all` ([`GpuChoice::All`]), `best` ([`GpuChoice::Auto`]), a Vulkan
+    /// device index ([`GpuChoice::Index`]) or a comma-separated list of
+    /// indices ([`GpuChoice::Set`]), as `coexec info` numbers the devices.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "all" => Ok(GpuChoice::All),
+            "best" | "auto" => Ok(GpuChoice::Auto),
+            list => {
+                let indices = list
+                    .split(',')
+                    .map(|p| p.trim().parse::<usize>())
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(|_| {
+                        format!(
+                            "unknown GPU choice {list:?} (all, best, an index or indices as 0,1)"
+                        )
+                    })?;
+                match indices.as_slice() {
+                    [one] => Ok(GpuChoice::Index(*one)),
+                    many => GpuChoice::set(many).ok_or_else(|| {
+                        format!("device indices must be below {MAX_GPUS} (got {list:?})")
+                    }),
+                }
+            }
+        }
+    }
 }
 
 /// How an engine is built.
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
-    /// Which Vulkan device to use (for memory and, when it runs, kernels).
+    /// Which Vulkan devices to use (for memory and, when they run,
+    /// kernels); by default every GPU ([`GpuChoice::All`]).
     pub gpu: GpuChoice,
     /// CPU workers; `None`: one per physical core left after the GPU's share,
     /// `Some(0)`: none.
@@ -94,7 +154,10 @@ pub struct EngineOptions {
     /// ([`MemoryPlacement`]; `Auto`, the default, stages on a discrete GPU
     /// only). The environment variable `COEXEC_MEMORY=auto|zero-copy|staged`
     /// overrides it (read once per process). [`Engine::memory_placement`]
-    /// says what was chosen.
+    /// says what was chosen. An engine over several GPUs is zero-copy:
+    /// each buffer's bytes are host memory of the engine's, imported into
+    /// every device with `VK_EXT_external_memory_host`, so every device and
+    /// the CPU code see the same bytes.
     pub memory: MemoryPlacement,
     /// A testing aid: use the device as an older driver would offer it
     /// (Vulkan 1.1 with `VK_KHR_timeline_semaphore`, or without timeline
@@ -109,6 +172,12 @@ pub struct EngineOptions {
     /// energy counter in earlier runs where readable, else the model of
     /// [`DevicePower`](crate::energy::DevicePower)).
     pub objective: Objective,
+    /// Testing aid: opens each chosen Vulkan device this many times, as if
+    /// the machine had that many of it, so that multi-GPU co-execution runs
+    /// on one GPU (lavapipe included). 0 (the default): the environment
+    /// variable `COEXEC_DUPLICATE_DEVICES`, else 1. Not for measuring: the
+    /// copies share one GPU.
+    pub duplicate_devices: usize,
 }
 
 impl Default for EngineOptions {
@@ -126,17 +195,31 @@ impl Default for EngineOptions {
             memory: MemoryPlacement::Auto,
             driver: DriverEmulation::Native,
             objective: Objective::Time,
+            duplicate_devices: 0,
         }
     }
 }
 
-/// Which of the engine's devices take part in a run.
+/// Which of the engine's devices take part in a run: the CPU workers and a
+/// set of the engine's GPUs (numbered from 0 in the engine's order, which is
+/// Vulkan's enumeration order of the devices it opened).
+///
+/// ```
+/// use coexec_engine::Devices;
+/// assert!(Devices::ALL.has_gpu(3) && Devices::ALL.cpu);
+/// let d = Devices::gpu(1).with_cpu();
+/// assert!(d.cpu && d.has_gpu(1) && !d.has_gpu(0));
+/// assert_eq!("cpu,gpu1".parse::<Devices>(), Ok(d));
+/// assert_eq!("cpu,gpu".parse::<Devices>(), Ok(Devices::ALL));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Devices {
     /// The CPU workers.
     pub cpu: bool,
-    /// The GPU.
+    /// Every GPU of the engine.
     pub gpu: bool,
+    /// GPUs taken one by one besides `gpu`: bit `i` is engine GPU `i`.
+    pub gpus: u64,
 }
 
 impl Devices {
@@ -144,46 +227,113 @@ impl Devices {
     pub const CPU: Devices = Devices {
         cpu: true,
         gpu: false,
+        gpus: 0,
     };
-    /// The GPU only.
+    /// Every GPU.
     pub const GPU: Devices = Devices {
         cpu: false,
         gpu: true,
+        gpus: 0,
     };
-    /// Every device.
+    /// Every device: the CPU workers and every GPU.
     pub const ALL: Devices = Devices {
         cpu: true,
         gpu: true,
+        gpus: 0,
     };
+    /// No device (a start for [`with_cpu`](Self::with_cpu) and
+    /// [`with_gpu`](Self::with_gpu); a run on it is refused).
+    pub const NONE: Devices = Devices {
+        cpu: false,
+        gpu: false,
+        gpus: 0,
+    };
+
+    /// Engine GPU `i` alone (`i` below [`MAX_GPUS`]; a larger index
+    /// selects nothing).
+    pub fn gpu(i: usize) -> Devices {
+        Devices::NONE.with_gpu(i)
+    }
+
+    /// These devices and the CPU workers.
+    pub fn with_cpu(self) -> Devices {
+        Devices { cpu: true, ..self }
+    }
+
+    /// These devices and engine GPU `i` (unchanged for `i` of
+    /// [`MAX_GPUS`] or more).
+    pub fn with_gpu(self, i: usize) -> Devices {
+        let bit = u32::try_from(i)
+            .ok()
+            .and_then(|i| 1u64.checked_shl(i))
+            .unwrap_or(0);
+        Devices {
+            gpus: self.gpus | bit,
+            ..self
+        }
+    }
+
+    /// Whether engine GPU `i` is among these devices.
+    pub fn has_gpu(self, i: usize) -> bool {
+        self.gpu || (i < MAX_GPUS && self.gpus & (1u64 << i) != 0)
+    }
+
+    /// Whether any GPU is.
+    pub fn any_gpu(self) -> bool {
+        self.gpu || self.gpus != 0
+    }
 }
 
 impl std::str::FromStr for Devices {
     type Err = String;
+    /// A comma-separated list of `cpu`, `gpu` (every GPU), `gpuN` (engine
+    /// GPU N) and `all`.
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let mut d = Devices {
-            cpu: false,
-            gpu: false,
-        };
+        let mut d = Devices::NONE;
         for part in s.split(',') {
             match part.trim() {
                 "cpu" => d.cpu = true,
                 "gpu" => d.gpu = true,
                 "all" => d = Devices::ALL,
-                other => {
-                    return Err(format!(
-                        "unknown device {other:?} (cpu, gpu, cpu,gpu or all)"
-                    ))
-                }
+                other => match other.strip_prefix("gpu").map(str::parse::<usize>) {
+                    Some(Ok(i)) if i < MAX_GPUS => d = d.with_gpu(i),
+                    _ => {
+                        return Err(format!(
+                            "unknown device {other:?} (cpu, gpu, gpu0..gpu{}, all, or a comma-separated list)",
+                            MAX_GPUS - 1
+                        ))
+                    }
+                },
             }
         }
         Ok(d)
     }
 }
 
+impl std::fmt::Display for Devices {
+    /// The form [`FromStr`](std::str::FromStr) reads back.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        if self.cpu {
+            parts.push("cpu".into());
+        }
+        if self.gpu {
+            parts.push("gpu".into());
+        } else {
+            parts.extend(
+                (0..MAX_GPUS)
+                    .filter(|&i| self.has_gpu(i))
+                    .map(|i| format!("gpu{i}")),
+            );
+        }
+        write!(f, "{}", parts.join(","))
+    }
+}
+
 static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
 
-/// A co-execution engine: the CPU workers, one Vulkan device and its unified
-/// memory. Cheap to clone (shared); `Send + Sync`.
+/// A co-execution engine: the CPU workers, one or more Vulkan devices and
+/// their unified memory. Cheap to clone (shared); `Send + Sync`.
 #[derive(Clone)]
 pub struct Engine {
     inner: Arc<Inner>,
@@ -196,15 +346,17 @@ struct Inner {
     // Field order matters for drop: threads, GPU unit and memory go before
     // the device they use.
     pool: Pool,
-    gpu: Option<GpuUnit>,
+    /// The GPUs, in engine order (at least one).
+    gpus: Vec<GpuUnit>,
     memory: Arc<UnifiedMemory>,
     workers: usize,
     options: EngineOptions,
     run_lock: Mutex<()>,
     learning: Learning,
     energy: energy::EngineEnergy,
+    /// Faults to inject in the next run, by engine GPU.
     #[cfg(feature = "test-hooks")]
-    fault: Mutex<Option<crate::hooks::FaultInjection>>,
+    fault: Mutex<Vec<(usize, crate::hooks::FaultInjection)>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -212,13 +364,14 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("device", &self.device().info().name)
             .field("workers", &self.inner.workers)
-            .field("gpu_executor", &self.inner.gpu.is_some())
+            .field("gpus", &self.inner.gpus.len())
             .finish()
     }
 }
 
-/// The device `choice` names among `devs`, every physical device in Vulkan's
-/// enumeration order.
+/// The one device `choice` names among `devs`, every physical device in
+/// Vulkan's enumeration order (the best one for a choice of several: see
+/// `gpus::pick_all` for those).
 fn pick(devs: &[PhysicalDeviceInfo], choice: GpuChoice) -> Result<PhysicalDeviceInfo> {
     match choice {
         GpuChoice::Index(i) => {
@@ -232,7 +385,7 @@ fn pick(devs: &[PhysicalDeviceInfo], choice: GpuChoice) -> Result<PhysicalDevice
                 None => Ok(d.clone()),
             }
         }
-        GpuChoice::Auto => devs
+        GpuChoice::Auto | GpuChoice::All | GpuChoice::Set(_) => devs
             .iter()
             .filter(|d| d.unusable_reason().is_none() && d.unified_memory_type().is_some())
             .min_by_key(|d| (d.device_type.rank(), d.index))
@@ -284,45 +437,28 @@ impl Engine {
         if devs.iter().all(|d| d.unusable_reason().is_some()) {
             return Err(Error::NoDevice("the loader found no usable device".into()));
         }
-        let chosen = pick(&devs, options.gpu)?;
-        let cpu_impl = chosen.device_type == DeviceType::Cpu;
+        let chosen = gpus::pick_all(&devs, options.gpu)?;
+        let copies = gpus::copies(options.duplicate_devices, chosen.len());
+        let cpu_impls = chosen
+            .iter()
+            .filter(|d| d.device_type == DeviceType::Cpu)
+            .count();
         let plan = topology
             .plan(&PlanRequest {
                 workers: options.workers,
-                cpu_vulkan_devices: usize::from(cpu_impl),
-                gpu_loops: usize::from(!cpu_impl),
+                cpu_vulkan_devices: cpu_impls,
+                gpu_loops: (chosen.len() - cpu_impls) * copies,
             })
             .map_err(|e| Error::Cpu {
                 message: "planning the cores".into(),
                 source: Some(Box::new(e)),
             })?;
-        let dev_opts = DeviceOptions {
-            pipeline_cache_dir: options.pipeline_cache_dir.clone(),
-            driver,
-        };
-        let (device, loop_pin) = if cpu_impl {
-            let cores = plan.cpu_vulkan_devices[0].clone();
-            check_lavapipe_threads(cores.pus.len());
-            drop(probe);
-            let validation = options.validation;
-            let index = chosen.index;
-            let device = with_affinity(&cores, move || -> Result<Arc<Device>> {
-                let instance = Arc::new(Instance::with_api_cap(validation, driver.api_cap())?);
-                let info = find_index(&instance.all_physical_devices()?, index)?.clone();
-                Device::new(instance, info, &dev_opts)
-            })?;
-            (device, cores)
-        } else {
-            let pin = plan
-                .gpu_loops
-                .first()
-                .cloned()
-                .unwrap_or(CoreSet { pus: Vec::new() });
-            (Device::new(probe, chosen, &dev_opts)?, pin)
-        };
+        let (devices, pins) = open_devices(probe, &chosen, copies, &plan, &options)?;
         let id = NEXT_ENGINE.fetch_add(1, Ordering::Relaxed); // Relaxed: uniqueness only.
-        let memory = UnifiedMemory::new(device.clone(), options.allocator, id, options.memory)?;
-
+        let memory = match devices.as_slice() {
+            [one] => UnifiedMemory::new(one.clone(), options.allocator, id, options.memory)?,
+            many => UnifiedMemory::new_shared(many, options.allocator, id, options.memory)?,
+        };
         let mut specs: Vec<ThreadSpec> = plan
             .workers
             .iter()
@@ -333,49 +469,47 @@ impl Engine {
             })
             .collect();
         let workers = specs.len();
-        specs.push(ThreadSpec {
-            name: "coexec-gpu-0".into(),
-            pin: if loop_pin.pus.is_empty() {
-                None
-            } else {
-                Some(loop_pin)
-            },
-        });
+        specs.extend(pins.into_iter().enumerate().map(|(g, pin)| ThreadSpec {
+            name: format!("coexec-gpu-{g}"),
+            pin: (!pin.pus.is_empty()).then_some(pin),
+        }));
         let pool = Pool::new(specs).map_err(|e| Error::Cpu {
             message: "starting the pinned threads".into(),
             source: Some(Box::new(e)),
         })?;
-        let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
-        let learning = Learning::new(
-            profile_dir(&options),
-            vec![
-                format!("cpu {} with {workers} workers", topology.model),
-                describe_gpu(device.info()),
-            ],
-        );
-        let stager = match memory.placement() {
-            MemoryPlacement::Staged => Some(Mutex::new(vk::transfer::Stager::new(device.clone())?)),
+        let mut lines = vec![format!("cpu {} with {workers} workers", topology.model)];
+        lines.extend(devices.iter().map(|d| describe_gpu(d.info())));
+        let learning = Learning::new(profile_dir(&options), lines);
+        let mut units = Vec::with_capacity(devices.len());
+        for (g, device) in devices.into_iter().enumerate() {
+            let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
+            let stager = match memory.placement() {
+                MemoryPlacement::Staged => {
+                    Some(Mutex::new(vk::transfer::Stager::new(device.clone())?))
+                }
+                _ => None,
+            };
+            units.push(GpuUnit {
+                device,
+                ring: Mutex::new(ring),
+                thread: workers + g,
+                stager,
+            });
+        }
+        // NVML only for one NVIDIA GPU (vendor 0x10de; several GPUs: left
+        // out for now); a CPU implementation's energy is the CPU package's.
+        let nvidia = match units.as_slice() {
+            [u] if u.device.info().vendor_id == 0x10de => Some(u.device.info().device_uuid),
             _ => None,
         };
-        // NVML only for an NVIDIA GPU (vendor 0x10de); a CPU implementation's
-        // energy is the CPU package's.
-        let nvidia = device.info().vendor_id == 0x10de && !cpu_impl;
-        let energy = energy::EngineEnergy::new(EnergySources::detect(
-            nvidia.then_some(device.info().device_uuid),
-        ));
-        let gpu = Some(GpuUnit {
-            device,
-            ring: Mutex::new(ring),
-            thread: workers,
-            stager,
-        });
+        let energy = energy::EngineEnergy::new(EnergySources::detect(nvidia));
         Ok(Engine {
             inner: Arc::new(Inner {
                 id,
                 topology,
                 plan,
                 pool,
-                gpu,
+                gpus: units,
                 memory,
                 workers,
                 options,
@@ -383,7 +517,7 @@ impl Engine {
                 learning,
                 energy,
                 #[cfg(feature = "test-hooks")]
-                fault: Mutex::new(None),
+                fault: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -527,16 +661,46 @@ impl Engine {
         self.inner.workers
     }
 
-    /// `true` while the GPU can take part in runs (not failed).
+    /// `true` while a GPU can take part in runs (not every one failed).
     pub fn gpu_available(&self) -> bool {
-        self.inner.gpu.as_ref().is_some_and(|g| !g.device.is_lost())
+        (0..self.gpu_count()).any(|g| self.gpu_available_on(g))
     }
 
-    /// Makes the GPU fail as described in the next run that uses it (test
+    /// `true` while engine GPU `gpu` can take part in runs (it exists and
+    /// did not fail).
+    pub fn gpu_available_on(&self, gpu: usize) -> bool {
+        self.inner
+            .gpus
+            .get(gpu)
+            .is_some_and(|g| !g.device.is_lost())
+    }
+
+    /// How many GPUs the engine drives (at least 1).
+    pub fn gpu_count(&self) -> usize {
+        self.inner.gpus.len()
+    }
+
+    /// Facts about engine GPU `gpu` (`None` past the last). GPU 0's are
+    /// also [`device_info`](Self::device_info)'s.
+    pub fn gpu_info(&self, gpu: usize) -> Option<&PhysicalDeviceInfo> {
+        self.inner.gpus.get(gpu).map(|g| g.device.info())
+    }
+
+    /// Makes GPU 0 fail as described in the next run that uses it (test
     /// hook; cargo feature `test-hooks`).
     #[cfg(feature = "test-hooks")]
     pub fn inject_gpu_fault(&self, fault: crate::hooks::FaultInjection) {
-        *self.inner.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(fault);
+        self.inject_gpu_fault_on(0, fault);
+    }
+
+    /// Makes engine GPU `gpu` fail as described in the next run that uses
+    /// it (test hook; cargo feature `test-hooks`); replaces a fault injected
+    /// earlier for that GPU and not used yet.
+    #[cfg(feature = "test-hooks")]
+    pub fn inject_gpu_fault_on(&self, gpu: usize, fault: crate::hooks::FaultInjection) {
+        let mut f = self.inner.fault.lock().unwrap_or_else(|p| p.into_inner());
+        f.retain(|&(g, _)| g != gpu);
+        f.push((gpu, fault));
     }
 
     /// Makes every new device-local mirror allocation fail from now on
@@ -711,13 +875,16 @@ impl Engine {
                 "local size {local:?} has a zero dimension"
             )));
         }
+        let others: Vec<_> = self.inner.gpus.iter().skip(1).map(|g| &g.device).collect();
+        let other_gpus = gpus::other_pipelines(&pipeline, &words, &others)?;
         Ok(Kernel {
             name: name.to_string(),
             local,
             interface,
             pipeline,
+            other_gpus,
             cpu,
-            estimator: Arc::new(ThroughputEstimator::new(crate::learn::SLOTS)),
+            estimator: Arc::new(ThroughputEstimator::new(1 + self.inner.gpus.len())),
             learned: Arc::default(),
             gpu_warm: Arc::default(),
             identity: match &words {
@@ -747,13 +914,14 @@ impl Engine {
     }
 
     /// Checks a run's arguments: those of every run, whichever devices
-    /// take part ([`check_interface`]), then the GPU's limits when it does.
+    /// take part ([`check_interface`]), then the limits of each GPU that
+    /// does (engine GPUs `gpus`).
     fn validate_args(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         g: &Geometry,
-        gpu: bool,
+        gpus: &[usize],
     ) -> Result<()> {
         for (i, b) in args.buffers.iter().enumerate() {
             if b.raw.id().engine != self.inner.id {
@@ -779,51 +947,52 @@ impl Engine {
         if let Some(iface) = &kernel.interface {
             check_interface(iface, args)?;
         }
-        if gpu {
-            self.check_gpu_limits(args, g)?;
+        for &gpu in gpus {
+            if let Some(unit) = self.inner.gpus.get(gpu) {
+                check_gpu_limits(unit.device.info(), args, g)?;
+            }
         }
         Ok(())
     }
+}
 
-    /// The GPU's limits: each binding's size and the work-groups of the
-    /// index space (the CPU alone has neither).
-    fn check_gpu_limits(&self, args: &Args<'_>, g: &Geometry) -> Result<()> {
-        let info = self.device().info();
-        for (i, a) in args.buffers.iter().enumerate() {
-            if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
-                return Err(Error::BindingRange {
-                    binding: i as u32,
-                    bytes: a.raw.bytes(),
-                    limit: info.max_storage_buffer_range,
-                    device: info.name.clone(),
-                });
-            }
-        }
-        let (axis, groups) = match g.space {
-            IndexSpace::D1(_) => (0, g.groups_x),
-            IndexSpace::D2 { .. } => {
-                if g.groups_x > u64::from(info.max_group_count[0]) {
-                    (0, g.groups_x)
-                } else {
-                    (1, g.units)
-                }
-            }
-        };
-        if groups > u64::from(info.max_group_count[axis]) {
-            return Err(Error::DispatchLimit {
+/// A GPU's limits: each binding's size and the work-groups of the index
+/// space (the CPU alone has neither).
+fn check_gpu_limits(info: &PhysicalDeviceInfo, args: &Args<'_>, g: &Geometry) -> Result<()> {
+    for (i, a) in args.buffers.iter().enumerate() {
+        if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
+            return Err(Error::BindingRange {
+                binding: i as u32,
+                bytes: a.raw.bytes(),
+                limit: info.max_storage_buffer_range,
                 device: info.name.clone(),
-                axis,
-                groups,
-                limit: info.max_group_count[axis],
-                hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
-                    "; use a 2-D index space or a larger work-group"
-                } else {
-                    ""
-                },
             });
         }
-        Ok(())
     }
+    let (axis, groups) = match g.space {
+        IndexSpace::D1(_) => (0, g.groups_x),
+        IndexSpace::D2 { .. } => {
+            if g.groups_x > u64::from(info.max_group_count[0]) {
+                (0, g.groups_x)
+            } else {
+                (1, g.units)
+            }
+        }
+    };
+    if groups > u64::from(info.max_group_count[axis]) {
+        return Err(Error::DispatchLimit {
+            device: info.name.clone(),
+            axis,
+            groups,
+            limit: info.max_group_count[axis],
+            hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
+                "; use a 2-D index space or a larger work-group"
+            } else {
+                ""
+            },
+        });
+    }
+    Ok(())
 }
 
 /// What the kernel's shader declares against the run's arguments: the
@@ -862,6 +1031,65 @@ fn check_interface(iface: &vk::ShaderInterface, args: &Args<'_>) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Opens `copies` logical devices on each of `chosen` (in that order), and
+/// the core set each one's dispatch loop is pinned to: a CPU
+/// implementation's loop shares that device's own cores (the instance and
+/// such devices are created on a thread pinned to them, so their threads
+/// inherit that affinity), a GPU's loop gets the plan's next GPU loop core.
+fn open_devices(
+    probe: Arc<Instance>,
+    chosen: &[PhysicalDeviceInfo],
+    copies: usize,
+    plan: &CorePlan,
+    options: &EngineOptions,
+) -> Result<(Vec<Arc<Device>>, Vec<CoreSet>)> {
+    let driver = DriverEmulation::from_env().unwrap_or(options.driver);
+    let dev_opts = DeviceOptions {
+        pipeline_cache_dir: options.pipeline_cache_dir.clone(),
+        driver,
+    };
+    let is_cpu = |d: &&PhysicalDeviceInfo| d.device_type == DeviceType::Cpu;
+    let (instance, mut cpu_devices) = match plan.cpu_vulkan_devices.first() {
+        Some(cores) if chosen.iter().any(|d| is_cpu(&d)) => {
+            check_lavapipe_threads(cores.pus.len());
+            drop(probe);
+            let validation = options.validation;
+            with_affinity(cores, || -> Result<_> {
+                let instance = Arc::new(Instance::with_api_cap(validation, driver.api_cap())?);
+                let all = instance.all_physical_devices()?;
+                let mut out = Vec::new();
+                for d in chosen.iter().filter(is_cpu) {
+                    let info = gpus::refind(&all, d.index)?;
+                    for _ in 0..copies {
+                        out.push(Device::new(instance.clone(), info.clone(), &dev_opts)?);
+                    }
+                }
+                Ok((instance, out.into_iter()))
+            })?
+        }
+        _ => (probe, Vec::new().into_iter()),
+    };
+    let all = instance.all_physical_devices()?;
+    let (mut devices, mut pins) = (Vec::new(), Vec::new());
+    let (mut cpu_k, mut gpu_k) = (0, 0);
+    let none = CoreSet { pus: Vec::new() };
+    for d in chosen {
+        for _ in 0..copies {
+            if is_cpu(&d) {
+                devices.push(cpu_devices.next().expect("opened above"));
+                pins.push(plan.cpu_vulkan_devices.get(cpu_k).unwrap_or(&none).clone());
+            } else {
+                let info = gpus::refind(&all, d.index)?;
+                devices.push(Device::new(instance.clone(), info, &dev_opts)?);
+                pins.push(plan.gpu_loops.get(gpu_k).unwrap_or(&none).clone());
+                gpu_k += 1;
+            }
+        }
+        cpu_k += usize::from(is_cpu(&d));
+    }
+    Ok((devices, pins))
 }
 
 /// Warns when lavapipe will run more threads than the `cores` hardware
@@ -1008,6 +1236,36 @@ mod tests {
                 available: 2
             })
         ));
+    }
+
+    #[test]
+    fn gpu_choices_parse() {
+        use super::GpuChoice;
+        assert_eq!("all".parse::<GpuChoice>(), Ok(GpuChoice::All));
+        assert_eq!("best".parse::<GpuChoice>(), Ok(GpuChoice::Auto));
+        assert_eq!("2".parse::<GpuChoice>(), Ok(GpuChoice::Index(2)));
+        assert_eq!("0, 3".parse::<GpuChoice>(), Ok(GpuChoice::Set(0b1001)));
+        assert!("0,64".parse::<GpuChoice>().is_err());
+        assert!("gpu0".parse::<GpuChoice>().is_err());
+        assert!("".parse::<GpuChoice>().is_err());
+        assert_eq!(GpuChoice::set(&[1, 2]), Some(GpuChoice::Set(0b110)));
+        assert_eq!(GpuChoice::set(&[64]), None);
+    }
+
+    /// Devices as a set: by kind and by index, and their text form.
+    #[test]
+    fn devices_are_a_set() {
+        use super::Devices;
+        assert!(Devices::ALL.cpu && Devices::ALL.has_gpu(0) && Devices::ALL.has_gpu(63));
+        assert!(!Devices::CPU.any_gpu() && Devices::GPU.any_gpu());
+        let d = Devices::gpu(2).with_gpu(5);
+        assert!(d.has_gpu(2) && d.has_gpu(5) && !d.has_gpu(3) && !d.cpu);
+        assert_eq!(Devices::gpu(64), Devices::NONE);
+        assert!(!Devices::NONE.has_gpu(64));
+        for text in ["cpu", "gpu", "cpu,gpu", "gpu1", "cpu,gpu0,gpu3"] {
+            assert_eq!(text.parse::<Devices>().unwrap().to_string(), text);
+        }
+        assert_eq!("all".parse::<Devices>(), Ok(Devices::ALL));
     }
 
     #[test]

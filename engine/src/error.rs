@@ -220,6 +220,10 @@ pub enum Error {
         /// The binding number.
         binding: u32,
     },
+    /// A reduction output cannot be used as given (see
+    /// [`Reduction`](crate::Reduction)).
+    #[error("reduction: {0}")]
+    Reduction(String),
     /// An argument's footprint ([`Args::footprint`](crate::Args::footprint))
     /// is not valid for it.
     #[error("binding {binding}: invalid footprint: {message}")]

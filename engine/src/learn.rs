@@ -5,7 +5,8 @@
 //! [`crate::outcomes`]).
 //!
 //! A kernel's estimator holds one [`Cost`] per engine device slot (0: the
-//! CPU workers, 1: the GPU). It is reset when the kernel runs over another
+//! CPU workers, `1 + g`: engine GPU `g`); the profile key names every
+//! device, so a profile serves only the same device set. It is reset when the kernel runs over another
 //! index space, seeded from the profile of that space's shape class when
 //! one exists on disk, and written back when it has moved. Beside it, the
 //! kernel keeps the measured time of each configuration it ran there.
@@ -16,9 +17,6 @@ use crate::profile::{Profile, ProfileKey, ProfileStore};
 use crate::sched::{alone_time, single_device, Cost, PowerEstimator, Scheduler};
 use std::path::PathBuf;
 use std::sync::MutexGuard;
-
-/// Engine device slots of a kernel's estimator: the CPU workers, the GPU.
-pub(crate) const SLOTS: usize = 2;
 
 /// Co-execution is declined when its best case gains less than this over
 /// the fastest device alone (an estimated `S_max` under 1.05).
@@ -72,7 +70,7 @@ impl Learning {
                     &self.devices,
                     &shape_class(space, units),
                 );
-                if let Some(profile) = self.store.load(&key, SLOTS) {
+                if let Some(profile) = self.store.load(&key, self.devices.len()) {
                     for (slot, c) in profile.costs.iter().enumerate() {
                         if let Some(c) = c {
                             kernel.estimator.seed(slot, *c, PROFILE_WEIGHT);
@@ -111,7 +109,9 @@ impl Learning {
             return;
         };
         let now = Profile {
-            costs: (0..SLOTS).map(|s| kernel.estimator.cost(s)).collect(),
+            costs: (0..self.devices.len())
+                .map(|s| kernel.estimator.cost(s))
+                .collect(),
             times: learned.outcomes.measured(),
         };
         if moved(&learned.saved, &now) {
@@ -365,6 +365,40 @@ mod tests {
         assert_eq!(
             off.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
             [false, false]
+        );
+    }
+
+    /// With several GPUs (slots `1 + g`), the fallback picks the one device
+    /// that runs alone among all of them, and the learner's candidates are
+    /// co-execution and each device alone.
+    #[test]
+    fn many_gpus_fall_back_to_the_fastest_one() {
+        let l = learning();
+        let est = ThroughputEstimator::new(4);
+        let present = [(0, 2), (1, 1), (2, 1), (3, 1)];
+        let hg = Scheduler::hguided();
+        assert_eq!(l.sit_out(&hg, &present, &est, 1 << 20), [false; 4]);
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(1, Cost::rate_only(1e6), 4.0);
+        est.seed(2, Cost::rate_only(1e9), 4.0);
+        est.seed(3, Cost::rate_only(1e6), 4.0);
+        assert_eq!(
+            l.sit_out(&hg, &present, &est, 1 << 20),
+            [true, true, false, true]
+        );
+        // Comparable GPUs: every device takes part.
+        for s in 1..4 {
+            est.seed(s, Cost::rate_only(1e8), 100.0);
+        }
+        est.seed(0, Cost::rate_only(5e7), 100.0);
+        assert_eq!(l.sit_out(&hg, &present, &est, 1 << 20), [false; 4]);
+        // Hints over four devices: zeros sit out.
+        let st = Scheduler::Static {
+            powers: Some(vec![0.0, 1.0, 0.0, 1.0]),
+        };
+        assert_eq!(
+            l.sit_out(&st, &present, &est, 100),
+            [true, false, true, false]
         );
     }
 

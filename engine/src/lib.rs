@@ -54,10 +54,18 @@ layer!(vk);
 pub use bytemuck;
 
 pub use energy::Objective;
-pub use engine::{Devices, Engine, EngineOptions, GpuChoice};
+pub use engine::{Devices, Engine, EngineOptions, GpuChoice, MAX_GPUS};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::footprint::Footprint;
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
+pub use exec::reduce::{ReduceOp, Reduction};
+
+/// Reduction outputs (see [`Reduction`]): the element types of the
+/// built-in combines, and the canonical work-group order of the GLSL
+/// helpers ([`reduce::tree`]) for results that do not depend on the device.
+pub mod reduce {
+    pub use crate::exec::reduce::{tree, CombineFn, Element, ReduceOp, Reduction, GLSL_INCLUDE};
+}
 pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report, Transfers};
 pub use exec::topology::{
     CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,

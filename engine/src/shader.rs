@@ -127,6 +127,7 @@ fn compile_unchecked(source: &str, name: &str, level: OptLevel) -> Result<Vec<u3
         shaderc::EnvVersion::Vulkan1_1 as u32,
     );
     options.set_optimization_level(level.to_shaderc());
+    options.set_include_callback(|file, _, _, _| resolve_include(file));
     let artifact = compiler
         .compile_into_spirv(
             source,
@@ -137,6 +138,22 @@ fn compile_unchecked(source: &str, name: &str, level: OptLevel) -> Result<Vec<u3
         )
         .map_err(|e| Error::ShaderCompile(e.to_string()))?;
     Ok(artifact.as_binary().to_vec())
+}
+
+/// The includes runtime-compiled GLSL may use: the engine's own helpers
+/// (`coexec_reduce.glsl`, see [`crate::reduce`]); any other name is a
+/// compile error.
+#[cfg(feature = "glsl")]
+fn resolve_include(file: &str) -> std::result::Result<shaderc::ResolvedInclude, String> {
+    match file {
+        "coexec_reduce.glsl" => Ok(shaderc::ResolvedInclude {
+            resolved_name: file.to_string(),
+            content: crate::exec::reduce::GLSL_INCLUDE.to_string(),
+        }),
+        other => Err(format!(
+            "unknown include {other:?}: runtime GLSL may include \"coexec_reduce.glsl\" only"
+        )),
+    }
 }
 
 #[cfg(all(test, not(feature = "glsl")))]

@@ -26,7 +26,7 @@
  * Number of device slots in a `coexec_report` (a run uses at most two: the
  * CPU, then the GPU).
  */
-#define COEXEC_MAX_DEVICES 4
+#define COEXEC_MAX_DEVICES 8
 
 /**
  * Most buffer arguments of one run (`coexec_run`'s `num_args`).
@@ -43,6 +43,15 @@
  * terminating NUL (longer names are cut).
  */
 #define COEXEC_NAME_MAX 256
+
+/**
+ * `coexec_arg.access` flag of a reduction: a deterministic result, whose result does not
+ * depend on which device ran what: the CPU function is then called once per
+ * work-group, and must combine the work-group's items in the order of the
+ * GLSL helpers (a pairwise tree over the work-group's invocations, padded
+ * with the identity) for its partials to equal the GPU's bit for bit.
+ */
+#define COEXEC_REDUCE_DETERMINISTIC 65536
 
 /**
  * Result of every fallible coexec function. On anything but `COEXEC_OK`,
@@ -224,13 +233,19 @@ typedef enum coexec_device_mask {
      */
     COEXEC_DEVICE_CPU = 1,
     /**
-     * The Vulkan device.
+     * Every GPU of the engine.
      */
     COEXEC_DEVICE_GPU = 2,
     /**
-     * Both.
+     * The CPU workers and every GPU.
      */
     COEXEC_DEVICE_ALL = 3,
+    /**
+     * Engine GPU 0 alone; engine GPU `i` (0 to 29) is
+     * `COEXEC_DEVICE_GPU0 << i` (GPUs are numbered as `coexec info` numbers
+     * them among the engine's devices).
+     */
+    COEXEC_DEVICE_GPU0 = 4,
 } coexec_device_mask;
 
 /**
@@ -250,7 +265,55 @@ typedef enum coexec_access {
      * contents.
      */
     COEXEC_ACCESS_OUTPUT = 1,
+    /**
+     * A reduction output combined with a sum: OR it with the element type
+     * (`coexec_elem_type`) and, for a deterministic result,
+     * `COEXEC_REDUCE_DETERMINISTIC`. The buffer receives the result, `per_item` elements (0 means 1), when
+     * the run returns. The shader sees, at this binding, the buffer of
+     * work-group partials (one slot of `per_item` elements per work-group,
+     * which each work-group writes whole: the helpers of
+     * `coexec_reduce.glsl`); the CPU function sees its call's accumulator
+     * (`per_item` elements, holding the identity when the call starts).
+     * 1-D index spaces only.
+     */
+    COEXEC_ACCESS_REDUCE_SUM = 2,
+    /**
+     * A reduction output combined with a minimum (as `COEXEC_ACCESS_REDUCE_SUM`).
+     */
+    COEXEC_ACCESS_REDUCE_MIN = 3,
+    /**
+     * A reduction output combined with a maximum (as `COEXEC_ACCESS_REDUCE_SUM`).
+     */
+    COEXEC_ACCESS_REDUCE_MAX = 4,
 } coexec_access;
+
+/**
+ * Element type of a reduction output, ORed into `coexec_arg.access` with
+ * a `COEXEC_ACCESS_REDUCE_*` value (bits 8-15). The result buffer's
+ * `elem_size` must be the type's size.
+ */
+typedef enum coexec_elem_type {
+    /**
+     * `float`.
+     */
+    COEXEC_ELEM_F32 = 0,
+    /**
+     * `double`.
+     */
+    COEXEC_ELEM_F64 = 256,
+    /**
+     * `int32_t` (sums wrap).
+     */
+    COEXEC_ELEM_I32 = 512,
+    /**
+     * `uint32_t` (sums wrap).
+     */
+    COEXEC_ELEM_U32 = 768,
+    /**
+     * `uint64_t` (sums wrap).
+     */
+    COEXEC_ELEM_U64 = 1024,
+} coexec_elem_type;
 
 /**
  * The shape of a footprint (`coexec_footprint.kind`).
@@ -294,7 +357,9 @@ typedef struct coexec_engine_options {
      */
     uint32_t validation;
     /**
-     * Vulkan device index, or -1 for the best one: the device's position in
+     * Vulkan device index; -1 for every discrete and integrated GPU (a CPU
+     * implementation such as lavapipe only where it is the only device),
+     * -2 for the one best device. An index is the device's position in
      * Vulkan's enumeration order, counting every device, usable or not (the
      * number `coexec info` prints). An index past the last device, or one of
      * a device coexec cannot use (Vulkan < 1.1, no compute queue), is
@@ -362,15 +427,17 @@ typedef struct coexec_engine {
  */
 typedef struct coexec_engine_info {
     /**
-     * Name of the Vulkan device (NUL-terminated).
+     * Name of the Vulkan device (GPU 0's where the engine has several;
+     * NUL-terminated).
      */
     char device_name[COEXEC_NAME_MAX];
     /**
-     * `true` when the Vulkan device is a CPU implementation (e.g. lavapipe).
+     * `true` when the Vulkan device (GPU 0) is a CPU implementation (e.g.
+     * lavapipe).
      */
     bool device_is_cpu;
     /**
-     * `true` while the Vulkan device can take part in runs.
+     * `true` while a GPU of the engine can take part in runs.
      */
     bool gpu_available;
     /**
@@ -387,6 +454,11 @@ typedef struct coexec_engine_info {
      * Errors reported by the Khronos validation layer so far (0 when off).
      */
     uint64_t validation_errors;
+    /**
+     * How many GPUs the engine drives (at least 1): run masks name them
+     * as `COEXEC_DEVICE_GPU0 << i` for `i` below this.
+     */
+    uint32_t num_gpus;
 } coexec_engine_info;
 
 /**
@@ -480,7 +552,9 @@ typedef struct coexec_cpu_buffer {
     /**
      * The buffer's host memory (the same memory the GPU binds), aligned for
      * its elements. Inputs must not be written; of an output, write only the
-     * elements of the call's items (`item * per_item ..`).
+     * elements of the call's items (`item * per_item ..`). A reduction: the
+     * call's own accumulator, `per_item` elements (`count`) holding the
+     * identity when the call starts, which the call combines its items into.
      */
     void *data;
     /**
@@ -492,11 +566,12 @@ typedef struct coexec_cpu_buffer {
      */
     size_t elem_size;
     /**
-     * A `coexec_access` value.
+     * The `coexec_arg.access` value the run was given.
      */
     uint32_t access;
     /**
-     * Outputs: elements per work-item (>= 1); 0 for inputs.
+     * Outputs: elements per work-item (>= 1); reductions: elements of the
+     * accumulator (>= 1); 0 for inputs.
      */
     uint64_t per_item;
 } coexec_cpu_buffer;
@@ -582,11 +657,13 @@ typedef struct coexec_arg {
      */
     struct coexec_buffer buffer;
     /**
-     * A `coexec_access` value.
+     * A `coexec_access` value; for a reduction, ORed with its
+     * `coexec_elem_type` and flags (`COEXEC_REDUCE_DETERMINISTIC`).
      */
     uint32_t access;
     /**
-     * Outputs: elements written per work-item (item i owns elements
+     * Reductions: elements of the result (0 means 1), e.g. 256 for a
+     * histogram. Outputs: elements written per work-item (item i owns elements
      * `i * per_item .. (i + 1) * per_item - 1`); 0 means 1. The buffer must
      * hold at least work-items x `per_item` elements
      * (`COEXEC_ERROR_BUFFER_TOO_SMALL`). Ignored (whatever its value) for

@@ -5,7 +5,7 @@
 //! attaches a [`RunView`] (the C view of its buffers) to its `Args` as the
 //! engine's per-run context, and the kernel's closure passes it on to C.
 
-use super::types::{coexec_cpu_args, coexec_cpu_buffer, coexec_package};
+use super::types::{coexec_access, coexec_cpu_args, coexec_cpu_buffer, coexec_package};
 use ::coexec_engine::{CpuArgs, CpuFn, Package};
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -31,6 +31,9 @@ type RawCpuFn =
 /// first non-zero value the function returned.
 pub(crate) struct RunView {
     buffers: Vec<coexec_cpu_buffer>,
+    /// Indices of the reduction arguments, whose `data` is each call's
+    /// accumulator.
+    reductions: Vec<usize>,
     code: AtomicI32,
 }
 
@@ -44,8 +47,13 @@ unsafe impl Send for RunView {}
 
 impl RunView {
     pub(crate) fn new(buffers: Vec<coexec_cpu_buffer>) -> Self {
+        let reductions = (buffers.iter().enumerate())
+            .filter(|(_, b)| b.access & 0xff > coexec_access::COEXEC_ACCESS_OUTPUT as u32)
+            .map(|(i, _)| i)
+            .collect();
         RunView {
             buffers,
+            reductions,
             code: AtomicI32::new(0),
         }
     }
@@ -102,8 +110,19 @@ impl CpuCallback {
             return;
         };
         let push = args.push_bytes();
+        // With reductions, this call's own view: each one's accumulator.
+        let mut own = Vec::new();
+        if !view.reductions.is_empty() {
+            own.extend_from_slice(&view.buffers);
+            for &i in &view.reductions {
+                if let Some(acc) = args.accumulator_bytes(i) {
+                    own[i].data = acc.as_mut_ptr().cast();
+                }
+            }
+        }
+        let buffers = if own.is_empty() { &view.buffers } else { &own };
         let cargs = coexec_cpu_args {
-            buffers: view.buffers.as_ptr(),
+            buffers: buffers.as_ptr(),
             num_buffers: view.buffers.len(),
             push: if push.is_empty() {
                 std::ptr::null()

@@ -16,6 +16,7 @@
 mod callback;
 mod footprint;
 mod handles;
+mod reduce;
 mod run;
 mod status;
 #[cfg(test)]
@@ -280,9 +281,14 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         v => return Err(invalid(format!("unknown coexec_objective {v}"))),
     };
     let gpu = match o.gpu_index {
-        -1 => GpuChoice::Auto,
+        -1 => GpuChoice::All,
+        -2 => GpuChoice::Auto,
         i if i >= 0 => GpuChoice::Index(i as usize),
-        i => return Err(invalid(format!("gpu_index must be -1 or >= 0 (got {i})"))),
+        i => {
+            return Err(invalid(format!(
+                "gpu_index must be -1, -2 or >= 0 (got {i})"
+            )))
+        }
     };
     // Field by field on top of the defaults: fields added to EngineOptions
     // later keep their defaults.
@@ -376,6 +382,7 @@ pub unsafe extern "C" fn coexec_engine_get_info(
                 workers: u32::try_from(e.workers()).unwrap_or(u32::MAX),
                 host_import_alignment: e.host_import_alignment().unwrap_or(0),
                 validation_errors: e.validation_errors(),
+                num_gpus: u32::try_from(e.gpu_count()).unwrap_or(u32::MAX),
             })
         })?;
         // SAFETY: non-null (checked) and writable per the contract.

@@ -4,6 +4,7 @@
 
 use super::callback::{in_cpu_fn, RunView};
 use super::handles::{self, BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
+use super::reduce::{AnyReduction, Spec};
 use super::status::{self, guard, FfiError, FfiResult};
 use super::types::coexec_status::*;
 use super::types::*;
@@ -124,8 +125,13 @@ struct ArgInfo {
     id: u64,
     buffer: Arc<BufferObj>,
     write: bool,
-    /// Outputs: elements per work-item (>= 1); 0 for inputs.
+    /// Outputs: elements per work-item (>= 1); reductions: elements of the
+    /// result (>= 1); 0 for inputs.
     per_item: u64,
+    /// The `coexec_access` value.
+    access: u32,
+    /// A reduction output.
+    reduce: Option<Spec>,
     /// The kernel's footprint for it, in the engine's terms (bytes).
     footprint: Option<::coexec_engine::Footprint>,
 }
@@ -137,7 +143,7 @@ impl ArgInfo {
             data: self.buffer.host_ptr as *mut c_void,
             count: self.buffer.count,
             elem_size: self.buffer.elem_size,
-            access: u32::from(self.write),
+            access: self.access,
             per_item: self.per_item,
         }
     }
@@ -155,11 +161,34 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
                 format!("argument {i}: the buffer belongs to another engine"),
             ));
         }
+        let reduce = Spec::of(a.access, a.per_item, buffer.elem_size).map_err(at)?;
         let write = match a.access {
             0 => false,
             1 => true,
+            _ if reduce.is_some() => true,
             v => return Err(invalid(format!("argument {i}: unknown coexec_access {v}"))),
         };
+        if let Some(spec) = &reduce {
+            if buffer.count < spec.width {
+                return Err(FfiError::new(
+                    COEXEC_ERROR_BUFFER_TOO_SMALL,
+                    format!(
+                        "argument {i}: the buffer holds {} elements but the reduction's result has {}",
+                        buffer.count, spec.width
+                    ),
+                ));
+            }
+            out.push(ArgInfo {
+                id: a.buffer.id,
+                buffer,
+                write,
+                per_item: spec.width as u64,
+                access: a.access,
+                reduce,
+                footprint: None,
+            });
+            continue;
+        }
         // `per_item` is ignored for inputs, whatever its value.
         let per_item = if write { a.per_item.max(1) } else { 0 };
         if write {
@@ -173,6 +202,8 @@ fn resolve_args(c_args: &[coexec_arg], engine_id: u64) -> FfiResult<Vec<ArgInfo>
             buffer,
             write,
             per_item,
+            access: a.access,
+            reduce: None,
             footprint: None,
         });
     }
@@ -311,8 +342,19 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
         };
         borrows.insert(*key, borrow);
     }
+    let mut reds: Vec<AnyReduction> = args
+        .iter()
+        .filter_map(|a| a.reduce.as_ref())
+        .map(AnyReduction::new)
+        .collect();
+    let mut next_red = reds.iter_mut();
     let mut run_args = Args::new();
     for a in args {
+        if a.reduce.is_some() {
+            let r = next_red.next().expect("one per reduction argument");
+            run_args = r.add(run_args);
+            continue;
+        }
         run_args = match borrows.get_mut(&a.id) {
             Some(Borrow::Shared(b)) => run_args.input(*b).element_size(a.buffer.elem_size),
             Some(Borrow::Exclusive(b)) => {
@@ -328,22 +370,31 @@ fn with_locked_args<R>(args: &[ArgInfo], f: impl FnOnce(Args<'_>) -> FfiResult<R
             run_args = run_args.footprint(fp);
         }
     }
-    f(run_args)
+    let r = f(run_args)?;
+    // The results, into the reductions' buffers.
+    for (a, red) in args.iter().filter(|a| a.reduce.is_some()).zip(&reds) {
+        if let Some(Borrow::Exclusive(Some(b))) = borrows.get_mut(&a.id) {
+            let bytes = red.value_bytes();
+            b.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+        }
+    }
+    Ok(r)
 }
 
 /// The devices of a `COEXEC_DEVICE_*` mask.
 fn devices_of(mask: u32) -> FfiResult<Devices> {
     const CPU: u32 = coexec_device_mask::COEXEC_DEVICE_CPU as u32;
     const GPU: u32 = coexec_device_mask::COEXEC_DEVICE_GPU as u32;
-    const ALL: u32 = coexec_device_mask::COEXEC_DEVICE_ALL as u32;
-    if mask == 0 || mask & !ALL != 0 {
-        return Err(invalid(format!(
-            "devices must be a non-empty combination of COEXEC_DEVICE_CPU and COEXEC_DEVICE_GPU (got {mask:#x})"
-        )));
+    const GPU0: u32 = coexec_device_mask::COEXEC_DEVICE_GPU0 as u32;
+    if mask == 0 {
+        return Err(invalid(
+            "devices must be a non-empty combination of COEXEC_DEVICE_CPU, COEXEC_DEVICE_GPU and COEXEC_DEVICE_GPU0 << i",
+        ));
     }
     Ok(Devices {
         cpu: mask & CPU != 0,
         gpu: mask & GPU != 0,
+        gpus: u64::from(mask / GPU0),
     })
 }
 
@@ -477,4 +528,29 @@ pub unsafe extern "C" fn coexec_run(
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod device_mask_tests {
+    use super::devices_of;
+    use coexec_engine::Devices;
+
+    /// Bit 0: the CPU; bit 1: every GPU; bit 2 + i: engine GPU i.
+    #[test]
+    fn masks_name_the_cpu_every_gpu_or_gpus_by_index() {
+        assert_eq!(devices_of(1).unwrap(), Devices::CPU);
+        assert_eq!(devices_of(2).unwrap(), Devices::GPU);
+        assert_eq!(devices_of(3).unwrap(), Devices::ALL);
+        assert_eq!(devices_of(4).unwrap(), Devices::gpu(0));
+        assert_eq!(
+            devices_of(1 | (4 << 1)).unwrap(),
+            Devices::gpu(1).with_cpu()
+        );
+        assert_eq!(
+            devices_of(4 << 29).unwrap(),
+            Devices::gpu(29),
+            "the highest GPU bit"
+        );
+        assert!(devices_of(0).is_err());
+    }
 }

@@ -53,6 +53,7 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         | Error::DispatchLimit { .. }
         | Error::NoDeviceSelected(_)
         | Error::ZeroPerItem { .. }
+        | Error::Reduction(_)
         | Error::Footprint { .. } => COEXEC_ERROR_INVALID_ARGUMENT,
         Error::ShaderCompile(_) => COEXEC_ERROR_SHADER_COMPILE,
         Error::InvalidSpirv(_) => COEXEC_ERROR_INVALID_SPIRV,

@@ -2,7 +2,7 @@
 //! co-executed runs with each scheduler, with the papers' yardsticks.
 
 use super::energy::EnergyMeter;
-use super::measure::{co_scheduler, measure, solo_scheduler, Measured};
+use super::measure::{co_scheduler, measure, solo_scheduler, split_gpu_power, Measured};
 use super::options::{Options, SCHEDULERS};
 use super::pictures;
 use super::plots;
@@ -239,7 +239,8 @@ fn co_runs(
                 Err(e) => fresh_error = Some(e),
             }
         }
-        let scheduler = co_scheduler(key, &base.powers);
+        let powers = split_gpu_power(&base.powers, ctx.engine.gpu_count());
+        let scheduler = co_scheduler(key, &powers);
         let m = ctx.measure(w, &scheduler, Devices::ALL, || {
             fresh_error.clone().unwrap_or_else(|| "no workload".into())
         });

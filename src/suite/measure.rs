@@ -78,6 +78,17 @@ pub(super) fn solo_scheduler(key: &str) -> Scheduler {
     key.parse().unwrap_or_else(|_| Scheduler::hguided())
 }
 
+/// Solo powers `[cpu, gpu]` (the GPU solo run uses every GPU) as hints for
+/// a run of the CPU and `gpus` GPUs: the GPUs share the GPU power equally.
+pub(super) fn split_gpu_power(powers: &[f64], gpus: usize) -> Vec<f64> {
+    match powers {
+        [cpu, gpu] if gpus > 1 => std::iter::once(*cpu)
+            .chain(std::iter::repeat_n(gpu / gpus as f64, gpus))
+            .collect(),
+        _ => powers.to_vec(),
+    }
+}
+
 /// The scheduler of a [`SCHEDULERS`](super::SCHEDULERS) key, with the
 /// devices' solo powers as hints where the key takes them (`static`,
 /// `hguided:hints`); HGuided without hints for anything else.
@@ -126,5 +137,12 @@ mod tests {
             co_scheduler("hguided:hints", &p),
             Scheduler::HGuided { powers: Some(ref q), min_package: 1, .. } if q == &p
         ));
+    }
+
+    #[test]
+    fn the_gpu_power_is_shared_by_the_gpus() {
+        assert_eq!(split_gpu_power(&[1.0, 4.0], 1), [1.0, 4.0]);
+        assert_eq!(split_gpu_power(&[1.0, 4.0], 2), [1.0, 2.0, 2.0]);
+        assert_eq!(split_gpu_power(&[1.0, 3.0], 3), [1.0, 1.0, 1.0, 1.0]);
     }
 }

@@ -338,16 +338,31 @@ pub fn scaling_chart(path: &Path, title: &str, series: &[ScalingSeries]) -> Resu
 /// worker or GPU queue, one rectangle per package, coloured by device.
 pub fn timeline_chart(path: &Path, title: &str, report: &Report) -> Result<(), String> {
     // Rows top to bottom in device order, lanes within a device in order.
+    // With several GPUs, each GPU's rows carry its number among the
+    // report's GPUs (the report's order: engine order).
     let mut rows: Vec<(usize, usize, String)> = Vec::new();
+    let several = report
+        .devices
+        .iter()
+        .filter(|d| d.kind == DeviceKind::Gpu)
+        .count()
+        > 1;
+    let mut gpu = 0;
     for (d, dev) in report.devices.iter().enumerate() {
+        let which = if several {
+            format!("GPU {gpu}")
+        } else {
+            "GPU".to_string()
+        };
         for lane in 0..dev.claimants.max(1) {
             let name = match dev.kind {
                 DeviceKind::Cpu => format!("CPU worker {lane}"),
-                DeviceKind::Gpu if dev.claimants > 1 => format!("GPU queue {lane}"),
-                DeviceKind::Gpu => "GPU queue".to_string(),
+                DeviceKind::Gpu if dev.claimants > 1 => format!("{which} queue {lane}"),
+                DeviceKind::Gpu => format!("{which} queue"),
             };
             rows.push((d, lane, name));
         }
+        gpu += usize::from(dev.kind == DeviceKind::Gpu);
     }
     let n = rows.len().max(1);
     let height = (140 + 34 * n as u32).max(300);

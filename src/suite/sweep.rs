@@ -2,7 +2,7 @@
 //! alone and HGuided co-executed, each series up to its own time budget.
 
 use super::energy::EnergyMeter;
-use super::measure::{co_scheduler, measure, solo_scheduler};
+use super::measure::{co_scheduler, measure, solo_scheduler, split_gpu_power};
 use super::options::Options;
 use super::pictures;
 use super::schema::{KernelResult, ScalingPoint};
@@ -229,7 +229,10 @@ fn scaling_point(
     // Without any CPU time (never: the CPU series stops only after a
     // measured point), HGuided measures the powers itself.
     let co_sched = match t_cpu.or(t_cpu_estimate) {
-        Some(t) => co_scheduler("hguided:hints", &[1.0 / t, 1.0 / gpu.time_s]),
+        Some(t) => co_scheduler(
+            "hguided:hints",
+            &split_gpu_power(&[1.0 / t, 1.0 / gpu.time_s], engine.gpu_count()),
+        ),
         None => Scheduler::hguided(),
     };
     let co = run(&co_sched, Devices::ALL, "hguided")?;

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole, GpuUnit};
 use crate::exec::kernel::{Args, Geometry, IndexSpace, Kernel};
+use crate::exec::reduce;
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
 use crate::mem::{BufferBinding, MemoryPlacement};
@@ -23,21 +24,29 @@ struct RunDevices<'e> {
     mode: Option<crate::outcomes::Mode>,
     /// The CPU workers take part.
     cpu: bool,
-    /// The GPU takes part.
-    gpu: Option<&'e GpuUnit>,
-    /// Which of the engine's devices (0: CPU, 1: GPU) could take part,
-    /// including those that sat the run out.
+    /// The GPUs that take part, each with its engine GPU index, in engine
+    /// order.
+    gpus: Vec<(usize, &'e GpuUnit)>,
+    /// Which of the engine's devices (slots: 0 the CPU, `1 + g` engine GPU
+    /// `g`) could take part, including those that sat the run out.
     present: Vec<usize>,
 }
 
 impl RunDevices<'_> {
-    /// Whether engine device `slot` (0: CPU, 1: GPU) could take part.
+    /// Whether engine device `slot` (0: CPU, `1 + g`: GPU `g`) could take
+    /// part.
     fn is_present(&self, slot: usize) -> bool {
         self.present.contains(&slot)
     }
 
-    /// The run's devices in order (CPU, GPU) as the plan sees them, and the
-    /// slot of each in the kernel's estimator.
+    /// The run device index of the `k`-th GPU of the run: the CPU (when it
+    /// takes part) comes first.
+    fn gpu_device(&self, k: usize) -> usize {
+        usize::from(self.cpu) + k
+    }
+
+    /// The run's devices in order (CPU, then each GPU) as the plan sees
+    /// them, and the slot of each in the kernel's estimator.
     fn slots(&self, workers: usize, geometry: &Geometry) -> (Vec<DeviceSlot>, Vec<usize>) {
         let mut slots = Vec::new();
         let mut engine_index = Vec::new();
@@ -45,7 +54,7 @@ impl RunDevices<'_> {
             slots.push(DeviceSlot::cpu(workers));
             engine_index.push(0usize);
         }
-        if let Some(unit) = self.gpu {
+        for &(g, unit) in &self.gpus {
             // One wave of the GPU in units: work-groups (1-D) or rows of
             // work-groups (2-D); 1 where the GPU's width is unknown.
             let granule = unit.device.info().shader_cores.map_or(1, |c| {
@@ -54,7 +63,7 @@ impl RunDevices<'_> {
                     .div_ceil(geometry.groups_per_unit())
             });
             slots.push(DeviceSlot::gpu().with_granule(granule));
-            engine_index.push(1usize);
+            engine_index.push(1 + g);
         }
         (slots, engine_index)
     }
@@ -73,13 +82,43 @@ struct Lanes {
     /// Wall time of the run, in seconds.
     time_s: f64,
     cpu: cpu::Lanes,
-    gpu: gpu::Lane,
+    /// One per GPU of the run, in its order.
+    gpus: Vec<gpu::Lane>,
 }
+
+/// The GPUs a run may use, each with its engine GPU index.
+type Units<'e> = Vec<(usize, &'e GpuUnit)>;
 
 impl Engine {
     /// [`run`](Self::run) without the validation check of
-    /// [`validated`](Self::validated).
+    /// [`validated`](Self::validated): binds the reductions' partials, runs,
+    /// and combines them (see [`crate::exec::reduce`]).
     pub(super) fn run_unvalidated(
+        &self,
+        kernel: &Kernel,
+        mut args: Args<'_>,
+        space: IndexSpace,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        if args.reductions.is_empty() {
+            return self.run_bound(kernel, args, space, scheduler, devices);
+        }
+        let mut targets = std::mem::take(&mut args.reductions);
+        let geometry = Geometry::new(space, kernel.local)?;
+        let memory = &self.inner.memory;
+        let staged = memory.placement() == MemoryPlacement::Staged;
+        reduce::prepare(&mut targets, memory, staged, &geometry)?;
+        let report = {
+            let bound = reduce::bind(args, &targets);
+            self.run_bound(kernel, bound, space, scheduler, devices)?
+        };
+        reduce::finish(&mut targets, &geometry);
+        Ok(report)
+    }
+
+    /// A run whose reductions, if any, are bound.
+    fn run_bound(
         &self,
         kernel: &Kernel,
         args: Args<'_>,
@@ -89,16 +128,12 @@ impl Engine {
     ) -> Result<Report> {
         let inner = &*self.inner;
         let geometry = Geometry::new(space, kernel.local)?;
-        let (use_cpu, gpu_unit) = self.select(kernel, devices)?;
-        self.validate_args(kernel, &args, &geometry, gpu_unit.is_some())?;
+        let (use_cpu, units) = self.select(kernel, devices)?;
+        let gpu_ids: Vec<usize> = units.iter().map(|&(g, _)| g).collect();
+        self.validate_args(kernel, &args, &geometry, &gpu_ids)?;
         let from_profile = inner.learning.prepare(kernel, space, geometry.units);
-        let (run, scheduler) = self.sit_out(
-            kernel,
-            scheduler,
-            devices,
-            (use_cpu, gpu_unit),
-            geometry.units,
-        )?;
+        let (run, scheduler) =
+            self.sit_out(kernel, scheduler, devices, (use_cpu, units), geometry.units)?;
         let (slots, engine_index) = run.slots(inner.workers, &geometry);
         scheduler.validate(slots.len())?;
         let estimates = Remap {
@@ -118,9 +153,9 @@ impl Engine {
         let meter = self.meter();
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
-        let memory = match run.gpu {
-            Some(_) => inner.memory.placement(),
-            None => MemoryPlacement::ZeroCopy,
+        let memory = match run.gpus.is_empty() {
+            false => inner.memory.placement(),
+            true => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
         let energy = self.energy(meter, time_s, &devices_out);
@@ -140,27 +175,39 @@ impl Engine {
     }
 
     /// The devices of `devices` that can take part: the CPU workers (where
-    /// the engine has some) and the GPU (unless it failed earlier). An
-    /// error where none can, or where the kernel lacks the implementation
-    /// of one that takes part.
-    fn select(&self, kernel: &Kernel, devices: Devices) -> Result<(bool, Option<&GpuUnit>)> {
+    /// the engine has some) and the GPUs asked for (unless they failed
+    /// earlier). An error where none can, where a GPU asked for by index
+    /// does not exist, or where the kernel lacks the implementation of a
+    /// device that takes part.
+    fn select(&self, kernel: &Kernel, devices: Devices) -> Result<(bool, Units<'_>)> {
         let inner = &*self.inner;
         let use_cpu = devices.cpu && inner.workers > 0;
-        let gpu_unit = inner
-            .gpu
-            .as_ref()
-            .filter(|g| devices.gpu && !g.device.is_lost());
-        if !devices.cpu && !devices.gpu {
+        if let Some(missing) = (inner.gpus.len()..crate::engine::MAX_GPUS)
+            .find(|&g| !devices.gpu && devices.has_gpu(g))
+        {
+            return Err(Error::NoDeviceSelected(format!(
+                "gpu{missing} does not exist: the engine has {} GPU(s), gpu0..gpu{}",
+                inner.gpus.len(),
+                inner.gpus.len() - 1
+            )));
+        }
+        let units: Units<'_> = inner
+            .gpus
+            .iter()
+            .enumerate()
+            .filter(|(g, u)| devices.has_gpu(*g) && !u.device.is_lost())
+            .collect();
+        if !devices.cpu && !devices.any_gpu() {
             return Err(Error::NoDeviceSelected(
-                "select the CPU, the GPU or both".into(),
+                "select the CPU, a GPU or both".into(),
             ));
         }
-        if devices.cpu && inner.workers == 0 && !devices.gpu {
+        if devices.cpu && inner.workers == 0 && !devices.any_gpu() {
             return Err(Error::NoDeviceSelected(
                 "the engine has no CPU workers".into(),
             ));
         }
-        if devices.gpu && gpu_unit.is_none() && !use_cpu {
+        if devices.any_gpu() && units.is_empty() && !use_cpu {
             return Err(Error::NoDeviceSelected(
                 "the GPU failed earlier and was left out; recreate the engine".into(),
             ));
@@ -168,51 +215,55 @@ impl Engine {
         if use_cpu && kernel.cpu.is_none() {
             return Err(Error::MissingImplementation("CPU"));
         }
-        if gpu_unit.is_some() && kernel.pipeline.is_none() {
+        if !units.is_empty() && kernel.pipeline.is_none() {
             return Err(Error::MissingImplementation("GPU"));
         }
-        Ok((use_cpu, gpu_unit))
+        Ok((use_cpu, units))
     }
 
     /// The devices that take part once those that would only slow the run
     /// down sat it out (the learner's decision, with the configuration it
     /// measures), and the scheduler for them: hints are given for the
-    /// devices asked for, so those of devices that cannot take part are
-    /// dropped, then those of devices that sit out.
+    /// devices asked for (the CPU, then each GPU asked for in engine
+    /// order), so those of devices that cannot take part are dropped, then
+    /// those of devices that sit out.
     fn sit_out<'a>(
         &'a self,
         kernel: &Kernel,
         scheduler: &'a Scheduler,
         devices: Devices,
-        (use_cpu, gpu_unit): (bool, Option<&'a GpuUnit>),
-        units: u64,
+        (use_cpu, units): (bool, Units<'a>),
+        n_units: u64,
     ) -> Result<(RunDevices<'a>, Cow<'a, Scheduler>)> {
         let inner = &*self.inner;
-        let requested: Vec<bool> = [(devices.cpu, use_cpu), (devices.gpu, gpu_unit.is_some())]
-            .iter()
-            .filter(|(asked, _)| *asked)
-            .map(|&(_, present)| present)
-            .collect();
+        let mut requested: Vec<bool> = Vec::new();
+        if devices.cpu {
+            requested.push(use_cpu);
+        }
+        requested.extend(
+            (0..inner.gpus.len())
+                .filter(|&g| devices.has_gpu(g))
+                .map(|g| units.iter().any(|&(u, _)| u == g)),
+        );
         let mut scheduler = Cow::Borrowed(scheduler);
         if requested.contains(&false) {
             scheduler = Cow::Owned(scheduler.for_devices(&requested));
         }
         // The devices that can take part: (estimator slot, claimants).
-        let present: Vec<(usize, usize)> =
-            [(use_cpu, (0, inner.workers)), (gpu_unit.is_some(), (1, 1))]
-                .iter()
-                .filter(|(p, _)| *p)
-                .map(|&(_, device)| device)
-                .collect();
+        let mut present: Vec<(usize, usize)> = Vec::new();
+        if use_cpu {
+            present.push((0, inner.workers));
+        }
+        present.extend(units.iter().map(|&(g, _)| (1 + g, 1)));
         scheduler.validate(present.len())?;
-        let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, units);
-        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, units, sit);
+        let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, n_units);
+        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
         let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let run = RunDevices {
             mode,
             cpu: use_cpu && !sits(0),
-            gpu: gpu_unit.filter(|_| !sits(1)),
+            gpus: units.into_iter().filter(|&(g, _)| !sits(1 + g)).collect(),
             present: present.iter().map(|&(p, _)| p).collect(),
         };
         if sit.contains(&true) {
@@ -222,8 +273,39 @@ impl Engine {
         Ok((run, scheduler))
     }
 
-    /// Runs the kernel: binds its buffers for the GPU, then every claimant
-    /// (each CPU worker, the GPU's dispatch loop) takes packages until the
+    /// Each GPU's binding set of the run's buffers (their mirrors on a
+    /// staged run, their views on GPUs after the first), in the run's GPU
+    /// order.
+    fn bind_all(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        run: &RunDevices<'_>,
+        staging: Option<&Staging<'_>>,
+    ) -> Result<Vec<crate::vk::BindingSet>> {
+        let mut sets = Vec::with_capacity(run.gpus.len());
+        for &(g, _) in &run.gpus {
+            let (pipeline, _) =
+                crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
+            let bufs: Vec<_> = match staging {
+                Some(s) => s.bindings(),
+                None => args
+                    .buffers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| {
+                        BufferBinding::on(b.raw, g)
+                            .ok_or(Error::ForeignBuffer { binding: i as u32 })
+                    })
+                    .collect::<Result<_>>()?,
+            };
+            sets.push(pipeline.bind(&bufs)?);
+        }
+        Ok(sets)
+    }
+
+    /// Runs the kernel: binds its buffers for each GPU, then every claimant
+    /// (each CPU worker, each GPU's dispatch loop) takes packages until the
     /// queue is done.
     fn execute(
         &self,
@@ -233,26 +315,14 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
-        let staging = match (run.gpu, &kernel.pipeline) {
+        // Staged memory exists on single-GPU engines only.
+        let staging = match (run.gpus.first(), &kernel.pipeline) {
             (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
                 Staging::new(&args.buffers, p.interface(), shared.geometry.space)?,
             ),
             _ => None,
         };
-        let binding = match (run.gpu, &kernel.pipeline) {
-            (Some(_), Some(p)) => {
-                let bufs: Vec<_> = match &staging {
-                    Some(s) => s.bindings(),
-                    None => args
-                        .buffers
-                        .iter()
-                        .map(|b| BufferBinding::of(b.raw))
-                        .collect(),
-                };
-                Some(p.bind(&bufs)?)
-            }
-            _ => None,
-        };
+        let sets = self.bind_all(kernel, args, run, staging.as_ref())?;
         let use_cpu = run.cpu;
         let board = StealBoard::new(
             if use_cpu && stealing() {
@@ -261,7 +331,7 @@ impl Engine {
                 0
             },
             shared.geometry.units,
-            run.gpu.is_some(),
+            !run.gpus.is_empty(),
         );
         let cpu_role = use_cpu.then(|| CpuRole {
             device: 0,
@@ -271,28 +341,37 @@ impl Engine {
             workers: inner.workers,
             board: &board,
         });
-        let gpu_role = binding.as_ref().and_then(|set| {
-            let mut role = self.gpu_role(kernel, args, run, shared, set, &board)?;
-            role.staging = staging.as_ref();
-            Some(role)
-        });
-        let gpu_thread = run.gpu.map(|g| g.thread);
+        let gpu_roles: Vec<GpuRole<'_>> = sets
+            .iter()
+            .enumerate()
+            .filter_map(|(k, set)| {
+                let mut role = self.gpu_role(kernel, args, run, k, shared, set, &board)?;
+                role.staging = staging.as_ref();
+                Some(role)
+            })
+            .collect();
         let lanes = Lanes {
             time_s: 0.0,
             cpu: cpu::Lanes::new(if use_cpu { inner.workers } else { 0 }),
-            gpu: gpu::Lane::default(),
+            gpus: run.gpus.iter().map(|_| gpu::Lane::default()).collect(),
         };
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
+        let gpu_of = |thread: usize| gpu_roles.iter().position(|r| r.unit.thread == thread);
         let results = inner
             .pool
             .broadcast_to(
-                &|thread| Some(thread) == gpu_thread || (use_cpu && thread < inner.workers),
+                &|thread| gpu_of(thread).is_some() || (use_cpu && thread < inner.workers),
                 &|thread| {
-                    if Some(thread) == gpu_thread {
-                        if let Some(role) = &gpu_role {
-                            gpu::dispatch_loop(role, plan, queue, estimates, t0, &lanes.gpu);
-                        }
+                    if let Some(k) = gpu_of(thread) {
+                        gpu::dispatch_loop(
+                            &gpu_roles[k],
+                            plan,
+                            queue,
+                            estimates,
+                            t0,
+                            &lanes.gpus[k],
+                        );
                     } else if thread < inner.workers {
                         if let Some(role) = &cpu_role {
                             cpu::worker_loop(role, thread, plan, queue, estimates, t0, &lanes.cpu);
@@ -305,14 +384,14 @@ impl Engine {
                 source: Some(Box::new(e)),
             })?;
         let time_s = t0.elapsed().as_secs_f64();
-        drop(binding);
-        match &staging {
-            Some(s) => lanes.gpu.staged(s),
+        drop(sets);
+        match (&staging, lanes.gpus.first()) {
+            (Some(s), Some(lane)) => lane.staged(s),
             // CPU packages wrote the host copies of the outputs alone.
-            None if inner.memory.placement() == MemoryPlacement::Staged => {
+            (None, _) if inner.memory.placement() == MemoryPlacement::Staged => {
                 crate::exec::staging::outputs_written_by_host(&args.buffers, shared.geometry.space)
             }
-            None => {}
+            _ => {}
         }
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
@@ -334,7 +413,8 @@ impl Engine {
         run: &RunDevices<'_>,
         geometry: &Geometry,
     ) -> Option<(usize, f64)> {
-        let (unit, pipeline) = (run.gpu?, kernel.pipeline.as_ref()?);
+        // Staged memory exists on single-GPU engines only.
+        let (unit, pipeline) = (run.gpus.first()?.1, kernel.pipeline.as_ref()?);
         if self.inner.memory.placement() != MemoryPlacement::Staged {
             return None;
         }
@@ -350,29 +430,33 @@ impl Engine {
             geometry.space,
             geometry.units,
         );
-        Some((usize::from(run.cpu), rates.seconds_per_unit(up, down)))
+        Some((run.gpu_device(0), rates.seconds_per_unit(up, down)))
     }
 
-    /// The GPU's role in a run whose buffers `set` binds.
+    /// The role in a run of its `k`-th GPU, whose buffers `set` binds.
+    #[allow(clippy::too_many_arguments)]
     fn gpu_role<'r>(
         &'r self,
         kernel: &'r Kernel,
         args: &'r Args<'_>,
         run: &RunDevices<'r>,
+        k: usize,
         shared: &Shared<'r>,
         set: &'r crate::vk::BindingSet,
         board: &'r StealBoard,
     ) -> Option<GpuRole<'r>> {
         let inner = &*self.inner;
+        let &(g, unit) = run.gpus.get(k)?;
+        let (pipeline, warm) = crate::engine::pipeline_on(kernel, g)?;
         Some(GpuRole {
-            device: usize::from(run.cpu),
-            unit: run.gpu?,
-            pipeline: kernel.pipeline.as_ref()?,
+            device: run.gpu_device(k),
+            unit,
+            pipeline,
             set,
             push: &args.push,
             geometry: shared.geometry,
             timeout: inner.options.gpu_timeout,
-            warm: &kernel.gpu_warm,
+            warm,
             staging: None,
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
@@ -380,8 +464,26 @@ impl Engine {
                 workers: inner.workers,
             }),
             #[cfg(feature = "test-hooks")]
-            fault: inner.fault.lock().unwrap_or_else(|p| p.into_inner()).take(),
+            fault: self.take_fault(g),
         })
+    }
+
+    /// The fault injected for engine GPU `g`, taken (test hooks).
+    #[cfg(feature = "test-hooks")]
+    fn take_fault(&self, g: usize) -> Option<crate::hooks::FaultInjection> {
+        let mut f = self.inner.fault.lock().unwrap_or_else(|p| p.into_inner());
+        let i = f.iter().position(|&(gpu, _)| gpu == g)?;
+        Some(f.remove(i).1)
+    }
+
+    /// The name of engine GPU `g` in reports: its device's, with its engine
+    /// index where the engine has several.
+    fn gpu_name(&self, g: usize, unit: &GpuUnit) -> String {
+        let name = &unit.device.info().name;
+        match self.inner.gpus.len() {
+            1 => name.clone(),
+            _ => format!("{name} (gpu{g})"),
+        }
     }
 
     /// The devices' reports (those that sat the run out last) and the
@@ -404,11 +506,11 @@ impl Engine {
             devices_out.push(report);
             failure = failure.or(panic);
         }
-        let mut lost = None;
-        if let Some(unit) = run.gpu {
-            let (report, l) = lanes.gpu.finish(&unit.device.info().name, &mut packages);
+        let mut lost = Vec::new();
+        for (&(g, unit), lane) in run.gpus.iter().zip(lanes.gpus) {
+            let (report, l) = lane.finish(&self.gpu_name(g, unit), &mut packages);
             devices_out.push(report);
-            lost = l;
+            lost.extend(l);
         }
         if let Some(err) = failure {
             return Err(err);
@@ -420,13 +522,13 @@ impl Engine {
                 .collect::<Vec<_>>()
                 .join("; ");
             // Lost units were counted done only to let the others finish.
-            let lost_units = lost.as_ref().map_or(0, |l| l.units);
+            let lost_units: u64 = lost.iter().map(|l| l.units).sum();
             return Err(Error::AllDevicesFailed {
                 remaining: queue.total() - queue.completed() + lost_units,
                 cause,
             });
         }
-        if let Some(l) = lost {
+        if let Some(l) = lost.into_iter().next() {
             return Err(l.error);
         }
         devices_out.extend(self.sat_out_reports(run));
@@ -445,19 +547,21 @@ impl Engine {
                 inner.workers,
             ));
         }
-        if let (Some(unit), true) = (&inner.gpu, run.is_present(1) && run.gpu.is_none()) {
-            out.push(DeviceReport::sat_out(
-                &unit.device.info().name,
-                DeviceKind::Gpu,
-                1,
-            ));
+        for (g, unit) in inner.gpus.iter().enumerate() {
+            if run.is_present(1 + g) && !run.gpus.iter().any(|&(u, _)| u == g) {
+                out.push(DeviceReport::sat_out(
+                    &self.gpu_name(g, unit),
+                    DeviceKind::Gpu,
+                    1,
+                ));
+            }
         }
         out
     }
 }
 
-/// Maps run device indices to the kernel's estimator slots (0: CPU, 1: GPU),
-/// and adds a staged GPU's transfers to its cost.
+/// Maps run device indices to the kernel's estimator slots (0: CPU, `1 + g`:
+/// engine GPU `g`), and adds a staged GPU's transfers to its cost.
 pub(crate) struct Remap<'a> {
     inner: &'a ThroughputEstimator,
     map: &'a [usize],

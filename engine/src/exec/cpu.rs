@@ -1,12 +1,12 @@
 //! The CPU executor: each pinned worker claims packages and calls the
 //! kernel's closure on them.
 
-use super::kernel::{Args, CpuArgs, CpuFn, Geometry};
+use super::kernel::{Args, CpuFn, Geometry};
+use super::reduce;
 use super::report::{DeviceReport, PackageLog, PackageRecord};
 use crate::error::Error;
 use crate::sched::{DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue};
 use std::ops::Range;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -239,18 +239,10 @@ pub(crate) fn worker_loop(
                 },
             };
             let pkg = role.geometry.package(chunk.clone());
-            let mut cargs = CpuArgs {
-                buffers: &role.args.buffers,
-                push: &role.args.push,
-                context: role.args.context,
-                items: pkg.items.clone(),
-                taken: 0,
-                failure: None,
-            };
             let start = Instant::now();
-            let outcome = catch_unwind(AssertUnwindSafe(|| (role.kernel)(&pkg, &mut cargs)));
+            let (outcome, failure) = reduce::call(role.kernel, role.args, role.geometry, &chunk);
             let end = Instant::now();
-            if let Some(err) = call_failure(outcome, cargs.failure, &chunk, worker) {
+            if let Some(err) = call_failure(outcome, failure, &chunk, worker) {
                 // The run fails: nobody claims or steals more.
                 role.board.withdraw(worker);
                 lane.panic = Some(err);

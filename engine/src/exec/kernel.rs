@@ -190,6 +190,10 @@ pub struct Kernel {
     /// Set once the engine's GPU completed a package of this kernel: the
     /// first one pays one-time costs and is not measured.
     pub(crate) gpu_warm: Arc<std::sync::atomic::AtomicBool>,
+    /// The pipeline and warm flag (as `gpu_warm`) on each of the engine's
+    /// GPUs after the first (multi-device engines; see
+    /// `crate::engine::pipeline_on`).
+    pub(crate) other_gpus: Vec<(Arc<ComputePipeline>, Arc<std::sync::atomic::AtomicBool>)>,
     /// A stable identity for profiles: a hash of the SPIR-V, or of the
     /// name and work-group size for a CPU-only kernel.
     pub(crate) identity: u64,
@@ -254,6 +258,8 @@ impl Kernel {
 pub(crate) enum Access {
     Read,
     Write { per_item: u64 },
+    /// A reduction's partials: `width` elements per work-group.
+    Reduce { width: u64 },
 }
 
 pub(crate) struct ArgBuffer<'a> {
@@ -265,6 +271,8 @@ pub(crate) struct ArgBuffer<'a> {
     /// Bytes per element, checked against the shader's array stride:
     /// `size_of::<T>()` unless [`Args::element_size`] restated it.
     pub(crate) elem_size: usize,
+    /// A reduction's identity, `width` elements as bytes (empty otherwise).
+    pub(crate) identity: &'a [u8],
     /// What a package reads of it, where restated ([`Args::footprint`]).
     pub(crate) footprint: Option<Footprint>,
 }
@@ -277,6 +285,9 @@ impl ArgBuffer<'_> {
             (Some(f), _) => f,
             (None, Access::Read) => Footprint::Whole,
             (None, Access::Write { per_item }) => Footprint::Items { per_item },
+            // Partials are sized by work-groups, not items (and refused
+            // with staged memory, see `exec::reduce`).
+            (None, Access::Reduce { .. }) => Footprint::Whole,
         }
     }
 }
@@ -295,9 +306,22 @@ pub struct Args<'a> {
     pub(crate) buffers: Vec<ArgBuffer<'a>>,
     pub(crate) push: Vec<u8>,
     pub(crate) context: Option<&'a (dyn Any + Send + Sync)>,
+    /// Reduction outputs, with their positions among the buffers; bound
+    /// (moved into `buffers`) at run start.
+    pub(crate) reductions: super::reduce::Targets<'a>,
+    /// A deterministic reduction is bound: the CPU runs one work-group per
+    /// call.
+    pub(crate) per_group: bool,
 }
 
 impl<'a> Args<'a> {
+    /// Whether a reduction is bound.
+    pub(crate) fn has_reductions(&self) -> bool {
+        self.buffers
+            .iter()
+            .any(|b| matches!(b.access, Access::Reduce { .. }))
+    }
+
     /// No arguments.
     pub fn new() -> Self {
         Args::default()
@@ -384,6 +408,7 @@ fn arg<T: bytemuck::Pod>(b: &Buffer<T>, access: Access) -> ArgBuffer<'_> {
         type_name: std::any::type_name::<T>(),
         len: b.len(),
         elem_size: std::mem::size_of::<T>(),
+        identity: &[],
         footprint: None,
     }
 }
@@ -397,6 +422,8 @@ pub struct CpuArgs<'r> {
     pub(crate) push: &'r [u8],
     pub(crate) context: Option<&'r (dyn Any + Send + Sync)>,
     pub(crate) items: Range<u64>,
+    /// The package's work-groups (its reductions' slots).
+    pub(crate) units: Range<u64>,
     pub(crate) taken: u64,
     pub(crate) failure: Option<String>,
 }
@@ -411,7 +438,7 @@ impl<'r> CpuArgs<'r> {
         let a = self.arg::<T>(index);
         assert!(
             a.access == Access::Read,
-            "argument {index} is an output; use CpuArgs::output"
+            "argument {index} is an output or a reduction; use CpuArgs::output or CpuArgs::accumulator"
         );
         // SAFETY: the buffer is borrowed shared by the run's `Args` for the
         // whole run, so nothing writes it (inputs must be readonly in the
@@ -427,15 +454,14 @@ impl<'r> CpuArgs<'r> {
     /// already taken for this package.
     pub fn output<T: bytemuck::Pod>(&mut self, index: usize) -> &'r mut [T] {
         let a = self.arg::<T>(index);
-        let Access::Write { per_item } = a.access else {
-            panic!("argument {index} is an input; use CpuArgs::input");
+        let per_item = match a.access {
+            Access::Write { per_item } => per_item,
+            Access::Read => panic!("argument {index} is an input; use CpuArgs::input"),
+            Access::Reduce { .. } => {
+                panic!("argument {index} is a reduction; use CpuArgs::accumulator")
+            }
         };
-        assert!(index < 64, "at most 64 arguments");
-        assert!(
-            self.taken & (1 << index) == 0,
-            "output {index} was already taken for this package"
-        );
-        self.taken |= 1 << index;
+        self.take(index);
         let start = (self.items.start * per_item) as usize;
         let end = (self.items.end * per_item) as usize;
         assert!(
@@ -479,7 +505,20 @@ impl<'r> CpuArgs<'r> {
         }
     }
 
-    fn arg<T: bytemuck::Pod>(&self, index: usize) -> &'r ArgBuffer<'r> {
+    /// Marks output or reduction `index` taken for this package.
+    ///
+    /// # Panics
+    /// If it was already taken.
+    pub(crate) fn take(&mut self, index: usize) {
+        assert!(index < 64, "at most 64 arguments");
+        assert!(
+            self.taken & (1 << index) == 0,
+            "output {index} was already taken for this package"
+        );
+        self.taken |= 1 << index;
+    }
+
+    pub(crate) fn arg<T: bytemuck::Pod>(&self, index: usize) -> &'r ArgBuffer<'r> {
         let a = self.buffers.get(index).unwrap_or_else(|| {
             panic!(
                 "argument {index} does not exist ({} given)",

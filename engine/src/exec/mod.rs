@@ -8,6 +8,7 @@ pub(crate) mod gpu;
 pub(crate) mod inject;
 pub mod kernel;
 pub mod pool;
+pub mod reduce;
 pub mod report;
 pub(crate) mod pipeline;
 pub(crate) mod settle;

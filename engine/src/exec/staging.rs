@@ -88,7 +88,7 @@ impl<'a> Staging<'a> {
                 mirror,
                 reads: reads.then(|| a.footprint()),
                 per_item: match a.access {
-                    Access::Read => None,
+                    Access::Read | Access::Reduce { .. } => None,
                     Access::Write { per_item } => Some(per_item),
                 },
                 len,
@@ -245,6 +245,8 @@ fn gpu_reads(i: usize, a: &ArgBuffer<'_>, iface: &ShaderInterface) -> bool {
     match a.access {
         Access::Read => true,
         Access::Write { .. } => !iface.bindings.get(i).is_some_and(|b| b.write_only),
+        // Refused with staged memory (see `exec::reduce`).
+        Access::Reduce { .. } => true,
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::backend::Block;
 use super::mirror::{MirrorSlot, STAGED_USAGE};
+use super::peers::{HostBlock, PeerView};
 use super::{MemoryPlacement, UnifiedMemory};
 use crate::error::{Error, Result, VkResultExt};
 use ash::vk;
@@ -52,6 +53,12 @@ pub(crate) struct RawBuffer {
     untracked: bool,
     /// The device-local mirror of staged runs.
     mirror: Mutex<MirrorSlot>,
+    /// Multi-device engines: the views of the other devices (engine GPUs
+    /// 1..), dropped after the first device's import (see `super::peers`).
+    peers: Vec<PeerView>,
+    /// Multi-device engines: the host bytes the engine allocated, freed
+    /// after every device's import of them.
+    host: Option<HostBlock>,
 }
 
 impl RawBuffer {
@@ -98,11 +105,16 @@ impl RawBuffer {
             host_gen: AtomicU64::new(0),
             untracked,
             mirror: Mutex::new(MirrorSlot::default()),
+            peers: Vec::new(),
+            host: None,
         };
         Ok((raw, req))
     }
 
     fn new(memory: Arc<UnifiedMemory>, bytes: u64) -> Result<Self> {
+        if !memory.peers().is_empty() {
+            return RawBuffer::new_shared(memory, bytes);
+        }
         let device = memory.device().clone();
         let (mut raw, req) = RawBuffer::create(memory, bytes, None)?;
         if req.memory_type_bits & (1 << raw.memory.memory_type()) == 0 {
@@ -225,6 +237,57 @@ impl RawBuffer {
         Ok(raw)
     }
 
+    /// A buffer of `bytes` bytes over the `alloc_bytes` bytes of host
+    /// memory at `ptr`, imported into the engine's first device and then
+    /// into the others (see [`super::peers`]). Host writes are tracked:
+    /// the pages belong to the engine.
+    ///
+    /// # Safety
+    /// `ptr .. ptr + alloc_bytes` stays allocated while the buffer lives;
+    /// `ptr` and `alloc_bytes` are multiples of every device's
+    /// `minImportedHostPointerAlignment`.
+    pub(super) unsafe fn import_shared(
+        memory: Arc<UnifiedMemory>,
+        ptr: NonNull<u8>,
+        bytes: u64,
+        alloc_bytes: u64,
+    ) -> Result<Self> {
+        let device = memory.device().clone();
+        let mut external = vk::ExternalMemoryBufferCreateInfo::default()
+            .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
+        let (mut raw, _) = RawBuffer::create(memory, bytes, Some(&mut external))?;
+        raw.untracked = false;
+        let preferred = Some(raw.memory.memory_type());
+        // SAFETY: `raw.buffer` is an unbound buffer of `device` created for
+        // host allocations; the rest is this function's contract.
+        let mem = unsafe {
+            super::peers::import_memory(&device, raw.buffer, ptr, alloc_bytes, preferred)
+        }?;
+        raw.imported = Some(Imported { memory: mem, ptr });
+        // SAFETY: forwarded from this function's contract.
+        unsafe { raw.import_peers(alloc_bytes) }?;
+        Ok(raw)
+    }
+
+    /// Makes the buffer own the host bytes it was imported from.
+    pub(super) fn attach_host(&mut self, host: HostBlock) {
+        self.host = Some(host);
+    }
+
+    /// Adds the view of another device.
+    pub(super) fn push_peer(&mut self, view: PeerView) {
+        self.peers.push(view);
+    }
+
+    /// The `VkBuffer` engine GPU `gpu` binds, and its device (`None` past
+    /// the engine's devices).
+    pub(crate) fn view_on(&self, gpu: usize) -> Option<(vk::Buffer, &Arc<crate::vk::Device>)> {
+        match gpu {
+            0 => Some((self.buffer, self.memory.device())),
+            k => self.peers.get(k - 1).map(|p| (p.handle(), p.device())),
+        }
+    }
+
     pub(crate) fn handle(&self) -> vk::Buffer {
         self.buffer
     }
@@ -279,8 +342,11 @@ impl RawBuffer {
 #[derive(Clone, Copy)]
 pub struct BufferBinding<'a> {
     raw: &'a RawBuffer,
-    /// What is bound: the buffer itself, or its device-local mirror.
+    /// What is bound: the buffer itself, its device-local mirror, or its
+    /// view on another device of the engine.
     handle: vk::Buffer,
+    /// The device of `handle`.
+    device: &'a Arc<crate::vk::Device>,
 }
 
 impl<'a> BufferBinding<'a> {
@@ -289,7 +355,18 @@ impl<'a> BufferBinding<'a> {
         BufferBinding {
             raw,
             handle: raw.handle(),
+            device: raw.device(),
         }
+    }
+
+    /// The binding of `raw` on engine GPU `gpu` (0: the buffer itself; `None`
+    /// where the buffer has no view on that device).
+    pub(crate) fn on(raw: &'a RawBuffer, gpu: usize) -> Option<Self> {
+        raw.view_on(gpu).map(|(handle, device)| BufferBinding {
+            raw,
+            handle,
+            device,
+        })
     }
 
     /// The binding of `raw`'s device-local mirror `mirror` (of the same
@@ -298,6 +375,7 @@ impl<'a> BufferBinding<'a> {
         BufferBinding {
             raw,
             handle: mirror,
+            device: raw.device(),
         }
     }
 
@@ -309,6 +387,11 @@ impl<'a> BufferBinding<'a> {
     /// The `VkBuffer` bound.
     pub(crate) fn handle(self) -> vk::Buffer {
         self.handle
+    }
+
+    /// The device of the `VkBuffer` bound.
+    pub(crate) fn device(self) -> &'a Arc<crate::vk::Device> {
+        self.device
     }
 }
 
@@ -436,7 +519,12 @@ impl<T: bytemuck::Pod> Buffer<T> {
             });
         }
         // SAFETY: forwarded from this function's contract.
-        let raw = unsafe { RawBuffer::import(memory, ptr, bytes) }?;
+        let mut raw = unsafe { RawBuffer::import(memory, ptr, bytes) }?;
+        // SAFETY: the caller's pages stay allocated while the buffer lives
+        // (this function's contract); `RawBuffer::import` checked `ptr` and
+        // `bytes` against the engine's import alignment, the largest of its
+        // devices'.
+        unsafe { raw.import_peers(bytes) }?;
         Ok(Buffer {
             raw,
             len,

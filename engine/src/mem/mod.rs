@@ -14,6 +14,7 @@
 mod backend;
 mod buffer;
 pub(crate) mod mirror;
+mod peers;
 pub(crate) mod placement;
 pub(crate) mod ranges;
 
@@ -33,6 +34,9 @@ pub struct UnifiedMemory {
     // device it allocates from.
     backend: Box<dyn Backend>,
     device: Arc<Device>,
+    /// The engine's other devices (multi-device engines): every buffer is
+    /// imported into each of them too (see module `peers`).
+    peers: Vec<Arc<Device>>,
     memory_type: u32,
     engine_id: u64,
     /// `minImportedHostPointerAlignment`; `None` without `VK_EXT_external_memory_host`.
@@ -78,23 +82,11 @@ impl UnifiedMemory {
                 device: info.name.clone(),
             })?;
         let backend = backend::create(&device, backend, memory_type)?;
-        let import_alignment = device.memory_host().map(|_| {
-            let mut host = ash::vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
-            let mut props = ash::vk::PhysicalDeviceProperties2::default().push_next(&mut host);
-            // SAFETY: Vulkan 1.1+ query on a physical device of this live
-            // instance; the chain holds a structure of an extension the device
-            // supports.
-            unsafe {
-                device
-                    .instance()
-                    .raw()
-                    .get_physical_device_properties2(device.info().handle, &mut props)
-            };
-            host.min_imported_host_pointer_alignment
-        });
+        let import_alignment = import_alignment(&device);
         Ok(Arc::new(UnifiedMemory {
             backend,
             device,
+            peers: Vec::new(),
             memory_type,
             engine_id,
             import_alignment,
@@ -103,6 +95,52 @@ impl UnifiedMemory {
             #[cfg(feature = "test-hooks")]
             mirror_fault: std::sync::Mutex::new(None),
         }))
+    }
+
+    /// The allocator of a multi-device engine over `devices` (at least
+    /// two): every buffer's bytes are host memory imported into each device
+    /// (module `peers`), so every device binds them zero-copy. Each device
+    /// needs `VK_EXT_external_memory_host`
+    /// ([`Error::HostImportUnsupported`] otherwise); staged memory is not
+    /// offered (the placement is [`MemoryPlacement::ZeroCopy`]; a warning
+    /// says so where `requested`, after `COEXEC_MEMORY`, would stage).
+    pub fn new_shared(
+        devices: &[Arc<Device>],
+        backend: AllocatorBackend,
+        engine_id: u64,
+        requested: MemoryPlacement,
+    ) -> Result<Arc<Self>> {
+        let Some((first, rest)) = devices.split_first() else {
+            return Err(Error::NoDevice("no device for the allocator".into()));
+        };
+        if placement::resolve(requested, first.info()).0 == MemoryPlacement::Staged {
+            tracing::warn!(
+                "staged memory is single-GPU for now: the {}-GPU engine binds every buffer zero-copy",
+                devices.len()
+            );
+        }
+        let mut alignment = 1u64;
+        for d in devices {
+            let a = import_alignment(d).ok_or_else(|| Error::HostImportUnsupported {
+                device: d.info().name.clone(),
+                reason: "a device of a multi-device engine needs VK_EXT_external_memory_host"
+                    .into(),
+            })?;
+            alignment = alignment.max(a.max(1));
+        }
+        let one = Self::new(first.clone(), backend, engine_id, MemoryPlacement::ZeroCopy)?;
+        let mut one = Arc::into_inner(one).expect("just built, not shared");
+        one.peers = rest.to_vec();
+        one.import_alignment = Some(alignment);
+        one.placement = MemoryPlacement::ZeroCopy;
+        one.staging_demanded = false;
+        Ok(Arc::new(one))
+    }
+
+    /// The engine's other devices, into which every buffer is imported
+    /// too (empty for a single-device engine).
+    pub fn peers(&self) -> &[Arc<Device>] {
+        &self.peers
     }
 
     /// Where GPU runs bind this allocator's buffers: [`MemoryPlacement::ZeroCopy`]
@@ -160,9 +198,10 @@ impl UnifiedMemory {
         Buffer::new(self.clone(), len)
     }
 
-    /// `minImportedHostPointerAlignment` of the device: the alignment of
-    /// pointers and sizes [`UnifiedMemory::import_host`] accepts; `None` when
-    /// the device cannot import host memory (no `VK_EXT_external_memory_host`).
+    /// `minImportedHostPointerAlignment` of the device (the largest of the
+    /// devices' for a multi-device engine): the alignment of pointers and
+    /// sizes [`UnifiedMemory::import_host`] accepts; `None` when the device
+    /// cannot import host memory (no `VK_EXT_external_memory_host`).
     pub fn host_import_alignment(&self) -> Option<u64> {
         self.import_alignment
     }
@@ -200,4 +239,23 @@ impl UnifiedMemory {
         b.as_mut_slice().copy_from_slice(data);
         Ok(b)
     }
+}
+
+/// `minImportedHostPointerAlignment` of `device`; `None` without
+/// `VK_EXT_external_memory_host`.
+fn import_alignment(device: &Device) -> Option<u64> {
+    device.memory_host().map(|_| {
+        let mut host = ash::vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+        let mut props = ash::vk::PhysicalDeviceProperties2::default().push_next(&mut host);
+        // SAFETY: Vulkan 1.1+ query on a physical device of this live
+        // instance; the chain holds a structure of an extension the device
+        // supports.
+        unsafe {
+            device
+                .instance()
+                .raw()
+                .get_physical_device_properties2(device.info().handle, &mut props)
+        };
+        host.min_imported_host_pointer_alignment
+    })
 }

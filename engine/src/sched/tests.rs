@@ -86,15 +86,15 @@ struct Seen {
 }
 
 /// Runs every claimant of `plan` on its own thread, following the protocol
-/// of the module docs. The claimant `fail = (device, index, after)` requeues
-/// its package number `after` (0-based) instead of completing it, forfeits,
-/// and leaves.
+/// of the module docs. Each claimant `(device, index, after)` of `fails`
+/// requeues its package number `after` (0-based) instead of completing it,
+/// forfeits, and leaves.
 fn run(
     plan: &Plan,
     queue: &WorkQueue,
     est: &ThroughputEstimator,
     speeds: &[f64],
-    fail: Option<(usize, usize, u64)>,
+    fails: &[(usize, usize, u64)],
 ) -> Vec<Seen> {
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..plan.devices())
@@ -109,7 +109,7 @@ fn run(
                         match plan.claim(queue, &mut me, est) {
                             Some((r, _)) => {
                                 let units = r.end - r.start;
-                                if fail.is_some_and(|f| f == (d, j, claimed)) {
+                                if fails.contains(&(d, j, claimed)) {
                                     queue.requeue(r);
                                     plan.forfeit(queue, &mut me, est);
                                     break;
@@ -161,7 +161,7 @@ proptest! {
         let est = ThroughputEstimator::new(devs.len());
         let plan = Plan::new(&sched, &devs, total, &est).unwrap();
         let queue = WorkQueue::new(total);
-        let seen = run(&plan, &queue, &est, &speeds, None);
+        let seen = run(&plan, &queue, &est, &speeds, &[]);
         check(seen, &queue, total)?;
     }
 
@@ -181,7 +181,7 @@ proptest! {
         }
         let plan = Plan::new(&sched, &devs, total, &est).unwrap();
         let queue = WorkQueue::new(total);
-        let seen = run(&plan, &queue, &est, &speeds, None);
+        let seen = run(&plan, &queue, &est, &speeds, &[]);
         check(seen, &queue, total)?;
     }
 
@@ -206,7 +206,7 @@ proptest! {
         let est = ThroughputEstimator::new(devs.len());
         let plan = Plan::new(&sched, &devs, total, &est).unwrap();
         let queue = WorkQueue::new(total);
-        let seen = run(&plan, &queue, &est, &speeds, Some((d, j, after)));
+        let seen = run(&plan, &queue, &est, &speeds, &[(d, j, after)]);
         check(seen, &queue, total)?;
     }
 }
@@ -326,7 +326,70 @@ fn threads_small_run_with_failure() {
         let est = ThroughputEstimator::new(2);
         let plan = Plan::new(&sched, &devs, 40, &est).unwrap();
         let queue = WorkQueue::new(40);
-        let seen = run(&plan, &queue, &est, &[100.0, 400.0], Some((1, 0, 0)));
+        let seen = run(&plan, &queue, &est, &[100.0, 400.0], &[(1, 0, 0)]);
         check(seen, &queue, 40).unwrap();
+    }
+}
+
+/// An engine's devices with several GPUs: the CPU workers (1 to 4) and 2 to
+/// 5 GPUs of one dispatch loop each (3 to 6 devices), with their simulated
+/// speeds.
+fn multi_gpu_setup() -> impl Strategy<Value = (Vec<DeviceSlot>, Scheduler, u64, Vec<f64>)> {
+    (1usize..=4, 2usize..=5, 1u64..2_000).prop_flat_map(|(workers, gpus, granule)| {
+        let mut d = vec![DeviceSlot::cpu(workers)];
+        d.extend((0..gpus).map(|_| DeviceSlot::gpu().with_granule(granule)));
+        let n = d.len();
+        (
+            Just(d),
+            scheduler(n),
+            totals(),
+            prop::collection::vec(1.0f64..1e6, n),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 8, ..ProptestConfig::default() })]
+
+    /// 3 to 6 devices, one or two GPUs failing at any package: every unit
+    /// is completed exactly once by the others.
+    #[test]
+    fn prop_failing_gpus_among_many_requeue_exactly_once(
+        (devs, sched, total, speeds) in multi_gpu_setup(),
+        first in any::<prop::sample::Index>(),
+        second in any::<prop::sample::Index>(),
+        two in any::<bool>(),
+        after in 0u64..4,
+    ) {
+        let gpus: Vec<usize> = (1..devs.len()).collect();
+        let a = *first.get(&gpus);
+        let mut fails = vec![(a, 0, after)];
+        let b = *second.get(&gpus);
+        if two && b != a {
+            fails.push((b, 0, 0));
+        }
+        let est = ThroughputEstimator::new(devs.len());
+        let plan = Plan::new(&sched, &devs, total, &est).unwrap();
+        let queue = WorkQueue::new(total);
+        let seen = run(&plan, &queue, &est, &speeds, &fails);
+        check(seen, &queue, total)?;
+    }
+
+    /// Only GPUs (2 to 5), one failing: the others finish its work.
+    #[test]
+    fn prop_gpus_alone_cover_exactly_once_with_a_failure(
+        (devs, sched, total, speeds) in multi_gpu_setup(),
+        who in any::<prop::sample::Index>(),
+        after in 0u64..4,
+    ) {
+        let devs: Vec<DeviceSlot> = devs[1..].to_vec();
+        let n = devs.len();
+        let sched = sched.for_devices(&std::iter::once(false).chain(std::iter::repeat(true)).take(n + 1).collect::<Vec<_>>());
+        let d = who.index(n);
+        let est = ThroughputEstimator::new(n);
+        let plan = Plan::new(&sched, &devs, total, &est).unwrap();
+        let queue = WorkQueue::new(total);
+        let seen = run(&plan, &queue, &est, &speeds[1..], &[(d, 0, after)]);
+        check(seen, &queue, total)?;
     }
 }

@@ -75,7 +75,7 @@ impl ComputePipeline {
         let info = self.device.info();
         for (i, b) in buffers.iter().enumerate() {
             let binding = i as u32;
-            if !Arc::ptr_eq(b.raw().device(), &self.device) {
+            if !Arc::ptr_eq(b.device(), &self.device) {
                 return Err(Error::ForeignBuffer { binding });
             }
             if b.raw().bytes() > u64::from(info.max_storage_buffer_range) {

@@ -6,4 +6,5 @@ mod errors;
 mod footprints;
 mod header;
 mod misuse;
+mod reduce;
 mod shaders;

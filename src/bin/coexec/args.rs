@@ -120,6 +120,15 @@ mod tests {
         let e = "tpu".parse::<Given<Devices>>().unwrap_err();
         assert!(e.contains("unknown device"), "{e}");
         assert!("dynamic:x".parse::<Given<Scheduler>>().is_err());
+        // GPUs by index, as `coexec info` numbers them.
+        let d: Given<Devices> = "cpu,gpu0,gpu1".parse().unwrap();
+        assert_eq!(d.value, Devices::gpu(0).with_gpu(1).with_cpu());
+        assert!(d.value.has_gpu(1) && !d.value.has_gpu(2) && !d.value.gpu);
+        assert_eq!(d.value.to_string(), "cpu,gpu0,gpu1");
+        for bad in ["gpu64", "gpu-1", "gpux", "gpu0,"] {
+            let e = bad.parse::<Given<Devices>>().unwrap_err();
+            assert!(e.contains("unknown device"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -20,10 +20,12 @@ pub(crate) struct BenchArgs {
     /// static, dynamic:M, hguided (or hguided:k=K,min=M).
     #[arg(long, default_value = "hguided")]
     pub(crate) scheduler: Given<Scheduler>,
-    /// cpu, gpu, cpu,gpu or all.
+    /// cpu, gpu (every GPU), gpuN (GPU N as `coexec info` numbers them), a
+    /// comma-separated list of those (cpu,gpu0,gpu1), or all.
     #[arg(long, default_value = "all")]
     pub(crate) devices: Given<Devices>,
-    /// The CPU's share of the total power (0..1), a hint for static and hguided.
+    /// The CPU's share of the total power (0..1), a hint for static and
+    /// hguided; the GPUs of the run share the rest equally.
     #[arg(long)]
     cpu_power: Option<f64>,
     /// CPU workers (default: one per physical core left by the GPU).
@@ -39,6 +41,12 @@ pub(crate) struct BenchArgs {
     /// measured power where RAPL/NVML can be read, else a model).
     #[arg(long, default_value = "time")]
     pub(crate) objective: Given<coexec::Objective>,
+    /// The engine's GPUs: all (every discrete and integrated GPU), best (the
+    /// one best device), or Vulkan device indices as `coexec info` lists
+    /// them (1 or 0,1). `--devices` then picks among them (gpu0 is the
+    /// first).
+    #[arg(long, default_value = "all")]
+    pub(crate) gpus: Given<coexec::GpuChoice>,
     /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -65,16 +73,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The scheduler with `--cpu-power` as its power hints (where it takes
-/// hints and both devices run).
-fn with_cpu_power(a: &BenchArgs) -> Result<Scheduler, String> {
+/// hints and the CPU and some of the engine's `gpus` GPUs run).
+fn with_cpu_power(a: &BenchArgs, gpus: usize) -> Result<Scheduler, String> {
     let mut scheduler = a.scheduler.value.clone();
     let devices = a.devices.value;
     if let Some(f) = a.cpu_power {
         if !(0.0..=1.0).contains(&f) {
             return Err(format!("--cpu-power {f} is outside 0..1"));
         }
-        if devices.cpu && devices.gpu {
-            let powers = Some(vec![f, 1.0 - f]);
+        let in_run = (0..gpus).filter(|&g| devices.has_gpu(g)).count();
+        if devices.cpu && in_run > 0 {
+            let mut powers = vec![f];
+            powers.extend(std::iter::repeat_n((1.0 - f) / in_run as f64, in_run));
+            let powers = Some(powers);
             match &mut scheduler {
                 Scheduler::Static { powers: p } | Scheduler::HGuided { powers: p, .. } => {
                     *p = powers
@@ -125,8 +136,8 @@ fn repeat(
 }
 
 pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
-    let scheduler = with_cpu_power(&a)?;
-    let engine = open_engine(a.workers, a.memory.value, a.objective.value)?;
+    let engine = open_engine(a.workers, a.memory.value, a.gpus.value, a.objective.value)?;
+    let scheduler = with_cpu_power(&a, engine.gpu_count())?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let runs = repeat(
         &mut *w,

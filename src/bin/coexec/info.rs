@@ -80,11 +80,19 @@ fn print_device(d: &PhysicalDeviceInfo) {
 fn print_plan(engine: &Engine) {
     println!("\nCPU topology:\n{}", engine.topology());
     let plan = engine.core_plan();
-    println!(
-        "Engine: device {:?} (completion: {})",
-        engine.device_info().name,
-        engine.sync_mode()
-    );
+    // The engine's GPUs as `--devices gpuN` names them, with each one's
+    // Vulkan index (the numbering above).
+    println!("Engine GPUs (--devices gpuN):");
+    for g in 0..engine.gpu_count() {
+        if let Some(d) = engine.gpu_info(g) {
+            println!(
+                "  gpu{g}: [{}] {} (completion: {})",
+                d.index,
+                d.name,
+                d.sync_mode()
+            );
+        }
+    }
     println!(
         "  CPU workers: {} on PUs {:?}",
         engine.workers(),

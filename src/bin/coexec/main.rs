@@ -3,6 +3,7 @@
 mod args;
 mod bench;
 mod info;
+mod reduce;
 mod setup;
 mod suite;
 
@@ -27,6 +28,9 @@ enum Command {
     /// Runs the benchmark suite: every kernel alone on each device and
     /// co-executed with each scheduler; table, JSON and SVG pictures.
     Suite(suite::SuiteArgs),
+    /// A reduction output against the same kernel as a map, and the time
+    /// between two consecutive runs.
+    Reduce(reduce::ReduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,12 +40,14 @@ fn main() -> ExitCode {
         Command::Info => None,
         Command::Bench(a) => a.workers,
         Command::Suite(a) => a.workers,
+        Command::Reduce(a) => a.workers,
     };
     setup::size_lavapipe(workers);
     let r = match cli.command {
         Command::Info => info::info(),
         Command::Bench(a) => bench::bench(a),
         Command::Suite(a) => suite::suite(a),
+        Command::Reduce(a) => reduce::reduce(a),
     };
     match r {
         Ok(code) => code,
@@ -57,11 +63,13 @@ fn main() -> ExitCode {
 fn open_engine(
     workers: Option<usize>,
     memory: MemoryPlacement,
+    gpus: coexec::GpuChoice,
     objective: Objective,
 ) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
         memory,
+        gpu: gpus,
         objective,
         validation_errors_fail: true,
         ..Default::default()
