@@ -228,6 +228,48 @@ fn another_engine_cannot_read_a_mirror() {
     assert!(o.iter().zip(1..).all(|(&v, i)| v == i));
 }
 
+/// Two GPUs (one opened twice): GPU 0 keeps its results in its mirrors,
+/// GPU 1 reads host memory as the CPU does, so a run with GPU 1 or the CPU
+/// first brings back what GPU 0 left there; no host read in between.
+#[test]
+fn runs_on_changing_device_sets_see_each_others_results() {
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: coexec::Validation::IfAvailable,
+        duplicate_devices: 2,
+        memory: MemoryPlacement::Staged,
+        host_coherence: HostCoherence::Lazy,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    if e.gpu_count() != 2 || e.host_coherence() != HostCoherence::Lazy {
+        return;
+    }
+    let k = acc_kernel(&e);
+    let n = 9_000;
+    let mut o = e.buffer_from_slice(&vec![5u32; n]).unwrap();
+    let sets = [
+        Devices::gpu(0),
+        Devices::gpu(1),
+        Devices::gpu(0),
+        Devices::gpu(0),
+        Devices::CPU,
+        Devices::gpu(0),
+        Devices::ALL,
+        Devices::gpu(0),
+        Devices::gpu(1).with_cpu(),
+        Devices::gpu(0),
+    ];
+    for devices in sets {
+        acc(&e, &k, &mut o, devices);
+    }
+    let times = sets.len() as u32;
+    let want: Vec<u32> = (0..n as u32).map(|i| 5 + times * (i + 1)).collect();
+    assert_eq!(o.to_vec(), want);
+    common::assert_validation_clean(&e);
+}
+
 /// `sweeps` stencil sweeps of a `w` x `h` grid on `e`, run on
 /// `devices(sweep)`; the final grid and the bytes downloaded by runs.
 fn sweeps(

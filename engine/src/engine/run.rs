@@ -45,6 +45,13 @@ impl RunDevices<'_> {
         usize::from(self.cpu) + k
     }
 
+    /// The position in the run of the GPU that holds the mirrors on a
+    /// staged engine (engine GPU 0, see `UnifiedMemory::new_shared`), if it
+    /// takes part.
+    fn staged_gpu(&self) -> Option<usize> {
+        self.gpus.iter().position(|&(g, _)| g == 0)
+    }
+
     /// The run's devices in order (CPU, then each GPU) as the plan sees
     /// them, and the slot of each in the kernel's estimator.
     fn slots(&self, workers: usize, geometry: &Geometry) -> (Vec<DeviceSlot>, Vec<usize>) {
@@ -149,6 +156,7 @@ impl Engine {
             queue: &queue,
             estimates: &estimates,
         };
+        let meter = self.meter();
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
         let memory = match run.gpus.is_empty() {
@@ -156,6 +164,7 @@ impl Engine {
             true => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
+        let energy = self.energy(meter, time_s, &devices_out);
         inner
             .learning
             .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
@@ -167,6 +176,7 @@ impl Engine {
             packages,
             from_profile,
             memory,
+            energy,
         })
     }
 
@@ -253,6 +263,8 @@ impl Engine {
         present.extend(units.iter().map(|&(g, _)| (1 + g, 1)));
         scheduler.validate(present.len())?;
         let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, n_units);
+        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
+        let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let run = RunDevices {
             mode,
@@ -282,8 +294,10 @@ impl Engine {
             let (pipeline, _) =
                 crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
             let bufs: Vec<_> = match staging {
-                Some(s) => s.bindings(),
-                None => args
+                // Only engine GPU 0 holds mirrors; the others bind the host
+                // bytes.
+                Some(s) if g == 0 => s.bindings(),
+                _ => args
                     .buffers
                     .iter()
                     .enumerate()
@@ -309,14 +323,16 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
-        // Lazy host coherence: the CPU's packages read and write the host
-        // copies, which must hold what earlier GPU runs left in the mirrors.
-        let synced = match run.cpu {
+        // Lazy host coherence: the CPU's packages, and those of GPUs other
+        // than the staged one (they read host memory), read and write the
+        // host copies, which must hold what earlier runs left in the mirrors.
+        let host_side = run.cpu || run.gpus.iter().any(|&(g, _)| g != 0);
+        let synced = match host_side {
             true => crate::exec::staging::sync_for_host(&args.buffers)?,
             false => 0,
         };
-        // Staged memory exists on single-GPU engines only.
-        let staging = match (run.gpus.first(), &kernel.pipeline) {
+        // Staged memory mirrors the buffers on engine GPU 0 only.
+        let staging = match (run.staged_gpu(), &kernel.pipeline) {
             (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
                 Staging::new(&args.buffers, p.interface(), shared.geometry.space)?,
             ),
@@ -346,7 +362,9 @@ impl Engine {
             .enumerate()
             .filter_map(|(k, set)| {
                 let mut role = self.gpu_role(kernel, args, run, k, shared, set, &board)?;
-                role.staging = staging.as_ref();
+                if Some(k) == run.staged_gpu() {
+                    role.staging = staging.as_ref();
+                }
                 Some(role)
             })
             .collect();
@@ -385,10 +403,13 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
-        if let Some(lane) = lanes.gpus.first() {
+        let staged_lane = run.staged_gpu().map(|k| &lanes.gpus[k]);
+        // (A run without the staged GPU reports no device of its own to
+        // count its start's downloads against.)
+        if let Some(lane) = staged_lane {
             lane.add_download(synced);
         }
-        match (&staging, lanes.gpus.first()) {
+        match (&staging, staged_lane) {
             (Some(s), Some(lane)) => {
                 lane.staged(s);
                 // A failed GPU may be lost with what it left in the
@@ -423,8 +444,9 @@ impl Engine {
         run: &RunDevices<'_>,
         geometry: &Geometry,
     ) -> Option<(usize, f64)> {
-        // Staged memory exists on single-GPU engines only.
-        let (unit, pipeline) = (run.gpus.first()?.1, kernel.pipeline.as_ref()?);
+        // Staged memory mirrors the buffers on engine GPU 0 only.
+        let k = run.staged_gpu()?;
+        let (unit, pipeline) = (run.gpus[k].1, kernel.pipeline.as_ref()?);
         if self.inner.memory.placement() != MemoryPlacement::Staged {
             return None;
         }
@@ -440,7 +462,7 @@ impl Engine {
             geometry.space,
             geometry.units,
         );
-        Some((run.gpu_device(0), rates.seconds_per_unit(up, down)))
+        Some((run.gpu_device(k), rates.seconds_per_unit(up, down)))
     }
 
     /// The role in a run of its `k`-th GPU, whose buffers `set` binds.

@@ -14,8 +14,9 @@
 //!     [`Buffer::try_as_slice`], which report a failed download as an error
 //!     where the infallible accessors cannot (they panic: a failed download
 //!     means the device was lost with the only copy of those bytes);
-//!   - at the start of every run in which the CPU takes part (its packages
-//!     read and write the host copies), for every buffer the run binds;
+//!   - at the start of every run in which the CPU or a GPU other than engine
+//!     GPU 0 takes part (their packages read and write the host copies; only
+//!     GPU 0 has mirrors), for every buffer the run binds;
 //!   - at the end of a run whose GPU failed, while the mirror can still be
 //!     read: a failure to download then fails the run, so that no host range
 //!     is taken for current when it is not.
@@ -25,9 +26,9 @@
 //!   refreshed with [`Buffer::sync`] before they are read after a run.
 //!   Buffers whose host memory is written or read behind the engine's back
 //!   (imported host memory, the C ABI's host pointers: *untracked*) stay
-//!   eager. Dropping a buffer needs nothing. Staged memory is single-GPU,
-//!   and a buffer belongs to one engine (a foreign buffer is refused), so no
-//!   other device reads a mirror.
+//!   eager. Dropping a buffer needs nothing. A buffer belongs to one engine
+//!   (a foreign buffer is refused), and only engine GPU 0 binds mirrors, so
+//!   no other device reads one.
 //!
 //! Lazy is not the default because the infallible accessors cannot return
 //! the error of a download from a lost device.
