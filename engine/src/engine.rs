@@ -6,9 +6,11 @@
 
 mod gpus;
 mod run;
+mod spirv_cpu;
 
 pub(crate) use gpus::pipeline_on;
 pub use gpus::MAX_GPUS;
+pub use spirv_cpu::CpuImpl;
 
 use crate::error::{Error, Result};
 use crate::exec::gpu::GpuUnit;
@@ -163,6 +165,21 @@ pub struct EngineOptions {
     /// variable `COEXEC_DUPLICATE_DEVICES`, else 1. Not for measuring: the
     /// copies share one GPU.
     pub duplicate_devices: usize,
+    /// Open a CPU Vulkan device (Mesa lavapipe) beside the GPUs, on the
+    /// CPU workers' cores, so that the CPU share of a kernel without a CPU
+    /// implementation runs its SPIR-V there (the "spirv" CPU path; see
+    /// [`CpuImpl`]). Off by default, since the extra device makes the
+    /// engine a multi-device one (zero-copy memory shared by import); also
+    /// on with [`CpuImpl::Spirv`] or the environment variable
+    /// `COEXEC_SPIRV_CPU=1`. Where no CPU Vulkan device is installed, such
+    /// a kernel runs on the GPUs alone and its report says why
+    /// ([`DeviceReport::note`](crate::DeviceReport::note)). The device may be
+    /// one the engine also uses as a GPU (lavapipe alone): it is then
+    /// opened twice.
+    pub spirv_cpu: bool,
+    /// Which path runs the CPU share of a kernel that has both a CPU
+    /// implementation and SPIR-V ([`CpuImpl::Native`] by default).
+    pub cpu_impl: CpuImpl,
 }
 
 impl Default for EngineOptions {
@@ -179,6 +196,8 @@ impl Default for EngineOptions {
             profiles: true,
             memory: MemoryPlacement::Auto,
             duplicate_devices: 0,
+            spirv_cpu: false,
+            cpu_impl: CpuImpl::Native,
         }
     }
 }
@@ -331,6 +350,12 @@ struct Inner {
     pool: Pool,
     /// The GPUs, in engine order (at least one).
     gpus: Vec<GpuUnit>,
+    /// The CPU Vulkan device of the SPIR-V CPU path, if opened: memory
+    /// device and pipeline index `gpus.len()`, estimator slot
+    /// `1 + gpus.len()`.
+    spirv: Option<GpuUnit>,
+    /// Why the engine has no such device where one was asked for.
+    spirv_missing: Option<String>,
     memory: Arc<UnifiedMemory>,
     workers: usize,
     options: EngineOptions,
@@ -430,7 +455,23 @@ impl Engine {
                 message: "planning the cores".into(),
                 source: Some(Box::new(e)),
             })?;
-        let (devices, pins) = open_devices(probe, &chosen, copies, &plan, &options)?;
+        let spirv_info = spirv_cpu::wanted(&options).then(|| spirv_cpu::find(&devs));
+        let (mut devices, mut pins) = open_devices(probe, &chosen, copies, &plan, &options)?;
+        let gpu_count = devices.len();
+        let spirv_missing = match &spirv_info {
+            Some(Some(info)) => {
+                let cores = spirv_cpu::cores(&plan);
+                devices.push(spirv_cpu::open(&devices[0], info, &cores, &options)?);
+                pins.push(cores);
+                None
+            }
+            Some(None) => {
+                let why = "no CPU Vulkan device with host-memory import is installed";
+                tracing::warn!("{why}: kernels without a CPU implementation run on the GPUs alone");
+                Some(why.to_string())
+            }
+            None => None,
+        };
         let id = NEXT_ENGINE.fetch_add(1, Ordering::Relaxed); // Relaxed: uniqueness only.
         let memory = match devices.as_slice() {
             [one] => UnifiedMemory::new(one.clone(), options.allocator, id, options.memory)?,
@@ -447,7 +488,10 @@ impl Engine {
             .collect();
         let workers = specs.len();
         specs.extend(pins.into_iter().enumerate().map(|(g, pin)| ThreadSpec {
-            name: format!("coexec-gpu-{g}"),
+            name: match g == gpu_count {
+                false => format!("coexec-gpu-{g}"),
+                true => "coexec-spirv-cpu".to_string(),
+            },
             pin: (!pin.pus.is_empty()).then_some(pin),
         }));
         let pool = Pool::new(specs).map_err(|e| Error::Cpu {
@@ -456,6 +500,12 @@ impl Engine {
         })?;
         let mut lines = vec![format!("cpu {} with {workers} workers", topology.model)];
         lines.extend(devices.iter().map(|d| describe_gpu(d.info())));
+        if devices.len() > gpu_count {
+            lines.push(format!(
+                "spirv-cpu on {} core(s)",
+                spirv_cpu::cores(&plan).pus.len()
+            ));
+        }
         let learning = Learning::new(profile_dir(&options), lines);
         let mut units = Vec::with_capacity(devices.len());
         for (g, device) in devices.into_iter().enumerate() {
@@ -473,6 +523,7 @@ impl Engine {
                 stager,
             });
         }
+        let spirv = (units.len() > gpu_count).then(|| units.pop()).flatten();
         Ok(Engine {
             inner: Arc::new(Inner {
                 id,
@@ -480,6 +531,8 @@ impl Engine {
                 plan,
                 pool,
                 gpus: units,
+                spirv,
+                spirv_missing,
                 memory,
                 workers,
                 options,
@@ -830,7 +883,11 @@ impl Engine {
                 "local size {local:?} has a zero dimension"
             )));
         }
-        let others: Vec<_> = self.inner.gpus.iter().skip(1).map(|g| &g.device).collect();
+        // The SPIR-V CPU device's pipeline comes last (index `gpus.len()`).
+        let others: Vec<_> = (self.inner.gpus.iter().skip(1))
+            .chain(&self.inner.spirv)
+            .map(|g| &g.device)
+            .collect();
         let other_gpus = gpus::other_pipelines(&pipeline, &words, &others)?;
         Ok(Kernel {
             name: name.to_string(),
@@ -839,7 +896,9 @@ impl Engine {
             pipeline,
             other_gpus,
             cpu,
-            estimator: Arc::new(ThroughputEstimator::new(1 + self.inner.gpus.len())),
+            estimator: Arc::new(ThroughputEstimator::new(
+                1 + self.inner.gpus.len() + usize::from(self.inner.spirv.is_some()),
+            )),
             learned: Arc::default(),
             gpu_warm: Arc::default(),
             identity: match &words {
@@ -903,7 +962,12 @@ impl Engine {
             check_interface(iface, args)?;
         }
         for &gpu in gpus {
-            if let Some(unit) = self.inner.gpus.get(gpu) {
+            let spirv = self
+                .inner
+                .spirv
+                .as_ref()
+                .filter(|_| gpu == self.inner.gpus.len());
+            if let Some(unit) = self.inner.gpus.get(gpu).or(spirv) {
                 check_gpu_limits(unit.device.info(), args, g)?;
             }
         }

@@ -36,13 +36,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     setup::init_log();
-    let workers = match &cli.command {
-        Command::Info => None,
-        Command::Bench(a) => a.workers,
-        Command::Suite(a) => a.workers,
-        Command::Reduce(a) => a.workers,
+    let (workers, spirv) = match &cli.command {
+        Command::Info => (None, false),
+        Command::Bench(a) => (a.workers, a.cpu_impl.value == coexec::CpuImpl::Spirv),
+        Command::Suite(a) => (a.workers, a.cpu_impl.value == coexec::CpuImpl::Spirv),
+        Command::Reduce(a) => (a.workers, false),
     };
-    setup::size_lavapipe(workers);
+    setup::size_lavapipe(workers, spirv);
     let r = match cli.command {
         Command::Info => info::info(),
         Command::Bench(a) => bench::bench(a),
@@ -64,11 +64,13 @@ fn open_engine(
     workers: Option<usize>,
     memory: MemoryPlacement,
     gpus: coexec::GpuChoice,
+    cpu_impl: coexec::CpuImpl,
 ) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
         memory,
         gpu: gpus,
+        cpu_impl,
         validation_errors_fail: true,
         ..Default::default()
     })
