@@ -68,6 +68,7 @@ fn fill_report(r: &Report) -> coexec_report {
         upload_bytes: 0,
         download_bytes: 0,
         transfer_s: 0.0,
+        cpu_impl: -1,
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
     for (o, d) in devices.iter_mut().zip(&r.devices) {
@@ -88,6 +89,11 @@ fn fill_report(r: &Report) -> coexec_report {
             upload_bytes: d.transfers.upload_bytes,
             download_bytes: d.transfers.download_bytes,
             transfer_s: d.transfers.seconds,
+            cpu_impl: match d.cpu_impl {
+                Some(::coexec_engine::CpuImpl::Native) => 0,
+                Some(::coexec_engine::CpuImpl::Spirv) => 1,
+                None => -1,
+            },
         };
     }
     coexec_report {
