@@ -250,3 +250,36 @@ fn verified(
     assert_eq!(items, w.space().items(), "{name} {devices}: items covered");
     r
 }
+
+/// `coexec bench --cpu-impl spirv --json` names each device's path, and
+/// the run verifies; `native` names the native path.
+#[test]
+fn bench_reports_the_cpu_path_in_json() {
+    if common::engine().is_none() {
+        return;
+    }
+    for (cpu_impl, path) in [("spirv", "cpu (spirv)"), ("native", "cpu (native)")] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+            .args([
+                "bench", "--kernel", "taylor", "--size", "20000", "--reps", "1",
+            ])
+            .args(["--scheduler", "static", "--cpu-power", "0.5", "--json"])
+            .args(["--cpu-impl", cpu_impl])
+            .output()
+            .expect("coexec runs");
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{stdout} {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+        assert_eq!(doc["verified"], true, "{doc}");
+        assert_eq!(doc["cpu_impl"], cpu_impl);
+        let devices = doc["per_device"].as_array().expect("per_device");
+        let cpu = devices.iter().find(|d| d["kind"] == "cpu").expect("a CPU");
+        assert_eq!(cpu["path"], path, "{doc}");
+        assert!(cpu["items"].as_u64().unwrap() > 0, "{doc}");
+        assert!(devices.iter().any(|d| d["path"] == "gpu"), "{doc}");
+    }
+}

@@ -146,6 +146,31 @@ mod tests {
     }
 
     #[test]
+    fn cpu_impl_is_parsed_for_bench_and_suite() {
+        let argv = [
+            "coexec",
+            "bench",
+            "--kernel",
+            "nbody",
+            "--cpu-impl",
+            "spirv",
+        ];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.cpu_impl.value, coexec::CpuImpl::Spirv);
+        let Command::Suite(a) = Cli::try_parse_from(["coexec", "suite"]).unwrap().command else {
+            panic!("not suite");
+        };
+        assert_eq!(a.cpu_impl.value, coexec::CpuImpl::Native);
+        let e = error(&["suite", "--cpu-impl", "rayon"]);
+        assert!(
+            e.contains("--cpu-impl") && e.contains("native or spirv"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn bad_bench_values_name_their_flag() {
         let e = error(&["bench", "--kernel", "fft"]);
         assert!(
