@@ -461,7 +461,7 @@ impl Engine {
         let spirv_missing = match &spirv_info {
             Some(Some(info)) => {
                 let cores = spirv_cpu::cores(&plan);
-                devices.push(spirv_cpu::open(&devices[0], info, &cores, &options)?);
+                devices.push(spirv_cpu::open(info, &cores, &options)?);
                 pins.push(cores);
                 None
             }
@@ -733,7 +733,7 @@ impl Engine {
 
     /// Validation errors reported so far by the Khronos layer (0 when off).
     pub fn validation_errors(&self) -> u64 {
-        self.device().instance().validation_log().errors()
+        self.device().instance().validation_log().errors() + self.spirv_validation_errors()
     }
 
     /// How many validation error messages a call keeps
@@ -745,7 +745,9 @@ impl Engine {
     /// The validation layer's most recent error messages (at most
     /// [`KEPT_VALIDATION_MESSAGES`](Self::KEPT_VALIDATION_MESSAGES)).
     pub fn validation_messages(&self) -> Vec<String> {
-        self.device().instance().validation_log().error_messages()
+        let mut m = self.device().instance().validation_log().error_messages();
+        m.extend(self.spirv_validation_messages());
+        m
     }
 
     /// Runs `f` and returns, with its result, the validation layer's error
@@ -767,10 +769,14 @@ impl Engine {
             return f();
         }
         let before = self.validation_errors();
-        let (result, messages) = self.with_validation_messages(f);
+        let spirv_before = self.spirv_validation_errors();
+        let (result, mut messages) = self.with_validation_messages(f);
         let count = self.validation_errors().saturating_sub(before);
         if count == 0 {
             return result;
+        }
+        if self.spirv_validation_errors() > spirv_before {
+            messages.extend(self.spirv_validation_messages());
         }
         Err(Error::Validation { count, messages })
     }

@@ -15,7 +15,7 @@ use crate::exec::kernel::{Geometry, Kernel};
 use crate::exec::report::DeviceReport;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet};
 use crate::sched::DeviceKind;
-use crate::vk::{Device, DeviceOptions, DeviceType, PhysicalDeviceInfo};
+use crate::vk::{Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo};
 use std::sync::Arc;
 
 /// Which code runs a run's CPU share.
@@ -91,25 +91,31 @@ pub(super) fn cores(plan: &CorePlan) -> CoreSet {
     CoreSet { pus }
 }
 
-/// Opens the SPIR-V CPU device `info` on the instance of `first` (the
-/// engine's first device), from a thread pinned to `cores`: lavapipe
-/// starts its threads when its device is created, and they inherit that
-/// affinity, so they run on the CPU workers' cores only. Their number is
-/// lavapipe's `LP_NUM_THREADS` (process-wide; see
-/// [`Engine::cpu_device_cores`](super::Engine::cpu_device_cores)).
+/// Opens the SPIR-V CPU device `info` on an instance of its own, created
+/// (with the device) from a thread pinned to `cores`: lavapipe starts the
+/// threads that run compute shaders when an instance enumerates its
+/// physical device, one pool per instance shared by every logical device
+/// of it, and they inherit that thread's affinity. So they run on the CPU
+/// workers' cores only, apart from a lavapipe serving as a GPU of the
+/// engine. Their number is lavapipe's `LP_NUM_THREADS` (process-wide; see
+/// [`Engine::spirv_cpu_threads`]). The engine's buffers are host memory
+/// imported into each device, which needs no common instance; the
+/// instance's validation errors count as the engine's.
 pub(super) fn open(
-    first: &Arc<Device>,
     info: &PhysicalDeviceInfo,
     cores: &CoreSet,
     options: &EngineOptions,
 ) -> Result<Arc<Device>> {
-    let instance = first.instance().clone();
-    let all = instance.all_physical_devices()?;
-    let info = super::gpus::refind(&all, info.index)?;
     let dev_opts = DeviceOptions {
         pipeline_cache_dir: options.pipeline_cache_dir.clone(),
     };
-    let open = || Device::new(instance.clone(), info.clone(), &dev_opts);
+    let validation = options.validation;
+    let open = || -> Result<Arc<Device>> {
+        let instance = Arc::new(Instance::new(validation)?);
+        let all = instance.all_physical_devices()?;
+        let info = super::gpus::refind(&all, info.index)?;
+        Device::new(instance, info, &dev_opts)
+    };
     if cores.pus.is_empty() {
         open()
     } else {
@@ -148,6 +154,21 @@ impl Engine {
             })
             .ok()?;
         Some(cores(&plan).pus.len()).filter(|&n| n > 0)
+    }
+
+    /// Validation errors of the SPIR-V CPU device's instance (0 without it).
+    pub(super) fn spirv_validation_errors(&self) -> u64 {
+        self.inner
+            .spirv
+            .as_ref()
+            .map_or(0, |u| u.device.instance().validation_log().errors())
+    }
+
+    /// The most recent validation error messages of that instance.
+    pub(super) fn spirv_validation_messages(&self) -> Vec<String> {
+        self.inner.spirv.as_ref().map_or_else(Vec::new, |u| {
+            u.device.instance().validation_log().error_messages()
+        })
     }
 
     /// How a run on `devices` runs `kernel`'s CPU share: `None` where the
