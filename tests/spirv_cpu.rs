@@ -283,3 +283,55 @@ fn bench_reports_the_cpu_path_in_json() {
         assert!(devices.iter().any(|d| d["path"] == "gpu"), "{doc}");
     }
 }
+
+/// The hardware threads of a `Cpus_allowed_list` ("0-2,5").
+fn cpu_list(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b) = (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap());
+        out.extend(a..=b);
+    }
+    out
+}
+
+/// Lavapipe's shader threads of the SPIR-V CPU device run on the CPU
+/// workers' cores (Linux: their affinity in `/proc/self/task`).
+#[test]
+fn the_spirv_devices_threads_are_pinned_to_the_workers_cores() {
+    let Some(e) = engine(true, CpuImpl::Native) else {
+        return;
+    };
+    let mut workers: Vec<usize> = e
+        .core_plan()
+        .workers
+        .iter()
+        .flat_map(|c| c.pus.clone())
+        .collect();
+    workers.sort_unstable();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        eprintln!("skipping: no /proc");
+        return;
+    };
+    let is_lavapipe = e
+        .spirv_cpu_device()
+        .is_some_and(|d| d.name.contains("llvmpipe"));
+    if !is_lavapipe || workers.is_empty() {
+        eprintln!("skipping: the CPU path is not lavapipe, or no workers");
+        return;
+    }
+    let pinned = tasks.flatten().any(|t| {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        let allowed = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(cpu_list);
+        comm.starts_with("llvmpipe") && allowed.as_deref() == Some(&workers[..])
+    });
+    assert!(
+        pinned,
+        "no llvmpipe thread pinned to the workers' {workers:?}"
+    );
+    assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
+}
