@@ -335,3 +335,31 @@ fn the_spirv_devices_threads_are_pinned_to_the_workers_cores() {
     );
     assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
 }
+
+/// On a staged engine (mirrors on GPU 0) the SPIR-V CPU device reads and
+/// writes the host bytes, as the CPU workers do: every item once per run.
+#[test]
+fn the_spirv_path_co_executes_with_a_staged_gpu() {
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: Validation::IfAvailable,
+        profiles: false,
+        spirv_cpu: true,
+        memory: coexec::MemoryPlacement::Staged,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    assert_eq!(e.memory_placement(), coexec::MemoryPlacement::Staged);
+    let k = e.kernel_glsl("nocpu", GLSL, None).unwrap();
+    let r = run_checked(&e, &k, 40_000, Devices::ALL, 3);
+    let gpu = r
+        .devices
+        .iter()
+        .find(|d| d.kind == DeviceKind::Gpu)
+        .unwrap();
+    assert!(gpu.items > 0 && gpu.transfers.download_bytes > 0, "{r:#?}");
+    assert_eq!(cpu(&r).cpu_impl, Some(CpuImpl::Spirv));
+    assert!(cpu(&r).items > 0, "{r:#?}");
+    common::assert_validation_clean(&e);
+}

@@ -169,7 +169,9 @@ pub struct EngineOptions {
     /// CPU workers' cores, so that the CPU share of a kernel without a CPU
     /// implementation runs its SPIR-V there (the "spirv" CPU path; see
     /// [`CpuImpl`]). Off by default, since the extra device makes the
-    /// engine a multi-device one (zero-copy memory shared by import); also
+    /// engine a multi-device one (every buffer is host memory imported into
+    /// each device; a staged GPU 0 keeps its mirrors, see
+    /// [`EngineOptions::memory`]); also
     /// on with [`CpuImpl::Spirv`] or the environment variable
     /// `COEXEC_SPIRV_CPU=1`. Where no CPU Vulkan device is installed, such
     /// a kernel runs on the GPUs alone and its report says why

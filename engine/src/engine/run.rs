@@ -247,10 +247,13 @@ impl Engine {
         }
         let note = match path {
             Some(Err(_)) if units.is_empty() => return Err(Error::MissingImplementation("CPU")),
-            Some(Err(why)) => Some(why),
+            // An engine without workers leaves the CPU out silently, as
+            // ever; a kernel without a CPU implementation says why.
+            Some(Err(why)) => Some(why).filter(|_| kernel.cpu.is_none()),
             Some(Ok(crate::CpuImpl::Spirv)) => {
-                let unit = inner.spirv.as_ref().expect("cpu_path checked it");
-                units.insert(0, (inner.gpus.len(), unit));
+                // `cpu_path` chose it: the engine has it.
+                units.extend(inner.spirv.as_ref().map(|u| (inner.gpus.len(), u)));
+                units.rotate_right(usize::from(inner.spirv.is_some()));
                 None
             }
             _ => None,
