@@ -363,3 +363,18 @@ fn the_spirv_path_co_executes_with_a_staged_gpu() {
     assert!(cpu(&r).items > 0, "{r:#?}");
     common::assert_validation_clean(&e);
 }
+
+/// `CpuImpl::Spirv` with a kernel that has no SPIR-V (CPU only): the
+/// native path runs it.
+#[test]
+fn a_cpu_only_kernel_stays_native_under_cpu_impl_spirv() {
+    let Some(e) = engine(true, CpuImpl::Spirv) else {
+        return;
+    };
+    let k = e
+        .kernel("cpuonly", None, Some(native()), Some([64, 1, 1]))
+        .unwrap();
+    let r = run_checked(&e, &k, 5_000, Devices::CPU, 2);
+    assert_eq!(cpu(&r).cpu_impl, Some(CpuImpl::Native));
+    assert_eq!(cpu(&r).path(), "cpu (native)");
+}
