@@ -68,6 +68,7 @@ fn fill_report(r: &Report) -> coexec_report {
         upload_bytes: 0,
         download_bytes: 0,
         transfer_s: 0.0,
+        energy_j: -1.0,
         cpu_impl: -1,
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
@@ -89,12 +90,18 @@ fn fill_report(r: &Report) -> coexec_report {
             upload_bytes: d.transfers.upload_bytes,
             download_bytes: d.transfers.download_bytes,
             transfer_s: d.transfers.seconds,
+            energy_j: -1.0,
             cpu_impl: match d.cpu_impl {
                 Some(::coexec_engine::CpuImpl::Native) => 0,
                 Some(::coexec_engine::CpuImpl::Spirv) => 1,
                 None => -1,
             },
         };
+    }
+    if let Some(e) = &r.energy {
+        for (o, j) in devices.iter_mut().zip(&e.devices) {
+            o.energy_j = j.unwrap_or(-1.0);
+        }
     }
     coexec_report {
         time_s: r.time_s,
@@ -113,6 +120,8 @@ fn fill_report(r: &Report) -> coexec_report {
         },
         num_devices: r.devices.len().min(COEXEC_MAX_DEVICES) as u32,
         devices,
+        energy_j: r.joules().unwrap_or(-1.0),
+        edp: r.edp().unwrap_or(-1.0),
     }
 }
 

@@ -15,7 +15,7 @@ use crate::exec::kernel::{Geometry, Kernel};
 use crate::exec::report::DeviceReport;
 use crate::exec::topology::{with_affinity, CorePlan, CoreSet};
 use crate::sched::DeviceKind;
-use crate::vk::{Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo};
+use crate::vk::{Device, DeviceOptions, DeviceType, DriverEmulation, Instance, PhysicalDeviceInfo};
 use std::sync::Arc;
 
 /// Which code runs a run's CPU share.
@@ -108,6 +108,8 @@ pub(super) fn open(
 ) -> Result<Arc<Device>> {
     let dev_opts = DeviceOptions {
         pipeline_cache_dir: options.pipeline_cache_dir.clone(),
+        // The same emulation as the engine's other devices.
+        driver: DriverEmulation::from_env().unwrap_or(options.driver),
     };
     let validation = options.validation;
     let open = || -> Result<Arc<Device>> {
