@@ -114,7 +114,7 @@
 
 pub use coexec_engine::{
     energy, error, reduce, shader, version_string, AllocatorBackend, Args, Buffer, BufferId,
-    CacheLevel, CorePlan, CoreSet, CpuArgs, CpuFn, CpuTopology, DeviceKind, DeviceReport,
+    CacheLevel, CorePlan, CoreSet, CpuArgs, CpuFn, CpuImpl, CpuTopology, DeviceKind, DeviceReport,
     DeviceType, Devices, DriverEmulation, Engine, EngineOptions, Error, Footprint, GapStats,
     GpuChoice, HostCoherence, IndexSpace, Kernel, MemoryHeap, MemoryPlacement, MemoryType,
     NumaNode, Objective, Package, PackageLog, PackageRecord, PhysicalCore, PhysicalDeviceInfo,

@@ -7,10 +7,12 @@
 mod energy;
 mod gpus;
 mod run;
+mod spirv_cpu;
 
 use crate::energy::{EnergySources, Objective};
 pub(crate) use gpus::pipeline_on;
 pub use gpus::MAX_GPUS;
+pub use spirv_cpu::CpuImpl;
 
 use crate::error::{Error, Result};
 use crate::exec::gpu::GpuUnit;
@@ -185,6 +187,23 @@ pub struct EngineOptions {
     /// variable `COEXEC_DUPLICATE_DEVICES`, else 1. Not for measuring: the
     /// copies share one GPU.
     pub duplicate_devices: usize,
+    /// Open a CPU Vulkan device (Mesa lavapipe) beside the GPUs, on the
+    /// CPU workers' cores, so that the CPU share of a kernel without a CPU
+    /// implementation runs its SPIR-V there (the "spirv" CPU path; see
+    /// [`CpuImpl`]). Off by default, since the extra device makes the
+    /// engine a multi-device one (every buffer is host memory imported into
+    /// each device; a staged GPU 0 keeps its mirrors, see
+    /// [`EngineOptions::memory`]); also
+    /// on with [`CpuImpl::Spirv`] or the environment variable
+    /// `COEXEC_SPIRV_CPU=1`. Where no CPU Vulkan device is installed, such
+    /// a kernel runs on the GPUs alone and its report says why
+    /// ([`DeviceReport::note`](crate::DeviceReport::note)). The device may be
+    /// one the engine also uses as a GPU (lavapipe alone): it is then
+    /// opened twice.
+    pub spirv_cpu: bool,
+    /// Which path runs the CPU share of a kernel that has both a CPU
+    /// implementation and SPIR-V ([`CpuImpl::Native`] by default).
+    pub cpu_impl: CpuImpl,
 }
 
 impl Default for EngineOptions {
@@ -204,6 +223,8 @@ impl Default for EngineOptions {
             driver: DriverEmulation::Native,
             objective: Objective::Time,
             duplicate_devices: 0,
+            spirv_cpu: false,
+            cpu_impl: CpuImpl::Native,
         }
     }
 }
@@ -356,6 +377,12 @@ struct Inner {
     pool: Pool,
     /// The GPUs, in engine order (at least one).
     gpus: Vec<GpuUnit>,
+    /// The CPU Vulkan device of the SPIR-V CPU path, if opened: memory
+    /// device and pipeline index `gpus.len()`, estimator slot
+    /// `1 + gpus.len()`.
+    spirv: Option<GpuUnit>,
+    /// Why the engine has no such device where one was asked for.
+    spirv_missing: Option<String>,
     memory: Arc<UnifiedMemory>,
     workers: usize,
     options: EngineOptions,
@@ -461,7 +488,23 @@ impl Engine {
                 message: "planning the cores".into(),
                 source: Some(Box::new(e)),
             })?;
-        let (devices, pins) = open_devices(probe, &chosen, copies, &plan, &options)?;
+        let spirv_info = spirv_cpu::wanted(&options).then(|| spirv_cpu::find(&devs));
+        let (mut devices, mut pins) = open_devices(probe, &chosen, copies, &plan, &options)?;
+        let gpu_count = devices.len();
+        let spirv_missing = match &spirv_info {
+            Some(Some(info)) => {
+                let cores = spirv_cpu::cores(&plan);
+                devices.push(spirv_cpu::open(info, &cores, &options)?);
+                pins.push(cores);
+                None
+            }
+            Some(None) => {
+                let why = "no CPU Vulkan device with host-memory import is installed";
+                tracing::warn!("{why}: kernels without a CPU implementation run on the GPUs alone");
+                Some(why.to_string())
+            }
+            None => None,
+        };
         let id = NEXT_ENGINE.fetch_add(1, Ordering::Relaxed); // Relaxed: uniqueness only.
         let memory = match devices.as_slice() {
             [one] => UnifiedMemory::new(one.clone(), options.allocator, id, options.memory)?,
@@ -478,7 +521,10 @@ impl Engine {
             .collect();
         let workers = specs.len();
         specs.extend(pins.into_iter().enumerate().map(|(g, pin)| ThreadSpec {
-            name: format!("coexec-gpu-{g}"),
+            name: match g == gpu_count {
+                false => format!("coexec-gpu-{g}"),
+                true => "coexec-spirv-cpu".to_string(),
+            },
             pin: (!pin.pus.is_empty()).then_some(pin),
         }));
         let pool = Pool::new(specs).map_err(|e| Error::Cpu {
@@ -487,6 +533,12 @@ impl Engine {
         })?;
         let mut lines = vec![format!("cpu {} with {workers} workers", topology.model)];
         lines.extend(devices.iter().map(|d| describe_gpu(d.info())));
+        if devices.len() > gpu_count {
+            lines.push(format!(
+                "spirv-cpu on {} core(s)",
+                spirv_cpu::cores(&plan).pus.len()
+            ));
+        }
         let learning = Learning::new(profile_dir(&options), lines);
         let mut units = Vec::with_capacity(devices.len());
         for (g, device) in devices.into_iter().enumerate() {
@@ -511,6 +563,7 @@ impl Engine {
                 stager,
             });
         }
+        let spirv = (units.len() > gpu_count).then(|| units.pop()).flatten();
         // NVML only for one NVIDIA GPU (vendor 0x10de; several GPUs: left
         // out for now); a CPU implementation's energy is the CPU package's.
         let nvidia = match units.as_slice() {
@@ -525,6 +578,8 @@ impl Engine {
                 plan,
                 pool,
                 gpus: units,
+                spirv,
+                spirv_missing,
                 memory,
                 workers,
                 options,
@@ -750,7 +805,7 @@ impl Engine {
 
     /// Validation errors reported so far by the Khronos layer (0 when off).
     pub fn validation_errors(&self) -> u64 {
-        self.device().instance().validation_log().errors()
+        self.device().instance().validation_log().errors() + self.spirv_validation_errors()
     }
 
     /// How many validation error messages a call keeps
@@ -762,7 +817,9 @@ impl Engine {
     /// The validation layer's most recent error messages (at most
     /// [`KEPT_VALIDATION_MESSAGES`](Self::KEPT_VALIDATION_MESSAGES)).
     pub fn validation_messages(&self) -> Vec<String> {
-        self.device().instance().validation_log().error_messages()
+        let mut m = self.device().instance().validation_log().error_messages();
+        m.extend(self.spirv_validation_messages());
+        m
     }
 
     /// Runs `f` and returns, with its result, the validation layer's error
@@ -784,10 +841,14 @@ impl Engine {
             return f();
         }
         let before = self.validation_errors();
-        let (result, messages) = self.with_validation_messages(f);
+        let spirv_before = self.spirv_validation_errors();
+        let (result, mut messages) = self.with_validation_messages(f);
         let count = self.validation_errors().saturating_sub(before);
         if count == 0 {
             return result;
+        }
+        if self.spirv_validation_errors() > spirv_before {
+            messages.extend(self.spirv_validation_messages());
         }
         Err(Error::Validation { count, messages })
     }
@@ -900,7 +961,11 @@ impl Engine {
                 "local size {local:?} has a zero dimension"
             )));
         }
-        let others: Vec<_> = self.inner.gpus.iter().skip(1).map(|g| &g.device).collect();
+        // The SPIR-V CPU device's pipeline comes last (index `gpus.len()`).
+        let others: Vec<_> = (self.inner.gpus.iter().skip(1))
+            .chain(&self.inner.spirv)
+            .map(|g| &g.device)
+            .collect();
         let other_gpus = gpus::other_pipelines(&pipeline, &words, &others)?;
         Ok(Kernel {
             name: name.to_string(),
@@ -909,7 +974,9 @@ impl Engine {
             pipeline,
             other_gpus,
             cpu,
-            estimator: Arc::new(ThroughputEstimator::new(1 + self.inner.gpus.len())),
+            estimator: Arc::new(ThroughputEstimator::new(
+                1 + self.inner.gpus.len() + usize::from(self.inner.spirv.is_some()),
+            )),
             learned: Arc::default(),
             gpu_warm: Arc::default(),
             identity: match &words {
@@ -973,7 +1040,12 @@ impl Engine {
             check_interface(iface, args)?;
         }
         for &gpu in gpus {
-            if let Some(unit) = self.inner.gpus.get(gpu) {
+            let spirv = self
+                .inner
+                .spirv
+                .as_ref()
+                .filter(|_| gpu == self.inner.gpus.len());
+            if let Some(unit) = self.inner.gpus.get(gpu).or(spirv) {
                 check_gpu_limits(unit.device.info(), args, g)?;
             }
         }

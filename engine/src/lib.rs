@@ -54,7 +54,7 @@ layer!(vk);
 pub use bytemuck;
 
 pub use energy::Objective;
-pub use engine::{Devices, Engine, EngineOptions, GpuChoice, MAX_GPUS};
+pub use engine::{CpuImpl, Devices, Engine, EngineOptions, GpuChoice, MAX_GPUS};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::footprint::Footprint;
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};

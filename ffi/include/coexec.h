@@ -339,6 +339,24 @@ typedef enum coexec_footprint_kind {
 } coexec_footprint_kind;
 
 /**
+ * Which path runs a run's CPU share (`coexec_engine_options.cpu_impl`,
+ * `coexec_device_report.cpu_impl`).
+ */
+typedef enum coexec_cpu_impl {
+    /**
+     * The kernel's callback on the CPU workers; a kernel without one
+     * (a NULL callback) runs its SPIR-V on the engine's CPU Vulkan device
+     * where it has one (`coexec_engine_options.spirv_cpu`). The default.
+     */
+    COEXEC_CPU_IMPL_NATIVE = 0,
+    /**
+     * The kernel's SPIR-V on the engine's CPU Vulkan device (Mesa
+     * lavapipe, on the CPU workers' cores) whenever the kernel has SPIR-V.
+     */
+    COEXEC_CPU_IMPL_SPIRV = 1,
+} coexec_cpu_impl;
+
+/**
  * How an engine is built. Start from `coexec_engine_options_default()`.
  */
 typedef struct coexec_engine_options {
@@ -409,6 +427,20 @@ typedef struct coexec_engine_options {
      * (`COEXEC_OBJECTIVE_TIME` by default).
      */
     uint32_t objective;
+    /**
+     * `true`: open a CPU Vulkan device (Mesa lavapipe) beside the GPUs, on
+     * the CPU workers' cores, so that the CPU share of a kernel made with
+     * a NULL callback runs its SPIR-V there. Where none is installed such
+     * a kernel runs on the GPUs alone (its report's CPU entry has a
+     * `cpu_impl` of -1). Also on with `COEXEC_CPU_IMPL_SPIRV` or the
+     * environment variable `COEXEC_SPIRV_CPU=1`. Off by default.
+     */
+    bool spirv_cpu;
+    /**
+     * A `coexec_cpu_impl` value: the CPU path of kernels that have both a
+     * callback and SPIR-V (`COEXEC_CPU_IMPL_NATIVE` by default).
+     */
+    uint32_t cpu_impl;
 } coexec_engine_options;
 
 /**
@@ -824,6 +856,13 @@ typedef struct coexec_device_report {
      * (no counter, or not readable: RAPL is usually root-only).
      */
     double energy_j;
+    /**
+     * The CPU only: the `coexec_cpu_impl` of the path that ran its share
+     * (0 native, 1 SPIR-V on a CPU Vulkan device); -1 for a GPU, and for a
+     * CPU that could not run the kernel (no callback and no CPU Vulkan
+     * device: the GPUs ran it alone).
+     */
+    int32_t cpu_impl;
 } coexec_device_report;
 
 /**

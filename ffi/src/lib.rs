@@ -194,6 +194,8 @@ pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
         disable_profiles: !d.profiles,
         memory: coexec_memory::COEXEC_MEMORY_AUTO as u32,
         objective: coexec_objective::COEXEC_OBJECTIVE_TIME as u32,
+        spirv_cpu: d.spirv_cpu,
+        cpu_impl: coexec_cpu_impl::COEXEC_CPU_IMPL_NATIVE as u32,
     }
 }
 
@@ -280,6 +282,11 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         1 => Objective::Edp,
         v => return Err(invalid(format!("unknown coexec_objective {v}"))),
     };
+    let cpu_impl = match o.cpu_impl {
+        0 => ::coexec_engine::CpuImpl::Native,
+        1 => ::coexec_engine::CpuImpl::Spirv,
+        v => return Err(invalid(format!("unknown coexec_cpu_impl {v}"))),
+    };
     let gpu = match o.gpu_index {
         -1 => GpuChoice::All,
         -2 => GpuChoice::Auto,
@@ -308,6 +315,8 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
     opts.profiles = !o.disable_profiles;
     opts.memory = memory;
     opts.objective = objective;
+    opts.spirv_cpu = o.spirv_cpu;
+    opts.cpu_impl = cpu_impl;
     Ok(opts)
 }
 

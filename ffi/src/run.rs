@@ -69,6 +69,7 @@ fn fill_report(r: &Report) -> coexec_report {
         download_bytes: 0,
         transfer_s: 0.0,
         energy_j: -1.0,
+        cpu_impl: -1,
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
     for (o, d) in devices.iter_mut().zip(&r.devices) {
@@ -90,6 +91,11 @@ fn fill_report(r: &Report) -> coexec_report {
             download_bytes: d.transfers.download_bytes,
             transfer_s: d.transfers.seconds,
             energy_j: -1.0,
+            cpu_impl: match d.cpu_impl {
+                Some(::coexec_engine::CpuImpl::Native) => 0,
+                Some(::coexec_engine::CpuImpl::Spirv) => 1,
+                None => -1,
+            },
         };
     }
     if let Some(e) = &r.energy {

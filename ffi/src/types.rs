@@ -125,6 +125,20 @@ pub enum coexec_objective {
     COEXEC_OBJECTIVE_EDP = 1,
 }
 
+/// Which path runs a run's CPU share (`coexec_engine_options.cpu_impl`,
+/// `coexec_device_report.cpu_impl`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_cpu_impl {
+    /// The kernel's callback on the CPU workers; a kernel without one
+    /// (a NULL callback) runs its SPIR-V on the engine's CPU Vulkan device
+    /// where it has one (`coexec_engine_options.spirv_cpu`). The default.
+    COEXEC_CPU_IMPL_NATIVE = 0,
+    /// The kernel's SPIR-V on the engine's CPU Vulkan device (Mesa
+    /// lavapipe, on the CPU workers' cores) whenever the kernel has SPIR-V.
+    COEXEC_CPU_IMPL_SPIRV = 1,
+}
+
 /// Khronos validation layer (`coexec_engine_options.validation`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,6 +324,16 @@ pub struct coexec_engine_options {
     /// A `coexec_objective` value: what HGuided minimizes
     /// (`COEXEC_OBJECTIVE_TIME` by default).
     pub objective: u32,
+    /// `true`: open a CPU Vulkan device (Mesa lavapipe) beside the GPUs, on
+    /// the CPU workers' cores, so that the CPU share of a kernel made with
+    /// a NULL callback runs its SPIR-V there. Where none is installed such
+    /// a kernel runs on the GPUs alone (its report's CPU entry has a
+    /// `cpu_impl` of -1). Also on with `COEXEC_CPU_IMPL_SPIRV` or the
+    /// environment variable `COEXEC_SPIRV_CPU=1`. Off by default.
+    pub spirv_cpu: bool,
+    /// A `coexec_cpu_impl` value: the CPU path of kernels that have both a
+    /// callback and SPIR-V (`COEXEC_CPU_IMPL_NATIVE` by default).
+    pub cpu_impl: u32,
 }
 
 /// Facts about an engine.
@@ -564,6 +588,11 @@ pub struct coexec_device_report {
     /// for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
     /// (no counter, or not readable: RAPL is usually root-only).
     pub energy_j: f64,
+    /// The CPU only: the `coexec_cpu_impl` of the path that ran its share
+    /// (0 native, 1 SPIR-V on a CPU Vulkan device); -1 for a GPU, and for a
+    /// CPU that could not run the kernel (no callback and no CPU Vulkan
+    /// device: the GPUs ran it alone).
+    pub cpu_impl: i32,
 }
 
 /// The result of a run.

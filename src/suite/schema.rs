@@ -335,6 +335,8 @@ mod tests {
             failure: None,
             declined_s: None,
             transfers: Default::default(),
+            cpu_impl: None,
+            note: None,
         }
     }
 

@@ -28,8 +28,11 @@ struct RunDevices<'e> {
     /// order.
     gpus: Vec<(usize, &'e GpuUnit)>,
     /// Which of the engine's devices (slots: 0 the CPU, `1 + g` engine GPU
-    /// `g`) could take part, including those that sat the run out.
+    /// `g`, `1 + G` the SPIR-V CPU device of an engine of `G` GPUs) could
+    /// take part, including those that sat the run out.
     present: Vec<usize>,
+    /// Why the CPU, asked for, could not take part (no implementation).
+    cpu_note: Option<String>,
 }
 
 impl RunDevices<'_> {
@@ -54,7 +57,13 @@ impl RunDevices<'_> {
 
     /// The run's devices in order (CPU, then each GPU) as the plan sees
     /// them, and the slot of each in the kernel's estimator.
-    fn slots(&self, workers: usize, geometry: &Geometry) -> (Vec<DeviceSlot>, Vec<usize>) {
+    /// `spirv`: the SPIR-V CPU device's engine index and package granule.
+    fn slots(
+        &self,
+        workers: usize,
+        geometry: &Geometry,
+        spirv: Option<(usize, u64)>,
+    ) -> (Vec<DeviceSlot>, Vec<usize>) {
         let mut slots = Vec::new();
         let mut engine_index = Vec::new();
         if self.cpu {
@@ -62,6 +71,11 @@ impl RunDevices<'_> {
             engine_index.push(0usize);
         }
         for &(g, unit) in &self.gpus {
+            if let Some(granule) = spirv.filter(|s| s.0 == g).map(|s| s.1) {
+                slots.push(DeviceSlot::gpu().with_granule(granule));
+                engine_index.push(1 + g);
+                continue;
+            }
             // One wave of the GPU in units: work-groups (1-D) or rows of
             // work-groups (2-D); 1 where the GPU's width is unknown.
             let granule = unit.device.info().shader_cores.map_or(1, |c| {
@@ -134,13 +148,14 @@ impl Engine {
     ) -> Result<Report> {
         let inner = &*self.inner;
         let geometry = Geometry::new(space, kernel.local)?;
-        let (use_cpu, units) = self.select(kernel, devices)?;
+        let (use_cpu, units, cpu_note) = self.select(kernel, devices)?;
         let gpu_ids: Vec<usize> = units.iter().map(|&(g, _)| g).collect();
         self.validate_args(kernel, &args, &geometry, &gpu_ids)?;
         let from_profile = inner.learning.prepare(kernel, space, geometry.units);
-        let (run, scheduler) =
+        let (mut run, scheduler) =
             self.sit_out(kernel, scheduler, devices, (use_cpu, units), geometry.units)?;
-        let (slots, engine_index) = run.slots(inner.workers, &geometry);
+        run.cpu_note = cpu_note;
+        let (slots, engine_index) = run.slots(inner.workers, &geometry, self.spirv_slot(&geometry));
         scheduler.validate(slots.len())?;
         let estimates = Remap {
             inner: &kernel.estimator,
@@ -185,9 +200,18 @@ impl Engine {
     /// earlier). An error where none can, where a GPU asked for by index
     /// does not exist, or where the kernel lacks the implementation of a
     /// device that takes part.
-    fn select(&self, kernel: &Kernel, devices: Devices) -> Result<(bool, Units<'_>)> {
+    ///
+    /// The CPU share runs natively (the first `bool`), on the SPIR-V CPU
+    /// device (then the first of the units), or, where neither can run it
+    /// but GPUs can, not at all: the note says why.
+    fn select(
+        &self,
+        kernel: &Kernel,
+        devices: Devices,
+    ) -> Result<(bool, Units<'_>, Option<String>)> {
         let inner = &*self.inner;
-        let use_cpu = devices.cpu && inner.workers > 0;
+        let path = self.cpu_path(kernel, devices);
+        let use_cpu = matches!(path, Some(Ok(crate::CpuImpl::Native)));
         if let Some(missing) = (inner.gpus.len()..crate::engine::MAX_GPUS)
             .find(|&g| !devices.gpu && devices.has_gpu(g))
         {
@@ -197,7 +221,7 @@ impl Engine {
                 inner.gpus.len() - 1
             )));
         }
-        let units: Units<'_> = inner
+        let mut units: Units<'_> = inner
             .gpus
             .iter()
             .enumerate()
@@ -208,23 +232,35 @@ impl Engine {
                 "select the CPU, a GPU or both".into(),
             ));
         }
-        if devices.cpu && inner.workers == 0 && !devices.any_gpu() {
+        let no_workers = inner.workers == 0 && inner.spirv.is_none();
+        if devices.cpu && no_workers && !devices.any_gpu() {
             return Err(Error::NoDeviceSelected(
                 "the engine has no CPU workers".into(),
             ));
         }
-        if devices.any_gpu() && units.is_empty() && !use_cpu {
+        let cpu_runs = matches!(path, Some(Ok(_)));
+        if devices.any_gpu() && units.is_empty() && !cpu_runs {
             return Err(Error::NoDeviceSelected(
                 "the GPU failed earlier and was left out; recreate the engine".into(),
             ));
         }
-        if use_cpu && kernel.cpu.is_none() {
-            return Err(Error::MissingImplementation("CPU"));
-        }
         if !units.is_empty() && kernel.pipeline.is_none() {
             return Err(Error::MissingImplementation("GPU"));
         }
-        Ok((use_cpu, units))
+        let note = match path {
+            Some(Err(_)) if units.is_empty() => return Err(Error::MissingImplementation("CPU")),
+            // An engine without workers leaves the CPU out silently, as
+            // ever; a kernel without a CPU implementation says why.
+            Some(Err(why)) => Some(why).filter(|_| kernel.cpu.is_none()),
+            Some(Ok(crate::CpuImpl::Spirv)) => {
+                // `cpu_path` chose it: the engine has it.
+                units.extend(inner.spirv.as_ref().map(|u| (inner.gpus.len(), u)));
+                units.rotate_right(usize::from(inner.spirv.is_some()));
+                None
+            }
+            _ => None,
+        };
+        Ok((use_cpu, units, note))
     }
 
     /// The devices that take part once those that would only slow the run
@@ -244,7 +280,8 @@ impl Engine {
         let inner = &*self.inner;
         let mut requested: Vec<bool> = Vec::new();
         if devices.cpu {
-            requested.push(use_cpu);
+            let spirv = units.first().is_some_and(|&(g, _)| g == inner.gpus.len());
+            requested.push(use_cpu || spirv);
         }
         requested.extend(
             (0..inner.gpus.len())
@@ -271,6 +308,7 @@ impl Engine {
             cpu: use_cpu && !sits(0),
             gpus: units.into_iter().filter(|&(g, _)| !sits(1 + g)).collect(),
             present: present.iter().map(|&(p, _)| p).collect(),
+            cpu_note: None,
         };
         if sit.contains(&true) {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
@@ -540,7 +578,8 @@ impl Engine {
         }
         let mut lost = Vec::new();
         for (&(g, unit), lane) in run.gpus.iter().zip(lanes.gpus) {
-            let (report, l) = lane.finish(&self.gpu_name(g, unit), &mut packages);
+            let (mut report, l) = lane.finish(&self.gpu_name(g, unit), &mut packages);
+            self.mark_spirv(g, &mut report);
             devices_out.push(report);
             lost.extend(l);
         }
@@ -573,11 +612,14 @@ impl Engine {
         let inner = &*self.inner;
         let mut out = Vec::new();
         if run.is_present(0) && !run.cpu {
-            out.push(DeviceReport::sat_out(
-                &inner.topology.model,
-                DeviceKind::Cpu,
-                inner.workers,
-            ));
+            let mut r =
+                DeviceReport::sat_out(&inner.topology.model, DeviceKind::Cpu, inner.workers);
+            r.cpu_impl = Some(crate::CpuImpl::Native);
+            out.push(r);
+        }
+        out.extend(self.spirv_sat_out(run.present.clone(), &run.gpus));
+        if let Some(note) = &run.cpu_note {
+            out.push(DeviceReport::no_cpu_path(&inner.topology.model, note));
         }
         for (g, unit) in inner.gpus.iter().enumerate() {
             if run.is_present(1 + g) && !run.gpus.iter().any(|&(u, _)| u == g) {

@@ -61,6 +61,8 @@ impl Lanes {
             failure: None,
             declined_s: None,
             transfers: Default::default(),
+            cpu_impl: Some(crate::CpuImpl::Native),
+            note: None,
         };
         let mut panic = None;
         for lane in self.0 {

@@ -185,6 +185,8 @@ impl Lane {
             failure: d.failure,
             declined_s: d.declined_s,
             transfers: d.transfers,
+            cpu_impl: None,
+            note: None,
         };
         log.push_lane(d.records);
         (report, lost)

@@ -152,6 +152,14 @@ pub struct DeviceReport {
     pub declined_s: Option<f64>,
     /// Staged transfers (GPU only).
     pub transfers: Transfers,
+    /// CPU only: which path ran its share, `native` (the CPU workers) or
+    /// `spirv` (the kernel's SPIR-V on a CPU Vulkan device); `None` for a
+    /// GPU and for a CPU that had no path ([`note`](Self::note)).
+    pub cpu_impl: Option<crate::CpuImpl>,
+    /// Why the device did not take part though asked for, where that is not
+    /// a failure (a kernel without a CPU implementation on an engine
+    /// without a CPU Vulkan device: the GPUs ran it alone).
+    pub note: Option<String>,
 }
 
 impl DeviceReport {
@@ -170,6 +178,25 @@ impl DeviceReport {
             failure: None,
             declined_s: Some(f64::INFINITY),
             transfers: Transfers::default(),
+            cpu_impl: None,
+            note: None,
+        }
+    }
+
+    /// The report of a CPU asked for that could not run the kernel: `why`.
+    pub(crate) fn no_cpu_path(name: &str, why: &str) -> DeviceReport {
+        DeviceReport {
+            note: Some(why.to_string()),
+            ..DeviceReport::sat_out(name, DeviceKind::Cpu, 0)
+        }
+    }
+
+    /// The device's path in reports: `cpu (native)`, `cpu (spirv)`, `cpu`
+    /// (no path) or `gpu`.
+    pub fn path(&self) -> String {
+        match self.cpu_impl {
+            Some(i) => format!("{} ({i})", self.kind),
+            None => self.kind.to_string(),
         }
     }
 }
@@ -290,6 +317,8 @@ mod tests {
             failure: None,
             declined_s,
             transfers: Transfers::default(),
+            cpu_impl: None,
+            note: None,
         }
     }
 

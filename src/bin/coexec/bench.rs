@@ -47,6 +47,11 @@ pub(crate) struct BenchArgs {
     /// first).
     #[arg(long, default_value = "all")]
     pub(crate) gpus: Given<coexec::GpuChoice>,
+    /// The CPU share's path for kernels that have both: native (the CPU
+    /// workers run the kernel's Rust code) or spirv (a CPU Vulkan device,
+    /// Mesa lavapipe, runs its SPIR-V on the workers' cores).
+    #[arg(long, default_value = "native")]
+    pub(crate) cpu_impl: Given<coexec::CpuImpl>,
     /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -136,7 +141,13 @@ fn repeat(
 }
 
 pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
-    let engine = open_engine(a.workers, a.memory.value, a.gpus.value, a.objective.value)?;
+    let engine = open_engine(
+        a.workers,
+        a.memory.value,
+        a.gpus.value,
+        a.objective.value,
+        a.cpu_impl.value,
+    )?;
     let scheduler = with_cpu_power(&a, engine.gpu_count())?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let runs = repeat(
@@ -189,6 +200,8 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
             json!({
                 "name": d.name,
                 "kind": d.kind.to_string(),
+                "path": d.path(),
+                "note": d.note,
                 "claimants": d.claimants,
                 "packages": d.packages,
                 "items": d.items,
@@ -213,6 +226,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "scheduler": a.scheduler.text,
         "devices": a.devices.text,
         "memory": report.memory.to_string(),
+        "cpu_impl": a.cpu_impl.text,
         "time_s": runs.time_s,
         "verified": v.ok,
         "mismatches": v.mismatches,
@@ -255,8 +269,8 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
             .map(|j| format!(" energy {j:.3} J"))
             .unwrap_or_default();
         println!(
-            "  {:>3} {:<40} packages {:>6} items {:>12} busy {:.6} s finish {:.6} s{}{joules}",
-            d.kind.to_string(),
+            "  {:<12} {:<40} packages {:>6} items {:>12} busy {:.6} s finish {:.6} s{}{joules}{}",
+            d.path(),
             d.name,
             d.packages,
             d.items,
@@ -265,7 +279,11 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
             d.gpu_gaps
                 .map(|g| format!(" gap median {:.1} us", g.median_us))
                 .unwrap_or_default()
-                + &transfers_text(&d.transfers)
+                + &transfers_text(&d.transfers),
+            d.note
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
         );
     }
 }

@@ -36,13 +36,13 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     setup::init_log();
-    let workers = match &cli.command {
-        Command::Info => None,
-        Command::Bench(a) => a.workers,
-        Command::Suite(a) => a.workers,
-        Command::Reduce(a) => a.workers,
+    let (workers, spirv) = match &cli.command {
+        Command::Info => (None, false),
+        Command::Bench(a) => (a.workers, a.cpu_impl.value == coexec::CpuImpl::Spirv),
+        Command::Suite(a) => (a.workers, a.cpu_impl.value == coexec::CpuImpl::Spirv),
+        Command::Reduce(a) => (a.workers, false),
     };
-    setup::size_lavapipe(workers);
+    setup::size_lavapipe(workers, spirv);
     let r = match cli.command {
         Command::Info => info::info(),
         Command::Bench(a) => bench::bench(a),
@@ -65,12 +65,14 @@ fn open_engine(
     memory: MemoryPlacement,
     gpus: coexec::GpuChoice,
     objective: Objective,
+    cpu_impl: coexec::CpuImpl,
 ) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
         memory,
         gpu: gpus,
         objective,
+        cpu_impl,
         validation_errors_fail: true,
         ..Default::default()
     })
@@ -159,6 +161,31 @@ mod tests {
         let e = error(&["suite", "--objective", "energy"]);
         assert!(
             e.contains("--objective") && e.contains("time or edp"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn cpu_impl_is_parsed_for_bench_and_suite() {
+        let argv = [
+            "coexec",
+            "bench",
+            "--kernel",
+            "nbody",
+            "--cpu-impl",
+            "spirv",
+        ];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.cpu_impl.value, coexec::CpuImpl::Spirv);
+        let Command::Suite(a) = Cli::try_parse_from(["coexec", "suite"]).unwrap().command else {
+            panic!("not suite");
+        };
+        assert_eq!(a.cpu_impl.value, coexec::CpuImpl::Native);
+        let e = error(&["suite", "--cpu-impl", "rayon"]);
+        assert!(
+            e.contains("--cpu-impl") && e.contains("native or spirv"),
             "{e}"
         );
     }

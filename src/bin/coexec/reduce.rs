@@ -122,6 +122,7 @@ pub(crate) fn reduce(a: ReduceArgs) -> Result<ExitCode, String> {
         coexec::MemoryPlacement::ZeroCopy,
         coexec::GpuChoice::default(),
         coexec::Objective::Time,
+        coexec::CpuImpl::Native,
     )?;
     let n = 1usize << a.log2.min(31);
     let items = n.div_ceil(PER_ITEM);

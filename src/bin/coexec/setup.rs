@@ -26,12 +26,21 @@ pub(crate) fn init_log() {
 /// hardware thread the engine leaves it, unless `LP_NUM_THREADS` is set
 /// already. Lavapipe reads the variable when its device is created; the
 /// library never writes the environment, so the application does, here,
-/// before this process starts any thread.
-pub(crate) fn size_lavapipe(workers: Option<usize>) {
+/// before this process starts any thread. With `spirv` (lavapipe runs the
+/// CPU share's SPIR-V on the CPU workers' cores), the smaller of that and
+/// the workers' hardware threads: the variable is one for every lavapipe
+/// device of the process.
+pub(crate) fn size_lavapipe(workers: Option<usize>, spirv: bool) {
     if std::env::var_os("LP_NUM_THREADS").is_some() {
         return;
     }
-    if let Some(n) = Engine::cpu_device_cores(workers) {
+    let own = Engine::cpu_device_cores(workers);
+    let n = match (spirv, own) {
+        (true, Some(n)) => Some(n.min(Engine::spirv_cpu_threads(workers).unwrap_or(n))),
+        (true, None) => Engine::spirv_cpu_threads(workers),
+        (false, own) => own,
+    };
+    if let Some(n) = n {
         // Single-threaded here: no other thread can read the environment
         // while it changes.
         std::env::set_var("LP_NUM_THREADS", n.to_string());

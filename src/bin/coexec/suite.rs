@@ -47,6 +47,11 @@ pub(crate) struct SuiteArgs {
     /// first).
     #[arg(long, default_value = "all")]
     pub(crate) gpus: Given<coexec::GpuChoice>,
+    /// The CPU share's path for kernels that have both: native (the CPU
+    /// workers run the kernel's Rust code) or spirv (a CPU Vulkan device,
+    /// Mesa lavapipe, runs its SPIR-V on the workers' cores).
+    #[arg(long, default_value = "native")]
+    pub(crate) cpu_impl: Given<coexec::CpuImpl>,
     /// Skip the time-against-problem-size sweeps.
     #[arg(long)]
     no_scaling: bool,
@@ -67,7 +72,13 @@ pub(crate) struct SuiteArgs {
 pub(crate) fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     // Arguments first: a typo must not cost an engine start.
     let sizes = args::parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
-    let engine = open_engine(a.workers, a.memory.value, a.gpus.value, a.objective.value)?;
+    let engine = open_engine(
+        a.workers,
+        a.memory.value,
+        a.gpus.value,
+        a.objective.value,
+        a.cpu_impl.value,
+    )?;
     let opts = coexec::suite::Options {
         quick: a.quick,
         set: a.set,
