@@ -8,3 +8,4 @@ mod header;
 mod misuse;
 mod reduce;
 mod shaders;
+mod subrange;
