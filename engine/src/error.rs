@@ -435,6 +435,15 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The text of [`Error::SubRange`].
+fn sub_range_message(start: u64, end: u64, units: u64) -> String {
+    if start >= end {
+        format!("the sub-range of units {start}..{end} is empty (the space has {units} units)")
+    } else {
+        format!("the sub-range of units {start}..{end} reaches past the space's {units} units (work-groups in 1-D, rows of work-groups in 2-D)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -473,14 +482,5 @@ mod tests {
                 device: true
             }
         );
-    }
-}
-
-/// The text of [`Error::SubRange`].
-fn sub_range_message(start: u64, end: u64, units: u64) -> String {
-    if start >= end {
-        format!("the sub-range of units {start}..{end} is empty (the space has {units} units)")
-    } else {
-        format!("the sub-range of units {start}..{end} reaches past the space's {units} units (work-groups in 1-D, rows of work-groups in 2-D)")
     }
 }

@@ -87,12 +87,9 @@ fn sub_ranges_cover_the_space_and_bad_ones_are_invalid() {
         );
         assert!(last_error().contains("sub-range"), "{}", last_error());
     }
-    // SAFETY: handles of this test, no run in flight.
-    unsafe {
-        ok(coexec_kernel_destroy(k));
-        for b in [x, y, z] {
-            ok(coexec_buffer_free(b));
-        }
-        ok(coexec_engine_destroy(e));
+    ok(coexec_kernel_destroy(k));
+    for b in [x, y, z] {
+        ok(coexec_buffer_free(b));
     }
+    ok(coexec_engine_destroy(e));
 }
