@@ -15,8 +15,15 @@ against the kernel's CPU reference):
 * S = T_best / T (T_best: the best single device), S_max(config) = T_best *
   sum over its devices of 1/T_d, HE = S / S_max.
 
+The GPU baseline is each GPU's best solo configuration, device-local
+memory included: T_gpuN = min(gpuN alone on the several-GPU engine, the
+single best GPU on an engine of its own, `--gpus best`, staged on a discrete
+GPU). With identical GPUs that engine's time stands for each of them.
+
 Usage: multi_bench.py COEXEC_BINARY OUT_JSON KERNEL:SIZE ...
-Environment: HE_REPS (5), HE_COLD (2), DEVICES, CONFIGS (';'-separated).
+Environment: HE_REPS (5), HE_COLD (2), DEVICES, CONFIGS (';'-separated),
+SOLO_GPU and SOLO_CPU (comma-separated schedulers; default all four),
+CPU_REPS (timed runs of the CPU alone; default HE_REPS).
 """
 
 import json
@@ -28,9 +35,11 @@ import sys
 SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
 
 
-def bench(binary, kernel, size, devices, scheduler, warmup, reps):
+def bench(binary, kernel, size, devices, scheduler, warmup, reps, gpus=None):
     cmd = [binary, "bench", "--kernel", kernel, "--size", size, "--devices", devices,
            "--scheduler", scheduler, "--warmup", str(warmup), "--reps", str(reps), "--json"]
+    if gpus:
+        cmd += ["--gpus", gpus]
     env = dict(os.environ, COEXEC_PROFILE="off")
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if p.returncode != 0:
@@ -52,20 +61,29 @@ def main():
     cold_n = int(os.environ.get("HE_COLD", "2"))
     devs = os.environ.get("DEVICES", "cpu,gpu0,gpu1").split(",")
     configs = os.environ.get("CONFIGS", "gpu0,gpu1;cpu,gpu0,gpu1").split(";")
+    solo_gpu = os.environ.get("SOLO_GPU", ",".join(SOLO)).split(",")
+    solo_cpu = os.environ.get("SOLO_CPU", ",".join(SOLO)).split(",")
+    cpu_reps = int(os.environ.get("CPU_REPS", str(reps)))
     results = []
     for spec in specs:
         kernel, size = spec.split(":", 1)
         row = {"kernel": kernel, "size": size}
         try:
             solo = {}
+            local = {s: bench(binary, kernel, size, "gpu", s, 1, reps, gpus="best")["time_s"]
+                     for s in solo_gpu}
             for d in devs:
-                times = {s: bench(binary, kernel, size, d, s, 1, reps)["time_s"] for s in SOLO}
+                cpu = d == "cpu"
+                times = {s: bench(binary, kernel, size, d, s, 1, cpu_reps if cpu else reps)["time_s"]
+                         for s in (solo_cpu if cpu else solo_gpu)}
+                if not cpu:
+                    times.update({f"{s} (own engine)": t for s, t in local.items()})
                 best = min(times, key=times.get)
                 solo[d] = {"best": best, "time_s": times[best], "all": times}
             t_best = min(v["time_s"] for v in solo.values())
             row.update(solo=solo, t_best=t_best)
             line = f"{kernel:<12} {size:<12} " + " ".join(
-                f"{d} {solo[d]['time_s']*1e3:.3f} ms" for d in devs)
+                f"{d} {solo[d]['time_s']*1e3:.3f} ms ({solo[d]['best']})" for d in devs)
             print(line, flush=True)
             row["configs"] = {}
             for c in configs:

@@ -363,3 +363,69 @@ fn profiles_are_kept_per_device_set() {
     assert!(r.from_profile, "the 2-GPU engine did not read its profile");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A staged engine over two GPUs mirrors the buffers on GPU 0 only; GPU 1
+/// reads and writes the host bytes, as the CPU does. A buffer accumulated
+/// into by runs on changing device sets (`out[i] += hash(i)`, no host write
+/// between them) holds `r * hash(i)` after run `r`: what GPU 1 or the CPU
+/// wrote reaches GPU 0's mirror, and GPU 0's writes reach the host.
+#[test]
+fn a_staged_engine_mirrors_on_gpu0_and_the_others_read_host_memory() {
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: Validation::IfAvailable,
+        duplicate_devices: 2,
+        memory: coexec::MemoryPlacement::Staged,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    assert_eq!(e.memory_placement(), coexec::MemoryPlacement::Staged);
+    assert_eq!(e.gpu_count(), 2);
+    let k = kernel(&e, true);
+    let n = 20_000u32;
+    let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
+    let sets = [
+        Devices::gpu(0),
+        Devices::gpu(1),
+        Devices::gpu(0),
+        Devices::gpu(0).with_cpu(),
+        Devices::GPU,
+        Devices::gpu(0),
+        Devices::ALL,
+        Devices::gpu(1).with_cpu(),
+        Devices::gpu(0),
+    ];
+    let scheds = [Scheduler::hguided(), Scheduler::Dynamic { packages: 9 }];
+    let mut gpu0_moved = 0;
+    for (r, devices) in sets.into_iter().enumerate() {
+        let sched = &scheds[r % 2];
+        let report = e
+            .run(
+                &k,
+                Args::new().output(&mut out).push(&n),
+                IndexSpace::D1(u64::from(n)),
+                sched,
+                devices,
+            )
+            .unwrap();
+        let times = r as u32 + 1;
+        for (i, &v) in out.iter().enumerate() {
+            assert_eq!(
+                v,
+                hash(i as u32).wrapping_mul(times),
+                "item {i} after run {times} on {devices} with {sched}"
+            );
+        }
+        for d in &report.devices {
+            let t = d.transfers;
+            if d.name.ends_with("(gpu1)") {
+                assert_eq!((t.upload_bytes, t.download_bytes), (0, 0), "{d:?}");
+            } else if d.name.ends_with("(gpu0)") {
+                gpu0_moved += t.upload_bytes + t.download_bytes;
+            }
+        }
+    }
+    assert!(gpu0_moved > 0, "GPU 0 never staged");
+    common::assert_validation_clean(&e);
+}

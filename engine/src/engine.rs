@@ -460,8 +460,10 @@ impl Engine {
         let mut units = Vec::with_capacity(devices.len());
         for (g, device) in devices.into_iter().enumerate() {
             let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
+            // Staged memory mirrors the buffers on the first GPU only (see
+            // `UnifiedMemory::new_shared`).
             let stager = match memory.placement() {
-                MemoryPlacement::Staged => {
+                MemoryPlacement::Staged if g == 0 => {
                     Some(Mutex::new(vk::transfer::Stager::new(device.clone())?))
                 }
                 _ => None,

@@ -45,6 +45,13 @@ impl RunDevices<'_> {
         usize::from(self.cpu) + k
     }
 
+    /// The position in the run of the GPU that holds the mirrors on a
+    /// staged engine (engine GPU 0, see `UnifiedMemory::new_shared`), if it
+    /// takes part.
+    fn staged_gpu(&self) -> Option<usize> {
+        self.gpus.iter().position(|&(g, _)| g == 0)
+    }
+
     /// The run's devices in order (CPU, then each GPU) as the plan sees
     /// them, and the slot of each in the kernel's estimator.
     fn slots(&self, workers: usize, geometry: &Geometry) -> (Vec<DeviceSlot>, Vec<usize>) {
@@ -288,8 +295,10 @@ impl Engine {
             let (pipeline, _) =
                 crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
             let bufs: Vec<_> = match staging {
-                Some(s) => s.bindings(),
-                None => args
+                // Only engine GPU 0 holds mirrors; the others bind the host
+                // bytes.
+                Some(s) if g == 0 => s.bindings(),
+                _ => args
                     .buffers
                     .iter()
                     .enumerate()
@@ -315,8 +324,8 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
-        // Staged memory exists on single-GPU engines only.
-        let staging = match (run.gpus.first(), &kernel.pipeline) {
+        // Staged memory mirrors the buffers on engine GPU 0 only.
+        let staging = match (run.staged_gpu(), &kernel.pipeline) {
             (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
                 Staging::new(&args.buffers, p.interface(), shared.geometry.space)?,
             ),
@@ -346,7 +355,9 @@ impl Engine {
             .enumerate()
             .filter_map(|(k, set)| {
                 let mut role = self.gpu_role(kernel, args, run, k, shared, set, &board)?;
-                role.staging = staging.as_ref();
+                if Some(k) == run.staged_gpu() {
+                    role.staging = staging.as_ref();
+                }
                 Some(role)
             })
             .collect();
@@ -385,7 +396,7 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
-        match (&staging, lanes.gpus.first()) {
+        match (&staging, run.staged_gpu().map(|k| &lanes.gpus[k])) {
             (Some(s), Some(lane)) => lane.staged(s),
             // CPU packages wrote the host copies of the outputs alone.
             (None, _) if inner.memory.placement() == MemoryPlacement::Staged => {
@@ -413,8 +424,9 @@ impl Engine {
         run: &RunDevices<'_>,
         geometry: &Geometry,
     ) -> Option<(usize, f64)> {
-        // Staged memory exists on single-GPU engines only.
-        let (unit, pipeline) = (run.gpus.first()?.1, kernel.pipeline.as_ref()?);
+        // Staged memory mirrors the buffers on engine GPU 0 only.
+        let k = run.staged_gpu()?;
+        let (unit, pipeline) = (run.gpus[k].1, kernel.pipeline.as_ref()?);
         if self.inner.memory.placement() != MemoryPlacement::Staged {
             return None;
         }
@@ -431,7 +443,7 @@ impl Engine {
             // Bytes of the whole space over its units: per unit.
             geometry.total,
         );
-        Some((run.gpu_device(0), rates.seconds_per_unit(up, down)))
+        Some((run.gpu_device(k), rates.seconds_per_unit(up, down)))
     }
 
     /// The role in a run of its `k`-th GPU, whose buffers `set` binds.

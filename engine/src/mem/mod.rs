@@ -99,11 +99,16 @@ impl UnifiedMemory {
 
     /// The allocator of a multi-device engine over `devices` (at least
     /// two): every buffer's bytes are host memory imported into each device
-    /// (module `peers`), so every device binds them zero-copy. Each device
-    /// needs `VK_EXT_external_memory_host`
-    /// ([`Error::HostImportUnsupported`] otherwise); staged memory is not
-    /// offered (the placement is [`MemoryPlacement::ZeroCopy`]; a warning
-    /// says so where `requested`, after `COEXEC_MEMORY`, would stage).
+    /// (module `peers`), so every device can bind them zero-copy. Each
+    /// device needs `VK_EXT_external_memory_host`
+    /// ([`Error::HostImportUnsupported`] otherwise).
+    ///
+    /// Where `requested` (after `COEXEC_MEMORY`) stages on the first device,
+    /// that device, and only it, gets device-local mirrors (the placement is
+    /// [`MemoryPlacement::Staged`]): the other GPUs read and write the host
+    /// bytes as the CPU workers do, so a memory-bound kernel can still run
+    /// on the first GPU alone at device-local speed, and a compute-bound one
+    /// on every GPU. Mirrors on every GPU are not built.
     pub fn new_shared(
         devices: &[Arc<Device>],
         backend: AllocatorBackend,
@@ -113,12 +118,6 @@ impl UnifiedMemory {
         let Some((first, rest)) = devices.split_first() else {
             return Err(Error::NoDevice("no device for the allocator".into()));
         };
-        if placement::resolve(requested, first.info()).0 == MemoryPlacement::Staged {
-            tracing::warn!(
-                "staged memory is single-GPU for now: the {}-GPU engine binds every buffer zero-copy",
-                devices.len()
-            );
-        }
         let mut alignment = 1u64;
         for d in devices {
             let a = import_alignment(d).ok_or_else(|| Error::HostImportUnsupported {
@@ -128,12 +127,17 @@ impl UnifiedMemory {
             })?;
             alignment = alignment.max(a.max(1));
         }
-        let one = Self::new(first.clone(), backend, engine_id, MemoryPlacement::ZeroCopy)?;
+        let one = Self::new(first.clone(), backend, engine_id, requested)?;
         let mut one = Arc::into_inner(one).expect("just built, not shared");
+        if one.placement == MemoryPlacement::Staged {
+            tracing::info!(
+                "staged memory on {} only: the other {} GPU(s) of the engine read host memory",
+                first.info().name,
+                rest.len()
+            );
+        }
         one.peers = rest.to_vec();
         one.import_alignment = Some(alignment);
-        one.placement = MemoryPlacement::ZeroCopy;
-        one.staging_demanded = false;
         Ok(Arc::new(one))
     }
 
