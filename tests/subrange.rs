@@ -244,3 +244,25 @@ void main() {
     }
     common::assert_validation_clean(&e);
 }
+
+/// With staged memory (device-local mirrors): sub-ranges still cover the
+/// space exactly once, the GPU's packages uploading and downloading their
+/// own global items.
+#[test]
+fn sub_ranges_with_staged_memory_cover_the_space_exactly_once() {
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: Validation::IfAvailable,
+        memory: coexec::MemoryPlacement::Staged,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let k = count_kernel(&e, [64, 1], false);
+    for sched in schedulers() {
+        for d in [Devices::GPU, Devices::ALL] {
+            run_by_parts(&e, &k, IndexSpace::D1(64 * 30 + 9), &sched, d);
+        }
+    }
+    common::assert_validation_clean(&e);
+}
