@@ -221,6 +221,10 @@ void main() {
     if (gl_LocalInvocationIndex == 0u) { s[coexec_slot(1u)] = a; }
 }";
     let Some(e) = engine() else { return };
+    // Staged memory refuses reductions (COEXEC_MEMORY=staged).
+    if e.memory_placement() == coexec::MemoryPlacement::Staged {
+        return;
+    }
     let cpu = Arc::new(|pkg: &Package, args: &mut CpuArgs<'_>| {
         let s: u64 = pkg.items.clone().sum();
         let acc = args.accumulator::<u32>(0);
