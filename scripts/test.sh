@@ -13,6 +13,14 @@ cargo test --workspace --release --features coexec/test-hooks
 # Staged memory (device-local mirrors, as on a discrete GPU) on lavapipe: the
 # root crate's integration tests again, every GPU run staged.
 COEXEC_MEMORY=staged cargo test --release --features coexec/test-hooks -p coexec --tests
+# Older drivers (issue 19): the device used as Vulkan 1.1 with
+# VK_KHR_timeline_semaphore, and without timeline semaphores (fences), the
+# validation layer checking against Vulkan 1.1: the whole-engine tests
+# (outputs verified, every scheduler, GPU faults requeued, staged memory).
+for driver in vulkan1.1 no-timelines; do
+  COEXEC_EMULATE_DRIVER=$driver cargo test --release --features coexec/test-hooks -p coexec \
+    --test coexec --test faults --test staged --test workloads
+done
 # The lean build (README: Features; no runtime GLSL, no hwloc, no C++): the
 # engine, the C library and the root crate's tests that build no GLSL (the
 # workloads run their checked-in SPIR-V; the others are cfg'd out). Doc tests

@@ -113,13 +113,14 @@
 //! ```
 
 pub use coexec_engine::{
-    error, reduce, shader, version_string, AllocatorBackend, Args, Buffer, BufferId, CacheLevel,
-    CorePlan, CoreSet, CpuArgs, CpuFn, CpuTopology, DeviceKind, DeviceReport, DeviceType, Devices,
-    Engine, EngineOptions, Error, Footprint, GapStats, GpuChoice, IndexSpace, Kernel, MemoryHeap,
-    MemoryPlacement, MemoryType, NumaNode, Package, PackageLog, PackageRecord, PhysicalCore,
-    PhysicalDeviceInfo, PlanRequest, QueueFamily, ReduceOp, Reduction, Report, Result, SchedError,
-    Scheduler, ShaderCores, ShaderInterface, SpirvBinding, TopologyError, Transfers, Validation,
-    VkError, VkResultCode, DEFAULT_K, MAX_GPUS,
+    energy, error, reduce, shader, version_string, AllocatorBackend, Args, Buffer, BufferId,
+    CacheLevel, CorePlan, CoreSet, CpuArgs, CpuFn, CpuTopology, DeviceKind, DeviceReport,
+    DeviceType, Devices, DriverEmulation, Engine, EngineOptions, Error, Footprint, GapStats,
+    GpuChoice, IndexSpace, Kernel, MemoryHeap, MemoryPlacement, MemoryType, NumaNode, Objective,
+    Package, PackageLog, PackageRecord, PhysicalCore, PhysicalDeviceInfo, PlanRequest, QueueFamily,
+    ReduceOp, Reduction, Report, Result, SchedError, Scheduler, ShaderCores, ShaderInterface,
+    SpirvBinding, SyncMode, TopologyError, Transfers, Validation, VkError, VkResultCode, DEFAULT_K,
+    MAX_GPUS,
 };
 
 /// The engine's internal layers (`vk`, `mem`, `sched`, `exec`), for

@@ -89,6 +89,7 @@ mod tests {
             packages: Default::default(),
             from_profile: false,
             memory: crate::MemoryPlacement::ZeroCopy,
+            energy: None,
         };
         let path = std::path::Path::new("/nonexistent/coexec/trace.json");
         let err = super::write_chrome_trace(path, &report, "t").unwrap_err();

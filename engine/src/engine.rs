@@ -4,9 +4,11 @@
 //! dispatch loop of the GPU) takes its own packages from the run's
 //! [`WorkQueue`] until every unit is done; no thread hands out work.
 
+mod energy;
 mod gpus;
 mod run;
 
+use crate::energy::{EnergySources, Objective};
 pub(crate) use gpus::pipeline_on;
 pub use gpus::MAX_GPUS;
 
@@ -20,8 +22,8 @@ use crate::learn::Learning;
 use crate::mem::{AllocatorBackend, Buffer, MemoryPlacement, UnifiedMemory};
 use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
-    self, ComputePipeline, Device, DeviceOptions, DeviceType, Instance, PhysicalDeviceInfo,
-    Validation,
+    self, ComputePipeline, Device, DeviceOptions, DeviceType, DriverEmulation, Instance,
+    PhysicalDeviceInfo, SyncMode, Validation,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -157,6 +159,19 @@ pub struct EngineOptions {
     /// every device with `VK_EXT_external_memory_host`, so every device and
     /// the CPU code see the same bytes.
     pub memory: MemoryPlacement,
+    /// A testing aid: use the device as an older driver would offer it
+    /// (Vulkan 1.1 with `VK_KHR_timeline_semaphore`, or without timeline
+    /// semaphores: fences), so that those paths run on a current driver.
+    /// The environment variable
+    /// `COEXEC_EMULATE_DRIVER=native|vulkan1.1|no-timelines` overrides it.
+    /// [`Engine::sync_mode`] says what the device uses.
+    pub driver: DriverEmulation,
+    /// What HGuided minimizes: time (the default) or the energy-delay
+    /// product, leaving out a device whose speed-up costs more energy than
+    /// it saves ([`Objective`]; it uses each device's power measured by its
+    /// energy counter in earlier runs where readable, else the model of
+    /// [`DevicePower`](crate::energy::DevicePower)).
+    pub objective: Objective,
     /// Testing aid: opens each chosen Vulkan device this many times, as if
     /// the machine had that many of it, so that multi-GPU co-execution runs
     /// on one GPU (lavapipe included). 0 (the default): the environment
@@ -178,6 +193,8 @@ impl Default for EngineOptions {
             validation_errors_fail: false,
             profiles: true,
             memory: MemoryPlacement::Auto,
+            driver: DriverEmulation::Native,
+            objective: Objective::Time,
             duplicate_devices: 0,
         }
     }
@@ -336,6 +353,7 @@ struct Inner {
     options: EngineOptions,
     run_lock: Mutex<()>,
     learning: Learning,
+    energy: energy::EngineEnergy,
     /// Faults to inject in the next run, by engine GPU.
     #[cfg(feature = "test-hooks")]
     fault: Mutex<Vec<(usize, crate::hooks::FaultInjection)>>,
@@ -409,8 +427,13 @@ impl Engine {
     /// `coexec` command does.
     pub fn with_options(options: EngineOptions) -> Result<Engine> {
         let topology = CpuTopology::detect();
-        let probe = Arc::new(Instance::new(options.validation)?);
-        let devs = probe.all_physical_devices()?;
+        let driver = DriverEmulation::from_env().unwrap_or(options.driver);
+        let probe = Arc::new(Instance::with_api_cap(
+            options.validation,
+            driver.api_cap(),
+        )?);
+        let mut devs = probe.all_physical_devices()?;
+        devs.iter_mut().for_each(|d| driver.apply(d));
         if devs.iter().all(|d| d.unusable_reason().is_some()) {
             return Err(Error::NoDevice("the loader found no usable device".into()));
         }
@@ -475,6 +498,13 @@ impl Engine {
                 stager,
             });
         }
+        // NVML only for one NVIDIA GPU (vendor 0x10de; several GPUs: left
+        // out for now); a CPU implementation's energy is the CPU package's.
+        let nvidia = match units.as_slice() {
+            [u] if u.device.info().vendor_id == 0x10de => Some(u.device.info().device_uuid),
+            _ => None,
+        };
+        let energy = energy::EngineEnergy::new(EnergySources::detect(nvidia));
         Ok(Engine {
             inner: Arc::new(Inner {
                 id,
@@ -487,6 +517,7 @@ impl Engine {
                 options,
                 run_lock: Mutex::new(()),
                 learning,
+                energy,
                 #[cfg(feature = "test-hooks")]
                 fault: Mutex::new(Vec::new()),
             }),
@@ -513,21 +544,28 @@ impl Engine {
             .filter(|&n| n > 0)
     }
 
-    /// Every Vulkan device with Vulkan >= 1.2 and a compute queue (a fresh
+    /// Every Vulkan device with Vulkan >= 1.1 and a compute queue (a fresh
     /// enumeration). Each keeps its
     /// [`index`](PhysicalDeviceInfo::index) in Vulkan's enumeration order,
     /// which [`GpuChoice::Index`] takes; devices coexec cannot use are left
     /// out (see [`all_vulkan_devices`](Self::all_vulkan_devices)), so the
     /// indices may have gaps.
     pub fn vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
-        Instance::new(Validation::Off)?.physical_devices()
+        let mut devs = Self::all_vulkan_devices()?;
+        devs.retain(|d| d.unusable_reason().is_none());
+        Ok(devs)
     }
 
     /// Every Vulkan device, usable or not
     /// ([`PhysicalDeviceInfo::unusable_reason`]), in Vulkan's enumeration
     /// order (for `coexec info`).
+    /// Under `COEXEC_EMULATE_DRIVER`, as the emulated driver offers them.
     pub fn all_vulkan_devices() -> Result<Vec<PhysicalDeviceInfo>> {
-        Instance::new(Validation::Off)?.all_physical_devices()
+        let driver = DriverEmulation::from_env().unwrap_or_default();
+        let mut devs =
+            Instance::with_api_cap(Validation::Off, driver.api_cap())?.all_physical_devices()?;
+        devs.iter_mut().for_each(|d| driver.apply(d));
+        Ok(devs)
     }
 
     /// The Vulkan device in use (unstable: feature `internals`).
@@ -564,6 +602,13 @@ impl Engine {
     /// for the device, after `COEXEC_MEMORY`).
     pub fn memory_placement(&self) -> MemoryPlacement {
         self.inner.memory.placement()
+    }
+
+    /// How the engine's GPU signals completion: timeline semaphores (core
+    /// or `VK_KHR_timeline_semaphore`) or fences, as its driver offers
+    /// ([`EngineOptions::driver`]).
+    pub fn sync_mode(&self) -> SyncMode {
+        self.device().sync_mode()
     }
 
     /// The allocator backend of the engine's buffers.
@@ -1042,8 +1087,10 @@ fn open_devices(
     plan: &CorePlan,
     options: &EngineOptions,
 ) -> Result<(Vec<Arc<Device>>, Vec<CoreSet>)> {
+    let driver = DriverEmulation::from_env().unwrap_or(options.driver);
     let dev_opts = DeviceOptions {
         pipeline_cache_dir: options.pipeline_cache_dir.clone(),
+        driver,
     };
     let is_cpu = |d: &&PhysicalDeviceInfo| d.device_type == DeviceType::Cpu;
     let (instance, mut cpu_devices) = match plan.cpu_vulkan_devices.first() {
@@ -1052,7 +1099,7 @@ fn open_devices(
             drop(probe);
             let validation = options.validation;
             with_affinity(cores, || -> Result<_> {
-                let instance = Arc::new(Instance::new(validation)?);
+                let instance = Arc::new(Instance::with_api_cap(validation, driver.api_cap())?);
                 let all = instance.all_physical_devices()?;
                 let mut out = Vec::new();
                 for d in chosen.iter().filter(is_cpu) {
@@ -1207,7 +1254,7 @@ mod tests {
         };
         let mut old = real.clone();
         old.index = 0;
-        old.api_version = ash::vk::API_VERSION_1_1;
+        old.api_version = ash::vk::API_VERSION_1_0;
         let mut usable = real;
         usable.index = 1;
         let devs = [old, usable];
@@ -1215,7 +1262,10 @@ mod tests {
             Err(Error::DeviceUnusable {
                 index: 0, reason, ..
             }) => {
-                assert!(reason.contains("1.1"), "{reason}")
+                assert!(
+                    reason.contains("1.0") && reason.contains("needs 1.1"),
+                    "{reason}"
+                )
             }
             other => panic!("expected DeviceUnusable, got {other:?}"),
         }

@@ -128,9 +128,9 @@ pub enum Error {
     /// source says why.
     #[error("the Vulkan loader could not be loaded (install libvulkan1 and a driver, e.g. mesa-vulkan-drivers)")]
     NoLoader(#[source] BoxError),
-    /// The Vulkan loader is older than Vulkan 1.2.
+    /// The Vulkan loader is older than Vulkan 1.1.
     #[error(
-        "the Vulkan loader offers Vulkan {version} only; coexec needs 1.2 (update libvulkan1)"
+        "the Vulkan loader offers Vulkan {version} only; coexec needs 1.1 (update libvulkan1)"
     )]
     LoaderTooOld {
         /// The loader's version, `major.minor.patch`.

@@ -34,6 +34,7 @@ macro_rules! layer {
     };
 }
 
+pub mod energy;
 mod engine;
 pub mod error;
 #[cfg(feature = "test-hooks")]
@@ -52,6 +53,7 @@ layer!(vk);
 /// constants are `bytemuck::Pod`).
 pub use bytemuck;
 
+pub use energy::Objective;
 pub use engine::{Devices, Engine, EngineOptions, GpuChoice, MAX_GPUS};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::footprint::Footprint;
@@ -71,6 +73,6 @@ pub use exec::topology::{
 pub use mem::{is_unified_memory, AllocatorBackend, Buffer, BufferId, MemoryPlacement};
 pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
 pub use vk::{
-    version_string, DeviceType, MemoryHeap, MemoryType, PhysicalDeviceInfo, QueueFamily,
-    ShaderCores, ShaderInterface, SpirvBinding, Validation,
+    version_string, DeviceType, DriverEmulation, MemoryHeap, MemoryType, PhysicalDeviceInfo,
+    QueueFamily, ShaderCores, ShaderInterface, SpirvBinding, SyncMode, Validation,
 };

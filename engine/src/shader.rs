@@ -31,17 +31,20 @@ impl OptLevel {
     }
 }
 
-/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2, optimized
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.1 (SPIR-V 1.3,
+/// which every device coexec uses accepts), optimized
 /// at [`OptLevel::Performance`]; see [`compile_glsl_with`].
 pub fn compile_glsl(source: &str, name: &str) -> Result<Vec<u32>> {
     compile_glsl_with(source, name, OptLevel::Performance)
 }
 
-/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2, with
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.1 (SPIR-V 1.3,
+/// which every device coexec uses accepts), with
 /// shaderc's optimizer at `level`.
 ///
-/// Vulkan 1.2 (SPIR-V 1.5) is targeted on purpose: SPIR-V for Vulkan 1.3
-/// expresses work-group sizes with `LocalSizeId`, which needs maintenance4.
+/// Vulkan 1.1 (SPIR-V 1.3) is targeted on purpose: every device coexec
+/// uses takes it, and SPIR-V for Vulkan 1.3 expresses work-group sizes with
+/// `LocalSizeId`, which needs maintenance4.
 /// `name` appears in error messages. A compile error comes back as
 /// [`Error::ShaderCompile`] with the compiler's text; a build without the
 /// cargo feature `glsl` returns [`Error::GlslUnsupported`] for every source.
@@ -50,11 +53,13 @@ pub fn compile_glsl_with(_source: &str, _name: &str, _level: OptLevel) -> Result
     Err(Error::GlslUnsupported)
 }
 
-/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.2, with
+/// Compiles a GLSL compute shader to SPIR-V words for Vulkan 1.1 (SPIR-V 1.3,
+/// which every device coexec uses accepts), with
 /// shaderc's optimizer at `level`.
 ///
-/// Vulkan 1.2 (SPIR-V 1.5) is targeted on purpose: SPIR-V for Vulkan 1.3
-/// expresses work-group sizes with `LocalSizeId`, which needs maintenance4.
+/// Vulkan 1.1 (SPIR-V 1.3) is targeted on purpose: every device coexec
+/// uses takes it, and SPIR-V for Vulkan 1.3 expresses work-group sizes with
+/// `LocalSizeId`, which needs maintenance4.
 /// `name` appears in error messages. A compile error comes back as
 /// [`Error::ShaderCompile`] with the compiler's text; a build without the
 /// cargo feature `glsl` returns [`Error::GlslUnsupported`] for every source.
@@ -119,7 +124,7 @@ fn compile_unchecked(source: &str, name: &str, level: OptLevel) -> Result<Vec<u3
         .map_err(|e| Error::ShaderCompile(format!("shaderc options: {e}")))?;
     options.set_target_env(
         shaderc::TargetEnv::Vulkan,
-        shaderc::EnvVersion::Vulkan1_2 as u32,
+        shaderc::EnvVersion::Vulkan1_1 as u32,
     );
     options.set_optimization_level(level.to_shaderc());
     options.set_include_callback(|file, _, _, _| resolve_include(file));

@@ -86,7 +86,7 @@ typedef enum coexec_status {
      */
     COEXEC_ERROR_BUSY = 5,
     /**
-     * No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+     * No Vulkan loader, a loader older than Vulkan 1.1, or no usable Vulkan
      * device (or `gpu_index` names none); the last error says which.
      */
     COEXEC_ERROR_NO_DEVICE = 6,
@@ -362,7 +362,7 @@ typedef struct coexec_engine_options {
      * -2 for the one best device. An index is the device's position in
      * Vulkan's enumeration order, counting every device, usable or not (the
      * number `coexec info` prints). An index past the last device, or one of
-     * a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+     * a device coexec cannot use (Vulkan < 1.1, no compute queue), is
      * `COEXEC_ERROR_NO_DEVICE`.
      */
     int32_t gpu_index;
@@ -404,6 +404,11 @@ typedef struct coexec_engine_options {
      * (`COEXEC_MEMORY_AUTO` by default).
      */
     uint32_t memory;
+    /**
+     * A `coexec_objective` value: what HGuided minimizes
+     * (`COEXEC_OBJECTIVE_TIME` by default).
+     */
+    uint32_t objective;
 } coexec_engine_options;
 
 /**
@@ -813,6 +818,12 @@ typedef struct coexec_device_report {
      * Staged runs: seconds the GPU's dispatch loop waited for transfers.
      */
     double transfer_s;
+    /**
+     * Joules the device used during the run, from its energy counter (RAPL
+     * for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
+     * (no counter, or not readable: RAPL is usually root-only).
+     */
+    double energy_j;
 } coexec_device_report;
 
 /**
@@ -873,6 +884,16 @@ typedef struct coexec_report {
      * last).
      */
     struct coexec_device_report devices[COEXEC_MAX_DEVICES];
+    /**
+     * Joules of the devices whose counters could be read; -1 where none
+     * could (energy unavailable).
+     */
+    double energy_j;
+    /**
+     * Energy-delay product, `energy_j * time_s` (J*s); -1 where energy is
+     * unavailable.
+     */
+    double edp;
 } coexec_report;
 
 #ifdef __cplusplus
@@ -1016,7 +1037,7 @@ enum coexec_status coexec_buffer_get_info(struct coexec_buffer buffer,
 
 /**
  * Builds a kernel from GLSL compute-shader source (compiled at run time for
- * Vulkan 1.2) and, optionally, its CPU implementation `cpu` (NULL: GPU
+ * Vulkan 1.1: SPIR-V 1.3) and, optionally, its CPU implementation `cpu` (NULL: GPU
  * only). On a compile error it returns `COEXEC_ERROR_SHADER_COMPILE` and
  * `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
  * appears in messages. A library built without the cargo feature `glsl`

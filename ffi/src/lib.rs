@@ -29,7 +29,8 @@ pub use types::*;
 
 use ::coexec_engine::CpuTopology;
 use ::coexec_engine::{
-    AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, MemoryPlacement, Validation,
+    AllocatorBackend, Buffer, Engine, EngineOptions, GpuChoice, MemoryPlacement, Objective,
+    Validation,
 };
 use callback::cpu_fn;
 use handles::{BufferObj, EngineObj, KernelObj, BUFFERS, ENGINES, KERNELS};
@@ -192,6 +193,7 @@ pub extern "C" fn coexec_engine_options_default() -> coexec_engine_options {
         pipeline_cache_dir: std::ptr::null(),
         disable_profiles: !d.profiles,
         memory: coexec_memory::COEXEC_MEMORY_AUTO as u32,
+        objective: coexec_objective::COEXEC_OBJECTIVE_TIME as u32,
     }
 }
 
@@ -273,6 +275,11 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
         2 => MemoryPlacement::Staged,
         v => return Err(invalid(format!("unknown coexec_memory {v}"))),
     };
+    let objective = match o.objective {
+        0 => Objective::Time,
+        1 => Objective::Edp,
+        v => return Err(invalid(format!("unknown coexec_objective {v}"))),
+    };
     let gpu = match o.gpu_index {
         -1 => GpuChoice::All,
         -2 => GpuChoice::Auto,
@@ -300,6 +307,7 @@ unsafe fn engine_options(o: &coexec_engine_options) -> FfiResult<EngineOptions> 
     opts.pipeline_cache_dir = cache.map(PathBuf::from);
     opts.profiles = !o.disable_profiles;
     opts.memory = memory;
+    opts.objective = objective;
     Ok(opts)
 }
 
@@ -590,7 +598,7 @@ unsafe fn make_kernel(
 }
 
 /// Builds a kernel from GLSL compute-shader source (compiled at run time for
-/// Vulkan 1.2) and, optionally, its CPU implementation `cpu` (NULL: GPU
+/// Vulkan 1.1: SPIR-V 1.3) and, optionally, its CPU implementation `cpu` (NULL: GPU
 /// only). On a compile error it returns `COEXEC_ERROR_SHADER_COMPILE` and
 /// `coexec_last_error()` holds the compiler's messages. `name` (may be NULL)
 /// appears in messages. A library built without the cargo feature `glsl`

@@ -68,6 +68,7 @@ fn fill_report(r: &Report) -> coexec_report {
         upload_bytes: 0,
         download_bytes: 0,
         transfer_s: 0.0,
+        energy_j: -1.0,
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
     for (o, d) in devices.iter_mut().zip(&r.devices) {
@@ -88,7 +89,13 @@ fn fill_report(r: &Report) -> coexec_report {
             upload_bytes: d.transfers.upload_bytes,
             download_bytes: d.transfers.download_bytes,
             transfer_s: d.transfers.seconds,
+            energy_j: -1.0,
         };
+    }
+    if let Some(e) = &r.energy {
+        for (o, j) in devices.iter_mut().zip(&e.devices) {
+            o.energy_j = j.unwrap_or(-1.0);
+        }
     }
     coexec_report {
         time_s: r.time_s,
@@ -107,6 +114,8 @@ fn fill_report(r: &Report) -> coexec_report {
         },
         num_devices: r.devices.len().min(COEXEC_MAX_DEVICES) as u32,
         devices,
+        energy_j: r.joules().unwrap_or(-1.0),
+        edp: r.edp().unwrap_or(-1.0),
     }
 }
 

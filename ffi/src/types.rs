@@ -44,7 +44,7 @@ pub enum coexec_status {
     /// The object is in use by a run in progress (destroy/free it afterwards),
     /// or `coexec_run` was called from inside a CPU function.
     COEXEC_ERROR_BUSY = 5,
-    /// No Vulkan loader, a loader older than Vulkan 1.2, or no usable Vulkan
+    /// No Vulkan loader, a loader older than Vulkan 1.1, or no usable Vulkan
     /// device (or `gpu_index` names none); the last error says which.
     COEXEC_ERROR_NO_DEVICE = 6,
     /// The device or build lacks a feature (host-memory import, the VMA
@@ -111,6 +111,18 @@ pub enum coexec_memory {
     /// package writes before the run returns. The host pointer of a buffer
     /// stays the buffer's true contents between runs.
     COEXEC_MEMORY_STAGED = 2,
+}
+
+/// What HGuided minimizes (`coexec_engine_options.objective`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum coexec_objective {
+    /// Wall time; the default.
+    COEXEC_OBJECTIVE_TIME = 0,
+    /// Energy-delay product: a device whose speed-up costs more energy than
+    /// it saves sits the run out (power measured by RAPL/NVML in earlier
+    /// runs where readable, else a model of busy and idle watts per device).
+    COEXEC_OBJECTIVE_EDP = 1,
 }
 
 /// Khronos validation layer (`coexec_engine_options.validation`).
@@ -264,7 +276,7 @@ pub struct coexec_engine_options {
     /// -2 for the one best device. An index is the device's position in
     /// Vulkan's enumeration order, counting every device, usable or not (the
     /// number `coexec info` prints). An index past the last device, or one of
-    /// a device coexec cannot use (Vulkan < 1.2, no compute queue), is
+    /// a device coexec cannot use (Vulkan < 1.1, no compute queue), is
     /// `COEXEC_ERROR_NO_DEVICE`.
     pub gpu_index: i32,
     /// GPU packages kept in flight: 1 to `COEXEC_MAX_GPU_IN_FLIGHT` (larger
@@ -295,6 +307,9 @@ pub struct coexec_engine_options {
     /// A `coexec_memory` value: where the GPU reads and writes the buffers
     /// (`COEXEC_MEMORY_AUTO` by default).
     pub memory: u32,
+    /// A `coexec_objective` value: what HGuided minimizes
+    /// (`COEXEC_OBJECTIVE_TIME` by default).
+    pub objective: u32,
 }
 
 /// Facts about an engine.
@@ -545,6 +560,10 @@ pub struct coexec_device_report {
     pub download_bytes: u64,
     /// Staged runs: seconds the GPU's dispatch loop waited for transfers.
     pub transfer_s: f64,
+    /// Joules the device used during the run, from its energy counter (RAPL
+    /// for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
+    /// (no counter, or not readable: RAPL is usually root-only).
+    pub energy_j: f64,
 }
 
 /// The result of a run.
@@ -585,4 +604,10 @@ pub struct coexec_report {
     /// Per device, in run order (CPU first; devices that sat the run out
     /// last).
     pub devices: [coexec_device_report; COEXEC_MAX_DEVICES],
+    /// Joules of the devices whose counters could be read; -1 where none
+    /// could (energy unavailable).
+    pub energy_j: f64,
+    /// Energy-delay product, `energy_j * time_s` (J*s); -1 where energy is
+    /// unavailable.
+    pub edp: f64,
 }

@@ -347,6 +347,7 @@ mod tests {
             packages: Default::default(),
             from_profile: false,
             memory: crate::MemoryPlacement::ZeroCopy,
+            energy: None,
         }
     }
 

@@ -162,6 +162,7 @@ impl Engine {
             queue: &queue,
             estimates: &estimates,
         };
+        let meter = self.meter();
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
         let memory = match run.gpus.is_empty() {
@@ -169,6 +170,7 @@ impl Engine {
             true => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
+        let energy = self.energy(meter, time_s, &devices_out);
         inner
             .learning
             .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
@@ -180,6 +182,7 @@ impl Engine {
             packages,
             from_profile,
             memory,
+            energy,
         })
     }
 
@@ -266,6 +269,8 @@ impl Engine {
         present.extend(units.iter().map(|&(g, _)| (1 + g, 1)));
         scheduler.validate(present.len())?;
         let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, n_units);
+        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
+        let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let run = RunDevices {
             mode,

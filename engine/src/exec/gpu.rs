@@ -561,7 +561,7 @@ impl Loop<'_, '_> {
             return Ok(());
         };
         let package = self.role.geometry.package(f.units.clone());
-        let after = (self.ring.timeline(), f.ticket);
+        let after = (self.ring.completion(), f.ticket);
         match t.download(staging, package, after, ((f, start, done), alone), timeout_ns) {
             Ok(Some((f, start, done))) => self.commit(f, start, done),
             Ok(None) => {}

@@ -5,7 +5,8 @@
 use super::settle::{settle, Observe, Outcome, RingObserver};
 use crate::error::{VkError, VkResultCode};
 use crate::hooks::{FaultInjection, GpuFault};
-use crate::vk::{Device, Dispatch, DispatchRing, Timeline};
+use crate::vk::gate::Gate;
+use crate::vk::{Device, Dispatch, DispatchRing};
 use ash::vk;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,9 +19,9 @@ const INJECTED_LOSS: VkError = VkError::DeviceLost {
 /// The injected fault of a run.
 pub(crate) struct Injected {
     spec: FaultInjection,
-    /// Timeline semaphore the injected hangs wait on (`None` where it could
-    /// not be created: the hang then fails to submit).
-    blocker: Option<Timeline>,
+    /// The gate the injected hangs wait behind (`None` where it could not
+    /// be created: the hang then fails to submit).
+    blocker: Option<Gate>,
     /// Ticket of the sabotaged package once it is submitted (0: its
     /// submission failed).
     ticket: Option<u64>,
@@ -31,7 +32,7 @@ impl Injected {
     pub(crate) fn new(spec: FaultInjection, device: &Arc<Device>) -> Self {
         Injected {
             spec,
-            blocker: Timeline::new(device, 0).ok(),
+            blocker: Gate::new(device).ok(),
             ticket: None,
         }
     }
@@ -57,8 +58,8 @@ impl Injected {
                     result: VkResultCode::of(vk::Result::ERROR_UNKNOWN),
                 });
             };
-            // SAFETY: as for `submit` (caller); the blocker is a timeline
-            // of the ring's device at 0 that `release` signals, and that
+            // SAFETY: as for `submit` (caller); the blocker is a closed
+            // gate of the ring's device that `release` opens, and that
             // outlives the submission (`destroy` comes after the drain).
             unsafe { ring.submit_blocked(blocker, d) }
         };
@@ -121,15 +122,9 @@ impl Injected {
 
     /// Ends the injected hang (once: later calls do nothing).
     pub(crate) fn release(&self) {
-        let Some(blocker) = &self.blocker else {
-            return;
-        };
-        if blocker.value().is_ok_and(|v| v >= 1) {
-            return;
+        if let Some(blocker) = &self.blocker {
+            blocker.open();
         }
-        // SAFETY: a timeline below 1 (read above) that nothing on the device
-        // signals, and only the dispatch loop's thread signals it.
-        let _ = unsafe { blocker.signal(1) };
     }
 
     /// Destroys the blocker.

@@ -8,7 +8,7 @@
 use super::kernel::Package;
 use super::staging::Staging;
 use crate::vk::transfer::{Copy, Direction, Stager};
-use crate::vk::Timeline;
+use crate::vk::Completion;
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -90,7 +90,7 @@ impl<'r, T> Pipeline<'r, T> {
         &mut self,
         staging: &Staging<'_>,
         package: Package,
-        after: (&Timeline, u64),
+        after: (&Completion, u64),
         (payload, alone): (T, bool),
         timeout_ns: u64,
     ) -> Result<Option<T>, (TransferError, T)> {
@@ -183,7 +183,7 @@ impl<'r, T> Pipeline<'r, T> {
         &mut self,
         direction: Direction,
         copies: &[Copy],
-        after: Option<(&Timeline, u64)>,
+        after: Option<(&Completion, u64)>,
         timeout_ns: u64,
     ) -> Result<(), TransferError> {
         let t = Instant::now();

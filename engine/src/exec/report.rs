@@ -196,6 +196,10 @@ pub struct Report {
     /// Where the GPU read and wrote the buffers: zero-copy or staged
     /// ([`crate::MemoryPlacement`]; zero-copy when no GPU took part).
     pub memory: crate::MemoryPlacement,
+    /// Joules per device where an energy counter could be read (RAPL, NVML,
+    /// [`Engine::set_energy_sources`](crate::Engine::set_energy_sources));
+    /// `None` where none could: energy unavailable.
+    pub energy: Option<crate::energy::Energy>,
 }
 
 impl Report {
@@ -219,6 +223,17 @@ impl Report {
     /// executed work, declined or not.
     pub fn balance_raw(&self) -> f64 {
         ratio(self.finishes())
+    }
+
+    /// Joules of the run, over the devices whose counters could be read.
+    pub fn joules(&self) -> Option<f64> {
+        self.energy.as_ref()?.joules()
+    }
+
+    /// Energy-delay product of the run: [`joules`](Self::joules) x
+    /// [`time_s`](Self::time_s).
+    pub fn edp(&self) -> Option<f64> {
+        self.energy.as_ref()?.edp(self.time_s)
     }
 
     /// Total packages.
@@ -289,6 +304,7 @@ mod tests {
             packages: PackageLog::default(),
             from_profile: false,
             memory: crate::MemoryPlacement::ZeroCopy,
+            energy: None,
         }
     }
 

@@ -1,7 +1,7 @@
-//! Logical device: one compute queue, timeline semaphores, command and query
-//! objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
+//! Logical device: one compute queue, its completion tracking
+//! ([`SyncMode`]), command and query objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
 
-use super::{Instance, PhysicalDeviceInfo, PipelineCache, Timeline};
+use super::{DriverEmulation, Instance, PhysicalDeviceInfo, PipelineCache, SyncMode, Timeline};
 use crate::error::{Error, Result, VkError, VkResultExt};
 use ash::vk;
 use std::path::PathBuf;
@@ -15,6 +15,9 @@ pub struct DeviceOptions {
     /// `$COEXEC_CACHE_DIR`, else the user's cache directory (`~/.cache/coexec`).
     /// An empty path disables the on-disk cache.
     pub pipeline_cache_dir: Option<PathBuf>,
+    /// A testing aid: the device is used as the emulated older driver
+    /// would offer it ([`DriverEmulation`]).
+    pub driver: DriverEmulation,
 }
 
 /// A logical Vulkan device with one compute queue.
@@ -29,6 +32,10 @@ pub struct Device {
     cache: PipelineCache,
     /// `VK_EXT_external_memory_host` entry points, when the extension is enabled.
     memory_host: Option<ash::ext::external_memory_host::Device>,
+    /// How submissions signal completion, chosen at creation.
+    sync: SyncMode,
+    /// `VK_KHR_timeline_semaphore` entry points, in [`SyncMode::TimelineKhr`].
+    timeline_khr: Option<ash::khr::timeline_semaphore::Device>,
 }
 
 impl std::fmt::Debug for Device {
@@ -42,8 +49,11 @@ impl std::fmt::Debug for Device {
 }
 
 impl Device {
-    /// Creates a logical device on `info` with one queue of its compute family,
-    /// timeline semaphores and host query reset on (core in Vulkan 1.2).
+    /// Creates a logical device on `info` with one queue of its compute family
+    /// and the completion tracking of its [`SyncMode`]: timeline semaphores
+    /// and host query reset on a Vulkan 1.2 device, `VK_KHR_timeline_semaphore`
+    /// on a 1.1 device that has it, else fences (and, below 1.2, no GPU
+    /// timestamps: they are reset on the host).
     ///
     /// `info` only names the device: every fact used is read again from
     /// `instance`, and a device `instance` did not enumerate is an
@@ -57,16 +67,21 @@ impl Device {
         // that its holder may have changed (a feature flag set on a device
         // without it) or taken from another instance, and the device is
         // created from what it says.
-        let info = instance
+        let mut info = instance
             .physical_devices()?
             .into_iter()
             .find(|d| d.handle == info.handle)
             .ok_or_else(|| {
                 Error::NoDevice(format!(
-                    "{} is not a device of this instance (Vulkan 1.2 with compute)",
+                    "{} is not a usable device of this instance (Vulkan 1.1 with compute)",
                     info.name
                 ))
             })?;
+        opts.driver.apply(&mut info);
+        if let Some(reason) = info.unusable_reason() {
+            return Err(Error::NoDevice(format!("{}: {reason}", info.name)));
+        }
+        let sync = info.sync_mode();
         let family = info
             .compute_family()
             .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue family", info.name)))?;
@@ -77,10 +92,14 @@ impl Device {
         let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .host_query_reset(true);
+        let mut khr = vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
         let mut m4 = vk::PhysicalDeviceMaintenance4Features::default().maintenance4(true);
-        let mut create = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .push_next(&mut v12);
+        let mut create = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        match sync {
+            SyncMode::Timeline => create = create.push_next(&mut v12),
+            SyncMode::TimelineKhr => create = create.push_next(&mut khr),
+            SyncMode::Fences => {}
+        }
         if info.maintenance4 {
             create = create.push_next(&mut m4);
         }
@@ -92,6 +111,10 @@ impl Device {
         let extensions: Vec<*const std::ffi::c_char> = [
             (info.external_memory_host, ash::ext::external_memory_host::NAME),
             (info.memory_budget, ash::ext::memory_budget::NAME),
+            (
+                sync == SyncMode::TimelineKhr,
+                ash::khr::timeline_semaphore::NAME,
+            ),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -103,13 +126,22 @@ impl Device {
         // SAFETY: `info.handle` was enumerated from `instance`, which is alive;
         // the create info and its chain live until the call returns, and only
         // features the device reports (timeline semaphores and host query
-        // reset are required by Vulkan 1.2; maintenance4 is checked) and
-        // extensions it reports are asked.
+        // reset are required by Vulkan 1.2, timeline semaphores by their
+        // extension; maintenance4 is checked) and extensions it reports are
+        // asked.
         let raw = unsafe { instance.raw().create_device(info.handle, &create, None) }
             .call("vkCreateDevice")?;
         let memory_host = info
             .external_memory_host
             .then(|| ash::ext::external_memory_host::Device::new(instance.raw(), &raw));
+        let timeline_khr = (sync == SyncMode::TimelineKhr)
+            .then(|| ash::khr::timeline_semaphore::Device::new(instance.raw(), &raw));
+        // Host query reset (for timestamps) is core 1.2 only.
+        let timestamp_bits = if info.api_version >= vk::API_VERSION_1_2 {
+            family.timestamp_bits
+        } else {
+            0
+        };
         // SAFETY: the family and queue index 0 were requested at creation.
         let queue = unsafe { raw.get_device_queue(family.index, 0) };
         let cache = PipelineCache::open(&raw, &info, opts.pipeline_cache_dir.as_deref());
@@ -119,10 +151,12 @@ impl Device {
             raw,
             queue: Mutex::new(queue),
             family: family.index,
-            timestamp_bits: family.timestamp_bits,
+            timestamp_bits,
             lost: AtomicBool::new(false),
             cache,
             memory_host,
+            sync,
+            timeline_khr,
         }))
     }
 
@@ -168,12 +202,24 @@ impl Device {
         Some((budget.heap_usage[h], budget.heap_budget[h]))
     }
 
+    /// How this device's submissions signal completion.
+    pub fn sync_mode(&self) -> SyncMode {
+        self.sync
+    }
+
+    /// `VK_KHR_timeline_semaphore` entry points, in [`SyncMode::TimelineKhr`]
+    /// (the core ones otherwise).
+    pub(crate) fn timeline_khr(&self) -> Option<&ash::khr::timeline_semaphore::Device> {
+        self.timeline_khr.as_ref()
+    }
+
     /// The queue family used.
     pub fn queue_family(&self) -> u32 {
         self.family
     }
 
-    /// `true` when the queue family writes timestamps.
+    /// `true` when the queue family writes timestamps (and the device can
+    /// reset them on the host: Vulkan 1.2).
     pub fn has_timestamps(&self) -> bool {
         self.timestamp_bits > 0
     }
@@ -207,30 +253,16 @@ impl Device {
         r
     }
 
-    /// Submits `cb` signalling timeline `sem` to `value` when it completes.
-    ///
-    /// # Safety
-    /// `cb` is a fully recorded primary command buffer of this device that is
-    /// not pending; `sem` belongs to this device and stays alive until the
-    /// submission completed; `value` is greater than every value `sem` was
-    /// or will be signalled to before it.
-    pub(crate) unsafe fn submit(
-        &self,
-        cb: vk::CommandBuffer,
-        sem: &Timeline,
-        value: u64,
-    ) -> Result<(), VkError> {
-        // SAFETY: function contract (no wait).
-        unsafe { self.submit_after(cb, None, sem, value) }
-    }
-
     /// Submits `cb` once timeline `after.0` reached `after.1` (where given;
     /// transfers wait at the transfer stage), signalling timeline `sem` to
     /// `value` when it completes.
     ///
     /// # Safety
-    /// As for [`Device::submit`]; `after`'s timeline belongs to this device
-    /// and stays alive until the submission completed.
+    /// `cb` is a fully recorded primary command buffer of this device that is
+    /// not pending; `sem` belongs to this device and stays alive until the
+    /// submission completed; `value` is greater than every value `sem` was
+    /// or will be signalled to before it; `after`'s timeline belongs to this
+    /// device and stays alive until the submission completed.
     pub(crate) unsafe fn submit_after(
         &self,
         cb: vk::CommandBuffer,
@@ -263,6 +295,26 @@ impl Device {
         // the caller guarantees the command buffer, semaphore and value rules.
         let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
             .call("vkQueueSubmit");
+        self.check(r)
+    }
+
+    /// Submits `cb` signalling `fence` when it completes ([`SyncMode::Fences`]).
+    ///
+    /// # Safety
+    /// `cb` is a fully recorded primary command buffer of this device that
+    /// is not pending; `fence` is an unsignalled fence of this device that no
+    /// pending submission uses, alive until the submission completed.
+    pub(crate) unsafe fn submit_fenced(
+        &self,
+        cb: vk::CommandBuffer,
+        fence: vk::Fence,
+    ) -> Result<(), VkError> {
+        let cbs = [cb];
+        let submit = vk::SubmitInfo::default().command_buffers(&cbs);
+        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: the queue is externally synchronised by the mutex held here;
+        // the caller guarantees the command buffer and fence rules.
+        let r = unsafe { self.raw.queue_submit(*queue, &[submit], fence) }.call("vkQueueSubmit");
         self.check(r)
     }
 

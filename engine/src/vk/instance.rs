@@ -197,14 +197,16 @@ pub fn version_string(v: u32) -> String {
 }
 
 /// The API version to ask the loader for: the highest it offers, up to
-/// 1.3; [`Error::LoaderTooOld`] below 1.2.
-fn instance_version(loader_version: u32) -> Result<u32> {
-    if loader_version < vk::API_VERSION_1_2 {
+/// `cap` (at most 1.3); [`Error::LoaderTooOld`] below 1.1.
+fn instance_version(loader_version: u32, cap: u32) -> Result<u32> {
+    if loader_version < vk::API_VERSION_1_1 {
         return Err(Error::LoaderTooOld {
             version: version_string(loader_version),
         });
     }
-    Ok(loader_version.min(vk::API_VERSION_1_3))
+    Ok(loader_version
+        .min(vk::API_VERSION_1_3)
+        .min(cap.max(vk::API_VERSION_1_1)))
 }
 
 /// Whether to turn the validation layer on, given whether it is installed
@@ -228,9 +230,16 @@ fn validation_wanted(validation: Validation, layer_present: bool, env_on: bool) 
 }
 
 impl Instance {
-    /// Loads the Vulkan loader and creates an instance for Vulkan 1.2 or newer
+    /// Loads the Vulkan loader and creates an instance for Vulkan 1.1 or newer
     /// (the highest the loader offers, up to 1.3).
     pub fn new(validation: Validation) -> Result<Instance> {
+        Self::with_api_cap(validation, vk::API_VERSION_1_3)
+    }
+
+    /// As [`Instance::new`], for a Vulkan version of at most `cap` (at
+    /// least 1.1): what a device may be asked is capped by it, and the
+    /// validation layer checks that nothing newer is used.
+    pub fn with_api_cap(validation: Validation, cap: u32) -> Result<Instance> {
         // SAFETY: loading the system Vulkan loader runs its initialisers; the
         // loader is a well-behaved shared library with no preconditions.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader(Box::new(e)))?;
@@ -238,7 +247,7 @@ impl Instance {
         let loader_version = unsafe { entry.try_enumerate_instance_version() }
             .call("vkEnumerateInstanceVersion")?
             .unwrap_or(vk::API_VERSION_1_0);
-        let api_version = instance_version(loader_version)?;
+        let api_version = instance_version(loader_version, cap)?;
 
         // SAFETY: plain query through a loaded entry.
         let layers = unsafe { entry.enumerate_instance_layer_properties() }
@@ -343,7 +352,8 @@ impl Instance {
         &self.log
     }
 
-    /// Every physical device with Vulkan >= 1.2 and a compute queue. Each
+    /// Every physical device coexec can use (Vulkan 1.1 or newer with a
+    /// compute queue; see `unusable_reason`). Each
     /// keeps its [`index`](super::PhysicalDeviceInfo::index) in Vulkan's
     /// enumeration order, the one numbering of devices coexec uses.
     pub fn physical_devices(&self) -> Result<Vec<super::PhysicalDeviceInfo>> {
@@ -390,17 +400,31 @@ mod tests {
     /// not "no Vulkan device".
     #[test]
     fn old_loaders_and_missing_layers_have_their_own_errors() {
-        match instance_version(vk::API_VERSION_1_1) {
-            Err(Error::LoaderTooOld { version }) => assert_eq!(version, "1.1.0"),
+        let top = vk::API_VERSION_1_3;
+        match instance_version(vk::API_VERSION_1_0, top) {
+            Err(Error::LoaderTooOld { version }) => assert_eq!(version, "1.0.0"),
             other => panic!("expected LoaderTooOld, got {other:?}"),
         }
         assert_eq!(
-            instance_version(vk::make_api_version(0, 1, 4, 300)).unwrap(),
+            instance_version(vk::make_api_version(0, 1, 4, 300), top).unwrap(),
             vk::API_VERSION_1_3
         );
         assert_eq!(
-            instance_version(vk::API_VERSION_1_2).unwrap(),
+            instance_version(vk::API_VERSION_1_2, top).unwrap(),
             vk::API_VERSION_1_2
+        );
+        assert_eq!(
+            instance_version(vk::API_VERSION_1_1, top).unwrap(),
+            vk::API_VERSION_1_1
+        );
+        // A cap (driver emulation) lowers it, never below 1.1.
+        assert_eq!(
+            instance_version(vk::API_VERSION_1_3, vk::API_VERSION_1_1).unwrap(),
+            vk::API_VERSION_1_1
+        );
+        assert_eq!(
+            instance_version(vk::API_VERSION_1_3, vk::API_VERSION_1_0).unwrap(),
+            vk::API_VERSION_1_1
         );
         assert!(matches!(
             validation_wanted(Validation::Required, false, false),

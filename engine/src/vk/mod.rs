@@ -6,8 +6,11 @@
 //! `unsafe` block whose `SAFETY` comment states why it holds.
 
 mod cache;
+mod completion;
 mod descriptors;
 mod device;
+#[cfg(feature = "test-hooks")]
+pub(crate) mod gate;
 mod instance;
 mod pipeline;
 mod ring;
@@ -16,6 +19,8 @@ mod timeline;
 mod timestamps;
 pub(crate) mod transfer;
 
+pub(crate) use completion::Completion;
+pub use completion::{DriverEmulation, SyncMode};
 pub use device::{Device, DeviceOptions};
 pub use cache::PipelineCache;
 pub use descriptors::BindingSet;
@@ -231,6 +236,9 @@ pub struct PhysicalDeviceInfo {
     /// `VK_EXT_memory_budget` is supported: staged runs check a mirror
     /// against its heap's budget before allocating it.
     pub memory_budget: bool,
+    /// `VK_KHR_timeline_semaphore` is supported (timeline semaphores on a
+    /// Vulkan 1.1 device; see [`SyncMode`]).
+    pub timeline_semaphore_khr: bool,
     /// The device's shader cores, where a vendor extension tells them
     /// (`VK_NV_shader_sm_builtins`, `VK_AMD_shader_core_properties`).
     pub shader_cores: Option<ShaderCores>,
@@ -285,10 +293,13 @@ impl PhysicalDeviceInfo {
                     .unwrap_or_default(),
             )
         };
+        // What may be asked of the device: its version, capped by the
+        // instance's.
+        let effective = props.api_version.min(instance.api_version());
         let mut m4 = vk::PhysicalDeviceMaintenance4Features::default();
-        if props.api_version >= vk::API_VERSION_1_3 {
+        if effective >= vk::API_VERSION_1_3 {
             let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut m4);
-            // SAFETY: Vulkan 1.1+ entry point on a 1.3 device; the chain holds
+            // SAFETY: Vulkan 1.1+ entry point, 1.3 for instance and device; the chain holds
             // only structures valid for it.
             unsafe { raw.get_physical_device_features2(pd, &mut f2) };
         }
@@ -299,11 +310,11 @@ impl PhysicalDeviceInfo {
         let shader_cores = Self::shader_cores(instance, pd, &has_ext);
         let mut id = vk::PhysicalDeviceIDProperties::default();
         let mut sg = vk::PhysicalDeviceSubgroupProperties::default();
-        if props.api_version >= vk::API_VERSION_1_1 {
+        if effective >= vk::API_VERSION_1_1 {
             let mut p2 = vk::PhysicalDeviceProperties2::default()
                 .push_next(&mut id)
                 .push_next(&mut sg);
-            // SAFETY: Vulkan 1.1 entry point (the instance is 1.2+) on a 1.1+
+            // SAFETY: Vulkan 1.1 entry point (the instance is 1.1+) on a 1.1+
             // device; the chain holds two core 1.1 output structures.
             unsafe { raw.get_physical_device_properties2(pd, &mut p2) };
         }
@@ -362,6 +373,7 @@ impl PhysicalDeviceInfo {
             external_memory_host: has_ext(ash::ext::external_memory_host::NAME),
             maintenance4: m4.maintenance4 == vk::TRUE,
             memory_budget: has_ext(ash::ext::memory_budget::NAME),
+            timeline_semaphore_khr: has_ext(ash::khr::timeline_semaphore::NAME),
             shader_cores,
             subgroup_size: sg.subgroup_size,
             subgroup_shuffle_relative: sg_compute
@@ -381,7 +393,7 @@ impl PhysicalDeviceInfo {
         if has_ext(ash::nv::shader_sm_builtins::NAME) {
             let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
             let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sm);
-            // SAFETY: Vulkan 1.1+ entry point (coexec asks for 1.2); the chain
+            // SAFETY: Vulkan 1.1+ entry point (the instance is 1.1+); the chain
             // holds a structure of an extension the device supports.
             unsafe { raw.get_physical_device_properties2(pd, &mut p2) };
             // A warp is 32 threads on every NVIDIA GPU with this extension.
@@ -417,12 +429,17 @@ impl PhysicalDeviceInfo {
             .copied()
     }
 
-    /// Why coexec cannot use this device (it supports only Vulkan < 1.2, or
-    /// has no compute queue); `None` when it can.
+    /// Why coexec cannot use this device; `None` when it can.
+    ///
+    /// coexec needs Vulkan 1.1 (`vkCmdDispatchBase`, the `*2` queries,
+    /// SPIR-V 1.3) and a compute queue; storage buffers and host-visible
+    /// coherent memory are Vulkan 1.0 requirements. Timeline semaphores
+    /// (core 1.2, or `VK_KHR_timeline_semaphore`) are used where offered,
+    /// else fences ([`SyncMode`]).
     pub fn unusable_reason(&self) -> Option<String> {
-        if self.api_version < vk::API_VERSION_1_2 {
+        if self.api_version < vk::API_VERSION_1_1 {
             Some(format!(
-                "it supports Vulkan {} only; coexec needs 1.2",
+                "it supports Vulkan {} only; coexec needs 1.1",
                 instance::version_string(self.api_version)
             ))
         } else if self.compute_family().is_none() {
@@ -430,6 +447,11 @@ impl PhysicalDeviceInfo {
         } else {
             None
         }
+    }
+
+    /// How the device's submissions signal completion ([`SyncMode`]).
+    pub fn sync_mode(&self) -> SyncMode {
+        SyncMode::for_device(self)
     }
 
     /// `true` when the device shares memory with the CPU.

@@ -1,8 +1,11 @@
 //! The dispatch ring: one command buffer per package in flight, re-recorded
-//! and submitted for each package, signalling one timeline semaphore.
+//! and submitted for each package, its completion tracked by the device's
+//! [`SyncMode`](super::SyncMode) (one timeline semaphore, or a fence per slot).
 
 use super::timestamps::SlotStamps;
-use super::{BindingSet, ComputePipeline, Device, GpuSpan, StampRead, Timeline};
+use super::{BindingSet, Completion, ComputePipeline, Device, GpuSpan, StampRead};
+#[cfg(feature = "test-hooks")]
+use super::gate::Gate;
 use crate::error::{VkError, VkResultExt};
 use ash::vk;
 use std::sync::Arc;
@@ -19,7 +22,7 @@ pub(crate) struct Dispatch<'a> {
 }
 
 /// A ring of command buffers, one per in-flight package, signalling one
-/// timeline semaphore. Nothing is allocated per package: a slot's command
+/// timeline semaphore (or a fence per slot). Nothing is allocated per package: a slot's command
 /// buffer is reset and re-recorded (a handful of commands).
 pub struct DispatchRing {
     device: Arc<Device>,
@@ -27,10 +30,9 @@ pub struct DispatchRing {
     cbs: Vec<vk::CommandBuffer>,
     /// Absent in [`StampRead::Off`] mode.
     stamps: Option<SlotStamps>,
-    /// Signalled to each ticket as its package completes; `None` only while
-    /// the ring is being built.
-    sem: Option<Timeline>,
-    last: u64,
+    /// Tracks each ticket's package; `None` only while the ring is being
+    /// built.
+    done: Option<Completion>,
 }
 
 /// The most slots (GPU packages in flight) a [`DispatchRing`] has: a deeper
@@ -73,8 +75,7 @@ impl DispatchRing {
             pool,
             cbs: Vec::new(),
             stamps: None,
-            sem: None,
-            last: 0,
+            done: None,
         };
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
@@ -84,7 +85,7 @@ impl DispatchRing {
         ring.cbs =
             unsafe { raw.allocate_command_buffers(&alloc) }.call("vkAllocateCommandBuffers")?;
         ring.stamps = SlotStamps::new(&device, depth, read)?;
-        ring.sem = Some(Timeline::new(&device, 0)?);
+        ring.done = Some(Completion::new(&device, depth)?);
         Ok(ring)
     }
 
@@ -95,7 +96,7 @@ impl DispatchRing {
 
     /// The ticket of the last submission (0: none yet).
     pub fn last_ticket(&self) -> u64 {
-        self.last
+        self.done.as_ref().map_or(0, Completion::last)
     }
 
     /// How this ring reads timestamps back.
@@ -119,7 +120,7 @@ impl DispatchRing {
         base: [u32; 3],
         count: [u32; 3],
     ) -> Result<u64, VkError> {
-        let ticket = self.last + 1;
+        let ticket = self.last_ticket() + 1;
         let d = Dispatch {
             pipeline,
             set,
@@ -129,13 +130,16 @@ impl DispatchRing {
         };
         // SAFETY: the slot is idle and `d` is valid (function contract).
         let cb = unsafe { self.record(ticket, Some(d))? };
-        // SAFETY: `cb` is fully recorded and not pending (slot idle); the
-        // timeline is the ring's own, which outlives its submissions (Drop
-        // drains them first); the ticket is one more than the last
-        // signalled value.
-        unsafe { self.device.submit(cb, self.timeline(), ticket)? };
-        self.last = ticket;
-        Ok(ticket)
+        // SAFETY: `cb` is fully recorded and not pending (slot idle: so is
+        // the slot's fence, with fences; the ring has `depth` of each); the
+        // completion is the ring's own, which outlives its submissions (Drop
+        // drains them first). No wait: it cannot time out.
+        let submitted = unsafe { self.completion_mut().submit(cb, None, 0)? };
+        Ok(submitted.unwrap_or(ticket))
+    }
+
+    fn completion_mut(&mut self) -> &mut Completion {
+        self.done.as_mut().expect("a built ring has its completion")
     }
 
     /// Re-records the command buffer of `ticket`'s slot with `dispatch` (or
@@ -236,20 +240,19 @@ impl DispatchRing {
         }
     }
 
-    /// The ring's timeline semaphore: ticket `t` is signalled when package
-    /// `t` completed.
-    pub(crate) fn timeline(&self) -> &Timeline {
-        self.sem.as_ref().expect("a built ring has its timeline")
+    /// The ring's completion tracking: ticket `t` is its `t`-th package.
+    pub(crate) fn completion(&self) -> &Completion {
+        self.done.as_ref().expect("a built ring has its completion")
     }
 
     /// Waits until `ticket` completed; `Ok(false)` on timeout.
     pub fn wait(&self, ticket: u64, timeout_ns: u64) -> Result<bool, VkError> {
-        self.timeline().wait(ticket, timeout_ns)
+        self.completion().wait(ticket, timeout_ns)
     }
 
     /// `true` once `ticket` completed (does not block).
     pub fn is_complete(&self, ticket: u64) -> Result<bool, VkError> {
-        Ok(self.timeline().value()? >= ticket)
+        self.completion().is_complete(ticket)
     }
 
     /// The GPU span of `ticket`; `None` when the queue has no timestamps,
@@ -259,9 +262,10 @@ impl DispatchRing {
         let Some(stamps) = &self.stamps else {
             return Ok(None);
         };
+        let last = self.last_ticket();
         if ticket == 0
-            || ticket > self.last
-            || self.last - ticket >= self.cbs.len() as u64
+            || ticket > last
+            || last - ticket >= self.cbs.len() as u64
             || !self.is_complete(ticket)?
         {
             return Ok(None);
@@ -274,32 +278,46 @@ impl DispatchRing {
         unsafe { stamps.span(slot) }
     }
 
-    /// Submits a package that waits until the host signals timeline
-    /// `blocker` to 1 and then runs `dispatch` (or nothing, where `None`): a
-    /// GPU hang that can be ended, after which the package really writes its
-    /// outputs. Test hook.
+    /// Submits a package that waits behind `gate` until the host opens it
+    /// and then runs `dispatch` (or nothing, where `None`): a GPU hang that
+    /// can be ended, after which the package really writes its outputs.
+    /// Test hook.
     ///
     /// (A timeline wait is a real blocking wait in every driver; lavapipe's
-    /// `vkCmdWaitEvents` spins on a plain field and may never see the set.)
+    /// `vkCmdWaitEvents` spins on a plain field and may never see the set.
+    /// Without timelines the gate holds the submission back instead.)
     ///
     /// # Safety
-    /// As for [`DispatchRing::submit`] (idle slot, valid dispatch);
-    /// `blocker` is a timeline of this device at a value below 1 that the
-    /// caller signals before dropping it.
+    /// As for [`DispatchRing::submit`] (idle slot, valid dispatch); `gate`
+    /// is a closed gate of this device that the caller opens before
+    /// dropping it.
     #[cfg(feature = "test-hooks")]
     pub(crate) unsafe fn submit_blocked(
         &mut self,
-        blocker: &Timeline,
+        gate: &Gate,
         dispatch: Option<Dispatch<'_>>,
     ) -> Result<u64, VkError> {
-        let ticket = self.last + 1;
+        let ticket = self.last_ticket() + 1;
+        let (Some(blocker), Some(timeline)) = (gate.timeline(), self.completion().timeline())
+        else {
+            // SAFETY: the slot is idle and `dispatch` is valid (contract).
+            let cb = unsafe { self.record(ticket, dispatch)? };
+            // SAFETY: the slot is idle (contract), so is its fence.
+            let (ticket, fence) = unsafe { self.completion_mut().take_fence()? };
+            // SAFETY: `cb` is fully recorded and idle, `fence` unsignalled
+            // and unused; both live as long as the ring, which waits for
+            // its tickets before it goes (the gate is opened first: contract).
+            unsafe { gate.hold(cb, fence)? };
+            return Ok(ticket);
+        };
+        let signal = timeline.raw();
         // SAFETY: the slot is idle and `dispatch` is valid (contract).
         let cb = unsafe { self.record(ticket, dispatch)? };
         let cbs = [cb];
         let waits = [blocker.raw()];
         let wait_values = [1u64];
         let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
-        let signals = [self.timeline().raw()];
+        let signals = [signal];
         let signal_values = [ticket];
         let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
             .wait_semaphore_values(&wait_values)
@@ -310,22 +328,22 @@ impl DispatchRing {
             .command_buffers(&cbs)
             .signal_semaphores(&signals)
             .push_next(&mut timeline);
-        // SAFETY: `cb` is fully recorded and not pending (slot idle);
-        // `blocker` outlives the submission (caller) and the ring's timeline
+        // SAFETY: `cb` is fully recorded and not pending (slot idle); the
+        // gate outlives the submission (caller) and the ring's timeline
         // does (Drop drains first); the ticket is one more than the last
         // signalled value. The queue is only used by this ring's owner during
         // a run (the engine holds the ring's mutex), as for `Device::submit`.
         unsafe { self.device.submit_raw(&[submit])? };
-        self.last = ticket;
+        self.completion_mut().submitted_elsewhere(ticket);
         Ok(ticket)
     }
 
     /// Waits for everything submitted, up to `timeout_ns`; `Ok(false)` on timeout.
     pub fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
-        if self.last == 0 || self.sem.is_none() {
-            return Ok(true);
+        match &self.done {
+            Some(done) if done.last() > 0 => done.wait(done.last(), timeout_ns),
+            _ => Ok(true),
         }
-        self.wait(self.last, timeout_ns)
     }
 }
 
@@ -338,7 +356,7 @@ impl Drop for DispatchRing {
             let _ = self.device.wait_idle();
         }
         // No submission of this ring is pending any more (see above): the
-        // timeline and the stamps go with the fields, after this.
+        // completion and the stamps go with the fields, after this.
         // SAFETY: as above: nothing pending uses the pool's command buffers.
         unsafe { self.device.raw().destroy_command_pool(self.pool, None) };
     }

@@ -420,8 +420,15 @@ mod tests {
     #[test]
     fn validator_accepts_compiled_modules_and_names_a_broken_rule() {
         let w = compile("#version 450\nlayout(local_size_x = 8) in;\nvoid main() {}");
+        validate(&w, ash::vk::API_VERSION_1_1).unwrap();
         validate(&w, ash::vk::API_VERSION_1_2).unwrap();
         validate(&w, ash::vk::API_VERSION_1_3).unwrap();
+        // The same module as SPIR-V 1.5: a Vulkan 1.2 device takes it, a
+        // 1.1 device (SPIR-V 1.3 at most) does not.
+        let mut v15 = w.clone();
+        v15[1] = 0x0001_0500;
+        validate(&v15, ash::vk::API_VERSION_1_2).unwrap();
+        assert!(validate(&v15, ash::vk::API_VERSION_1_1).is_err());
         // Glue the first instruction after the header to the next one by
         // widening its word count: the stream still parses, the rules break.
         let mut bad = w.clone();
@@ -567,6 +574,7 @@ mod tools {
     use std::ffi::{c_char, c_void, CStr};
 
     /// `spv_target_env` values (libspirv.h).
+    pub(super) const SPV_ENV_VULKAN_1_1: u32 = 18;
     pub(super) const SPV_ENV_VULKAN_1_2: u32 = 23;
     pub(super) const SPV_ENV_VULKAN_1_3: u32 = 25;
 
@@ -639,7 +647,8 @@ mod tools {
 }
 
 /// Validates `words` with SPIRV-Tools against the rules of Vulkan
-/// `api_version` (1.3 rules for 1.3 and later, 1.2 rules below).
+/// `api_version` (1.3 rules for 1.3 and later, 1.2 rules for 1.2, 1.1
+/// rules, SPIR-V 1.3 at most, below).
 ///
 /// [`reflect`] only reads what coexec needs; a driver handed a module that
 /// breaks other rules may crash (lavapipe does), so modules are validated
@@ -652,8 +661,10 @@ mod tools {
 pub fn validate(words: &[u32], api_version: u32) -> Result<()> {
     let env = if api_version >= ash::vk::API_VERSION_1_3 {
         tools::SPV_ENV_VULKAN_1_3
-    } else {
+    } else if api_version >= ash::vk::API_VERSION_1_2 {
         tools::SPV_ENV_VULKAN_1_2
+    } else {
+        tools::SPV_ENV_VULKAN_1_1
     };
     tools::validate(words, env)
         .map_err(|why| Error::InvalidSpirv(format!("the module breaks a SPIR-V rule: {why}")))

@@ -25,8 +25,15 @@ impl std::fmt::Debug for Timeline {
 }
 
 impl Timeline {
-    /// Creates a timeline semaphore of `device` starting at `initial`.
+    /// Creates a timeline semaphore of `device` starting at `initial`; an
+    /// error (`VK_ERROR_FEATURE_NOT_PRESENT`) on a device without timeline
+    /// semaphores ([`SyncMode::Fences`](super::SyncMode::Fences)).
     pub fn new(device: &Arc<Device>, initial: u64) -> Result<Self, VkError> {
+        if !device.sync_mode().has_timelines() {
+            return Err(super::completion::no_timelines(
+                "vkCreateSemaphore (no timeline semaphores)",
+            ));
+        }
         let mut ty = vk::SemaphoreTypeCreateInfo::default()
             .semaphore_type(vk::SemaphoreType::TIMELINE)
             .initial_value(initial);
@@ -59,8 +66,14 @@ impl Timeline {
             .semaphores(&sems)
             .values(&values);
         // SAFETY: `self.raw` is a live timeline semaphore of this device
-        // (owned by `self`).
-        match unsafe { self.device.raw().wait_semaphores(&info, timeout_ns) } {
+        // (owned by `self`); the entry point is the one the device enabled.
+        let r = unsafe {
+            match self.device.timeline_khr() {
+                Some(khr) => khr.wait_semaphores(&info, timeout_ns),
+                None => self.device.raw().wait_semaphores(&info, timeout_ns),
+            }
+        };
+        match r {
             Ok(()) => Ok(true),
             Err(vk::Result::TIMEOUT) => Ok(false),
             Err(r) => self
@@ -71,9 +84,15 @@ impl Timeline {
 
     /// The counter's current value.
     pub fn value(&self) -> Result<u64, VkError> {
-        // SAFETY: `self.raw` is a live timeline semaphore of this device.
-        let r = unsafe { self.device.raw().get_semaphore_counter_value(self.raw) }
-            .call("vkGetSemaphoreCounterValue");
+        // SAFETY: `self.raw` is a live timeline semaphore of this device;
+        // the entry point is the one the device enabled.
+        let r = unsafe {
+            match self.device.timeline_khr() {
+                Some(khr) => khr.get_semaphore_counter_value(self.raw),
+                None => self.device.raw().get_semaphore_counter_value(self.raw),
+            }
+        }
+        .call("vkGetSemaphoreCounterValue");
         self.device.check(r)
     }
 
@@ -89,8 +108,15 @@ impl Timeline {
             .semaphore(self.raw)
             .value(value);
         // SAFETY: live timeline of this device; the value rules are the
-        // caller's (function contract).
-        let r = unsafe { self.device.raw().signal_semaphore(&info) }.call("vkSignalSemaphore");
+        // caller's (function contract); the entry point is the one the
+        // device enabled.
+        let r = unsafe {
+            match self.device.timeline_khr() {
+                Some(khr) => khr.signal_semaphore(&info),
+                None => self.device.raw().signal_semaphore(&info),
+            }
+        }
+        .call("vkSignalSemaphore");
         self.device.check(r)
     }
 }

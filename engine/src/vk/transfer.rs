@@ -12,8 +12,13 @@
 //! shader of the run touched (bytes not valid in the mirror, which no
 //! earlier package read or wrote), so nothing orders them after earlier
 //! dispatches. A dedicated transfer queue is still to come.
+//!
+//! On a device without timeline semaphores ([`super::SyncMode::Fences`])
+//! a batch's completion is a fence, and a download's wait for its package
+//! is the host's, before submitting (the dispatch loop submits a download
+//! once it saw its package complete, so that wait does not block).
 
-use super::{Device, Timeline};
+use super::{Completion, Device};
 use crate::sched::transfers::TransferRates;
 use crate::error::{VkError, VkResultExt};
 use ash::vk;
@@ -51,15 +56,14 @@ impl Direction {
 /// Command buffers in the ring: batches that may be pending at once.
 const SLOTS: usize = 8;
 
-/// A ring of command buffers and a timeline for transfer batches on one
-/// device: batch `v` (from 1) is recorded into slot `(v - 1) % SLOTS` and
-/// signals value `v` when it completes.
+/// A ring of command buffers and their completion tracking for transfer
+/// batches on one device: batch `v` (from 1) is recorded into slot
+/// `v % SLOTS` and signals ticket `v` of [`Completion`] when it completes.
 pub(crate) struct Stager {
     device: Arc<Device>,
     pool: vk::CommandPool,
     cbs: Vec<vk::CommandBuffer>,
-    sem: Timeline,
-    last: u64,
+    done: Completion,
     /// The device's transfer bandwidth, learned from the batches.
     rates: Arc<TransferRates>,
 }
@@ -87,8 +91,8 @@ impl Stager {
                 return Err(VkError::from_result("vkAllocateCommandBuffers", r));
             }
         };
-        let sem = match Timeline::new(&device, 0) {
-            Ok(s) => s,
+        let done = match Completion::new(&device, SLOTS) {
+            Ok(d) => d,
             Err(e) => {
                 // SAFETY: created above, never submitted.
                 unsafe { raw.destroy_command_pool(pool, None) };
@@ -99,62 +103,62 @@ impl Stager {
             device,
             pool,
             cbs,
-            sem,
-            last: 0,
+            done,
             rates: Arc::default(),
         })
     }
 
     /// Records `copies` between the barriers of `direction` and submits
-    /// them (after `after`, a timeline and the value to wait for, where
-    /// given) without waiting for them: the value the batch signals. Waits
-    /// up to `timeout_ns` for the batch that last used the command buffer;
-    /// `Ok(None)` when it did not end in time (nothing was submitted).
+    /// them (after `after`, a completion and the ticket to wait for, where
+    /// given: on the device with timelines, on the host with fences) without
+    /// waiting for them: the value the batch signals. Waits up to
+    /// `timeout_ns` for the batch that last used the command buffer (and,
+    /// with fences, for `after`); `Ok(None)` when it did not end in time
+    /// (nothing was submitted).
     ///
     /// # Safety
     /// Every buffer of `copies` belongs to this device, is large enough
     /// for its copy, was created with the transfer usage its role needs,
-    /// and stays alive until the batch completed; `after`'s timeline
+    /// and stays alive until the batch completed; `after`'s completion
     /// belongs to this device and outlives the batch.
     pub(crate) unsafe fn submit(
         &mut self,
         direction: Direction,
         copies: &[Copy],
-        after: Option<(&Timeline, u64)>,
+        after: Option<(&Completion, u64)>,
         timeout_ns: u64,
     ) -> Result<Option<u64>, VkError> {
-        let value = self.last + 1;
+        let value = self.done.last() + 1;
         let reuse = value.saturating_sub(SLOTS as u64);
         // The slot is idle once the batch that last used it completed.
-        if reuse > 0 && !self.sem.wait(reuse, timeout_ns)? {
+        if reuse > 0 && !self.done.wait(reuse, timeout_ns)? {
             return Ok(None);
         }
-        let cb = self.cbs[((value - 1) % SLOTS as u64) as usize];
+        let cb = self.cbs[(value % SLOTS as u64) as usize];
         // SAFETY: the command buffer is idle (above); the copies obey the
         // function contract.
         unsafe { self.record(cb, direction, copies)? };
-        // SAFETY: the command buffer is fully recorded and idle; both
-        // timelines belong to this device and outlive the batch (ours is a
-        // field, dropped after Drop waits; `after`'s per the contract);
-        // `value` exceeds every earlier signal of ours.
-        unsafe { self.device.submit_after(cb, after, &self.sem, value)? };
-        self.last = value;
-        Ok(Some(value))
+        // SAFETY: the command buffer is fully recorded and idle (so is its
+        // slot's fence, with fences: the completion has SLOTS of them and
+        // slot `value % SLOTS`'s last batch completed, above); both
+        // completions belong to this device and outlive the batch (ours is
+        // a field, dropped after Drop waits; `after`'s per the contract).
+        unsafe { self.done.submit(cb, after, timeout_ns) }
     }
 
     /// The value of the batch submitted last (0: none).
     pub(crate) fn last(&self) -> u64 {
-        self.last
+        self.done.last()
     }
 
     /// Waits up to `timeout_ns` for batch `value`; `Ok(false)` on timeout.
     pub(crate) fn wait(&self, value: u64, timeout_ns: u64) -> Result<bool, VkError> {
-        self.sem.wait(value, timeout_ns)
+        self.done.wait(value, timeout_ns)
     }
 
     /// Whether batch `value` completed (without waiting).
     pub(crate) fn reached(&self, value: u64) -> Result<bool, VkError> {
-        Ok(self.sem.value()? >= value)
+        self.done.is_complete(value)
     }
 
     /// The device's transfer bandwidth per direction.
@@ -164,10 +168,7 @@ impl Stager {
 
     /// Waits up to `timeout_ns` for the last batch; `Ok(false)` on timeout.
     pub(crate) fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
-        if self.last == 0 {
-            return Ok(true);
-        }
-        self.sem.wait(self.last, timeout_ns)
+        self.done.wait(self.done.last(), timeout_ns)
     }
 
     /// Records the batch into the idle command buffer `cb`.
@@ -241,7 +242,8 @@ fn barriers(direction: Direction) -> (Barrier, Barrier) {
                 A::SHADER_READ | A::SHADER_WRITE,
             ),
         ),
-        // The shader's writes arrive through the semaphore wait; earlier
+        // The shader's writes arrive through the semaphore wait (with
+        // fences: the host waited for the package's fence); earlier
         // copies finish first; the host reads the copies' writes.
         Direction::Download => (
             (
@@ -280,7 +282,7 @@ unsafe fn barrier(raw: &ash::Device, cb: vk::CommandBuffer, b: Barrier) {
 impl Drop for Stager {
     fn drop(&mut self) {
         // Never destroy the command buffer while a batch may run.
-        if self.last > 0 && !matches!(self.sem.wait(self.last, 10_000_000_000), Ok(true)) {
+        if !matches!(self.drain(10_000_000_000), Ok(true)) {
             let _ = self.device.wait_idle();
         }
         // SAFETY: nothing pending uses the pool's command buffer (above).

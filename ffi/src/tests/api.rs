@@ -231,6 +231,12 @@ fn staged_runs_report_transfers_and_see_host_writes() {
         assert!(g.upload_bytes >= 2 * n as u64 * 4, "{}", g.upload_bytes);
         assert_eq!(g.download_bytes, n as u64 * 4);
         assert!(g.transfer_s >= 0.0);
+        // Energy: a reading, or -1 (unavailable) for the run and its EDP alike.
+        assert!(g.energy_j == -1.0 || g.energy_j >= 0.0, "{}", g.energy_j);
+        assert_eq!(r.energy_j < 0.0, r.edp < 0.0);
+        if r.energy_j >= 0.0 {
+            assert!((r.edp - r.energy_j * r.time_s).abs() <= 1e-9 * r.edp.max(1.0));
+        }
         for i in 0..n {
             // SAFETY: the run is over.
             let (xv, zv) = unsafe { (*xp.add(i), *zp.add(i)) };
@@ -642,6 +648,16 @@ fn compile_errors_and_invalid_arguments_come_back_as_codes() {
     // SAFETY: valid pointers.
     let st = unsafe { coexec_engine_create(&opts, &mut e2) };
     assert_eq!(st, COEXEC_ERROR_INVALID_ARGUMENT);
+    opts = coexec_engine_options_default();
+    opts.objective = 9;
+    // SAFETY: valid pointers.
+    let st = unsafe { coexec_engine_create(&opts, &mut e2) };
+    assert_eq!(st, COEXEC_ERROR_INVALID_ARGUMENT);
+    assert!(
+        last_error().contains("coexec_objective 9"),
+        "{}",
+        last_error()
+    );
 
     // Run-time argument checks.
     let n = 128usize;

@@ -36,6 +36,11 @@ pub(crate) struct BenchArgs {
     /// mirrors). The environment variable COEXEC_MEMORY overrides it.
     #[arg(long, default_value = "auto")]
     pub(crate) memory: Given<coexec::MemoryPlacement>,
+    /// What HGuided minimizes: time, or edp (energy-delay product: a
+    /// device whose speed-up costs more energy than it saves sits out;
+    /// measured power where RAPL/NVML can be read, else a model).
+    #[arg(long, default_value = "time")]
+    pub(crate) objective: Given<coexec::Objective>,
     /// The engine's GPUs: all (every discrete and integrated GPU), best (the
     /// one best device), or Vulkan device indices as `coexec info` lists
     /// them (1 or 0,1). `--devices` then picks among them (gpu0 is the
@@ -131,7 +136,7 @@ fn repeat(
 }
 
 pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
-    let engine = open_engine(a.workers, a.memory.value, a.gpus.value)?;
+    let engine = open_engine(a.workers, a.memory.value, a.gpus.value, a.objective.value)?;
     let scheduler = with_cpu_power(&a, engine.gpu_count())?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
     let runs = repeat(
@@ -179,7 +184,8 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
     let per_device: Vec<_> = report
         .devices
         .iter()
-        .map(|d| {
+        .enumerate()
+        .map(|(i, d)| {
             json!({
                 "name": d.name,
                 "kind": d.kind.to_string(),
@@ -196,6 +202,8 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
                 "download_bytes": d.transfers.download_bytes,
                 "transfer_s": d.transfers.seconds,
                 "zero_copy_fallbacks": d.transfers.zero_copy_fallbacks,
+                "energy_j": energy(report).and_then(|e| e.devices.get(i).copied().flatten()),
+                "edp": energy(report).and_then(|e| e.device_edp(i, report.time_s)),
             })
         })
         .collect();
@@ -216,6 +224,9 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "first_balance": first.balance(),
         "first_cpu_items": cpu_items(first),
         "cpu_items": cpu_items(report),
+        "objective": a.objective.text,
+        "energy_j": report.joules(),
+        "edp": report.edp(),
         "per_device": per_device,
     })
 }
@@ -237,9 +248,14 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
         report.balance(),
         report.package_count()
     );
-    for d in &report.devices {
+    println!("  {}", energy_text(report));
+    for (i, d) in report.devices.iter().enumerate() {
+        let joules = energy(report)
+            .and_then(|e| e.devices.get(i).copied().flatten())
+            .map(|j| format!(" energy {j:.3} J"))
+            .unwrap_or_default();
         println!(
-            "  {:>3} {:<40} packages {:>6} items {:>12} busy {:.6} s finish {:.6} s{}",
+            "  {:>3} {:<40} packages {:>6} items {:>12} busy {:.6} s finish {:.6} s{}{joules}",
             d.kind.to_string(),
             d.name,
             d.packages,
@@ -251,6 +267,19 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
                 .unwrap_or_default()
                 + &transfers_text(&d.transfers)
         );
+    }
+}
+
+/// The report's energy, where a counter was read.
+fn energy(r: &Report) -> Option<&coexec::energy::Energy> {
+    r.energy.as_ref()
+}
+
+/// The run's energy line of the text report.
+fn energy_text(r: &Report) -> String {
+    match (r.joules(), r.edp()) {
+        (Some(j), Some(edp)) => format!("energy {j:.3} J, EDP {edp:.6} J*s (last run)"),
+        _ => "energy unavailable (no readable RAPL or NVML counter)".into(),
     }
 }
 

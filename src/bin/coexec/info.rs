@@ -73,6 +73,7 @@ fn print_device(d: &PhysicalDeviceInfo) {
         "      max work-groups {:?}, max work-group size {:?}, push constants {} B, external host memory: {}",
         d.max_group_count, d.max_group_size, d.max_push_constants, d.external_memory_host
     );
+    println!("      completion: {}", d.sync_mode());
 }
 
 /// The CPU topology and the engine's split of the cores.
@@ -84,7 +85,12 @@ fn print_plan(engine: &Engine) {
     println!("Engine GPUs (--devices gpuN):");
     for g in 0..engine.gpu_count() {
         if let Some(d) = engine.gpu_info(g) {
-            println!("  gpu{g}: [{}] {}", d.index, d.name);
+            println!(
+                "  gpu{g}: [{}] {} (completion: {})",
+                d.index,
+                d.name,
+                d.sync_mode()
+            );
         }
     }
     println!(

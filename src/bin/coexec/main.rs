@@ -9,7 +9,7 @@ mod suite;
 
 use clap::{Parser, Subcommand};
 use coexec::error::chain;
-use coexec::{Engine, EngineOptions, MemoryPlacement};
+use coexec::{Engine, EngineOptions, MemoryPlacement, Objective};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -64,11 +64,13 @@ fn open_engine(
     workers: Option<usize>,
     memory: MemoryPlacement,
     gpus: coexec::GpuChoice,
+    objective: Objective,
 ) -> Result<Engine, String> {
     Engine::with_options(EngineOptions {
         workers,
         memory,
         gpu: gpus,
+        objective,
         validation_errors_fail: true,
         ..Default::default()
     })
@@ -141,6 +143,24 @@ mod tests {
         assert_eq!(a.memory.value, MemoryPlacement::Auto);
         let e = error(&["bench", "--kernel", "nbody", "--memory", "fast"]);
         assert!(e.contains("--memory") && e.contains("zero-copy"), "{e}");
+    }
+
+    #[test]
+    fn objective_is_parsed_for_bench_and_suite() {
+        let argv = ["coexec", "bench", "--kernel", "nbody", "--objective", "edp"];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.objective.value, Objective::Edp);
+        let Command::Suite(a) = Cli::try_parse_from(["coexec", "suite"]).unwrap().command else {
+            panic!("not suite");
+        };
+        assert_eq!(a.objective.value, Objective::Time);
+        let e = error(&["suite", "--objective", "energy"]);
+        assert!(
+            e.contains("--objective") && e.contains("time or edp"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -120,6 +120,7 @@ pub(crate) fn reduce(a: ReduceArgs) -> Result<ExitCode, String> {
         a.workers,
         coexec::MemoryPlacement::ZeroCopy,
         coexec::GpuChoice::default(),
+        coexec::Objective::Time,
     )?;
     let n = 1usize << a.log2.min(31);
     let items = n.div_ceil(PER_ITEM);

@@ -36,6 +36,11 @@ pub(crate) struct SuiteArgs {
     /// mirrors). The environment variable COEXEC_MEMORY overrides it.
     #[arg(long, default_value = "auto")]
     pub(crate) memory: Given<coexec::MemoryPlacement>,
+    /// What HGuided minimizes: time, or edp (energy-delay product: a
+    /// device whose speed-up costs more energy than it saves sits out;
+    /// measured power where RAPL/NVML can be read, else a model).
+    #[arg(long, default_value = "time")]
+    pub(crate) objective: Given<coexec::Objective>,
     /// The engine's GPUs: all (every discrete and integrated GPU), best (the
     /// one best device), or Vulkan device indices as `coexec info` lists
     /// them (1 or 0,1). `--devices` then picks among them (gpu0 is the
@@ -62,7 +67,7 @@ pub(crate) struct SuiteArgs {
 pub(crate) fn suite(a: SuiteArgs) -> Result<ExitCode, String> {
     // Arguments first: a typo must not cost an engine start.
     let sizes = args::parse_sizes(a.sizes.as_deref().unwrap_or_default())?;
-    let engine = open_engine(a.workers, a.memory.value, a.gpus.value)?;
+    let engine = open_engine(a.workers, a.memory.value, a.gpus.value, a.objective.value)?;
     let opts = coexec::suite::Options {
         quick: a.quick,
         set: a.set,
