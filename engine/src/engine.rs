@@ -1002,7 +1002,47 @@ impl Engine {
         scheduler: &Scheduler,
         devices: Devices,
     ) -> Result<Report> {
-        self.validated(|| self.run_unvalidated(kernel, args, space, scheduler, devices))
+        self.validated(|| {
+            let geometry = Geometry::new(space, kernel.local)?;
+            self.run_unvalidated(kernel, args, geometry, scheduler, devices)
+        })
+    }
+
+    /// Runs the units `units` of `space` only: work-groups `units` in 1-D,
+    /// rows of work-groups `units` in 2-D ([`Kernel::units`] gives how many
+    /// a space has), blocking until they are done. Otherwise as
+    /// [`run`](Self::run).
+    ///
+    /// The run is a part of the whole space's: GPU packages are dispatched
+    /// at their true base work-group (`gl_GlobalInvocationID` and
+    /// `gl_WorkGroupID` are the space's), CPU packages get the space's item
+    /// ids ([`Package::items`], [`Package::rows`]), outputs are checked to
+    /// hold the whole space's items, and a reduction combines the
+    /// sub-range's work-groups only. What the kernel learns is kept for the
+    /// whole space: consecutive runs of sub-ranges of one space (the claims
+    /// of a distributed run, say) reuse each other's device costs, and the
+    /// profile of its shape class. The report's [`Report::units`] and
+    /// [`Report::items`] count the sub-range; its package log names the
+    /// space's units and items.
+    ///
+    /// An empty range, or one reaching past the space's units, is
+    /// [`Error::SubRange`].
+    ///
+    /// [`Package::items`]: crate::Package::items
+    /// [`Package::rows`]: crate::Package::rows
+    pub fn run_range(
+        &self,
+        kernel: &Kernel,
+        args: Args<'_>,
+        space: IndexSpace,
+        units: std::ops::Range<u64>,
+        scheduler: &Scheduler,
+        devices: Devices,
+    ) -> Result<Report> {
+        self.validated(|| {
+            let geometry = Geometry::sub_range(space, kernel.local, units)?;
+            self.run_unvalidated(kernel, args, geometry, scheduler, devices)
+        })
     }
 
     /// Checks a run's arguments: those of every run, whichever devices
@@ -1072,7 +1112,7 @@ fn check_gpu_limits(info: &PhysicalDeviceInfo, args: &Args<'_>, g: &Geometry) ->
             if g.groups_x > u64::from(info.max_group_count[0]) {
                 (0, g.groups_x)
             } else {
-                (1, g.units)
+                (1, g.total)
             }
         }
     };

@@ -258,6 +258,20 @@ pub enum Error {
     /// The index space is empty.
     #[error("the index space is empty")]
     EmptyRange,
+    /// A sub-range of an index space ([`Engine::run_range`]) is empty or
+    /// reaches past the space's units.
+    ///
+    /// [`Engine::run_range`]: crate::Engine::run_range
+    #[error("{}", sub_range_message(*.start, *.end, *.units))]
+    SubRange {
+        /// The range's first unit.
+        start: u64,
+        /// Its end (exclusive).
+        end: u64,
+        /// Units of the whole space (work-groups in 1-D, rows of
+        /// work-groups in 2-D).
+        units: u64,
+    },
     /// The index space exceeds what the device can dispatch.
     #[error("{device}: {groups} work-groups along {axis} exceed maxComputeWorkGroupCount[{axis}] = {limit}{hint}")]
     DispatchLimit {
@@ -420,6 +434,15 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Result alias.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The text of [`Error::SubRange`].
+fn sub_range_message(start: u64, end: u64, units: u64) -> String {
+    if start >= end {
+        format!("the sub-range of units {start}..{end} is empty (the space has {units} units)")
+    } else {
+        format!("the sub-range of units {start}..{end} reaches past the space's {units} units (work-groups in 1-D, rows of work-groups in 2-D)")
+    }
+}
 
 #[cfg(test)]
 mod tests {

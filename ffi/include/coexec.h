@@ -874,12 +874,13 @@ typedef struct coexec_report {
      */
     double time_s;
     /**
-     * Total work-items.
+     * Total work-items (of the sub-range, for `coexec_run_range`).
      */
     uint64_t items;
     /**
      * Scheduler units of the index space (work-groups in 1-D, rows of
-     * work-groups in 2-D; see `coexec_scheduler`).
+     * work-groups in 2-D; see `coexec_scheduler`); of the sub-range, for
+     * `coexec_run_range`.
      */
     uint64_t units;
     /**
@@ -1226,6 +1227,49 @@ enum coexec_status coexec_run(struct coexec_engine engine,
                               const struct coexec_scheduler *sched,
                               uint32_t devices,
                               struct coexec_report *report);
+
+/**
+ * Runs the units `first_unit .. end_unit` of `space` only, as
+ * `coexec_run` runs all of them: work-groups in 1-D, rows of work-groups
+ * in 2-D (`coexec_kernel_units` gives how many a space has).
+ *
+ * The run is a part of the whole space's: GPU packages are dispatched at
+ * their true base work-group (`gl_GlobalInvocationID` and `gl_WorkGroupID`
+ * are the space's), the CPU function gets the space's item ids, outputs
+ * must hold the whole space's items, and a reduction combines the
+ * sub-range's work-groups only. What the kernel learns is kept for the
+ * whole space, so consecutive runs of sub-ranges of one space reuse it.
+ * The report's `units` and `items` count the sub-range. An empty range, or
+ * one reaching past the space's units, is `COEXEC_ERROR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * As for `coexec_run`.
+ */
+enum coexec_status coexec_run_range(struct coexec_engine engine,
+                                    struct coexec_kernel kernel,
+                                    const struct coexec_arg *args,
+                                    size_t num_args,
+                                    const void *push,
+                                    size_t push_size,
+                                    struct coexec_index_space space,
+                                    uint64_t first_unit,
+                                    uint64_t end_unit,
+                                    const struct coexec_scheduler *sched,
+                                    uint32_t devices,
+                                    struct coexec_report *report);
+
+/**
+ * Writes to `*units` how many units `space` has for `kernel`: its
+ * work-groups in 1-D, its rows of work-groups in 2-D (what
+ * `coexec_run_range` takes ranges of). An empty space is
+ * `COEXEC_ERROR_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `units` is writable (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`).
+ */
+enum coexec_status coexec_kernel_units(struct coexec_kernel kernel,
+                                       struct coexec_index_space space,
+                                       uint64_t *units);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,7 +24,7 @@ mod tests;
 mod types;
 
 pub use footprint::*;
-pub use run::coexec_run;
+pub use run::{coexec_kernel_units, coexec_run, coexec_run_range};
 pub use types::*;
 
 use ::coexec_engine::CpuTopology;

@@ -486,6 +486,131 @@ pub unsafe extern "C" fn coexec_run(
     report: *mut coexec_report,
 ) -> coexec_status {
     guard("coexec_run", || {
+        let call = RunCall {
+            engine,
+            kernel,
+            args,
+            num_args,
+            push,
+            push_size,
+            space,
+            units: None,
+            sched,
+            devices,
+            report,
+        };
+        // SAFETY: this function's contract.
+        unsafe { call.run() }
+    })
+}
+
+/// Runs the units `first_unit .. end_unit` of `space` only, as
+/// `coexec_run` runs all of them: work-groups in 1-D, rows of work-groups
+/// in 2-D (`coexec_kernel_units` gives how many a space has).
+///
+/// The run is a part of the whole space's: GPU packages are dispatched at
+/// their true base work-group (`gl_GlobalInvocationID` and `gl_WorkGroupID`
+/// are the space's), the CPU function gets the space's item ids, outputs
+/// must hold the whole space's items, and a reduction combines the
+/// sub-range's work-groups only. What the kernel learns is kept for the
+/// whole space, so consecutive runs of sub-ranges of one space reuse it.
+/// The report's `units` and `items` count the sub-range. An empty range, or
+/// one reaching past the space's units, is `COEXEC_ERROR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// As for `coexec_run`.
+#[no_mangle]
+pub unsafe extern "C" fn coexec_run_range(
+    engine: coexec_engine,
+    kernel: coexec_kernel,
+    args: *const coexec_arg,
+    num_args: usize,
+    push: *const c_void,
+    push_size: usize,
+    space: coexec_index_space,
+    first_unit: u64,
+    end_unit: u64,
+    sched: *const coexec_scheduler,
+    devices: u32,
+    report: *mut coexec_report,
+) -> coexec_status {
+    guard("coexec_run_range", || {
+        let call = RunCall {
+            engine,
+            kernel,
+            args,
+            num_args,
+            push,
+            push_size,
+            space,
+            units: Some(first_unit..end_unit),
+            sched,
+            devices,
+            report,
+        };
+        // SAFETY: this function's contract (that of `coexec_run`).
+        unsafe { call.run() }
+    })
+}
+
+/// Writes to `*units` how many units `space` has for `kernel`: its
+/// work-groups in 1-D, its rows of work-groups in 2-D (what
+/// `coexec_run_range` takes ranges of). An empty space is
+/// `COEXEC_ERROR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `units` is writable (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`).
+#[no_mangle]
+pub unsafe extern "C" fn coexec_kernel_units(
+    kernel: coexec_kernel,
+    space: coexec_index_space,
+    units: *mut u64,
+) -> coexec_status {
+    guard("coexec_kernel_units", || {
+        let space = index_space(space)?;
+        let kobj = KERNELS.get(kernel.id)?;
+        let kg = handles::read(&kobj.kernel, "kernel")?;
+        let n = kg.as_ref().expect("checked by read").units(space)?;
+        // SAFETY: NULL (rejected) or writable per the contract.
+        unsafe { put(units, n, "units") }
+    })
+}
+
+/// The arguments of `coexec_run` and `coexec_run_range` (`units`: the
+/// sub-range, `None` for the whole space).
+struct RunCall {
+    engine: coexec_engine,
+    kernel: coexec_kernel,
+    args: *const coexec_arg,
+    num_args: usize,
+    push: *const c_void,
+    push_size: usize,
+    space: coexec_index_space,
+    units: Option<std::ops::Range<u64>>,
+    sched: *const coexec_scheduler,
+    devices: u32,
+    report: *mut coexec_report,
+}
+
+impl RunCall {
+    /// The run.
+    ///
+    /// # Safety
+    /// The pointers are as `coexec_run`'s contract says.
+    unsafe fn run(self) -> FfiResult<()> {
+        let RunCall {
+            engine,
+            kernel,
+            args,
+            num_args,
+            push,
+            push_size,
+            space,
+            units,
+            sched,
+            devices,
+            report,
+        } = self;
         if in_cpu_fn() {
             return Err(FfiError::new(
                 COEXEC_ERROR_BUSY,
@@ -524,8 +649,11 @@ pub unsafe extern "C" fn coexec_run(
         let r = validation_scope(e, || {
             with_locked_args(&infos, |run_args| {
                 let run_args = run_args.push_bytes(push).context(&view);
-                e.run(k, run_args, space, &scheduler, devices)
-                    .map_err(|err| run_error(err, space.items(), &infos, &view))
+                match units.clone() {
+                    None => e.run(k, run_args, space, &scheduler, devices),
+                    Some(u) => e.run_range(k, run_args, space, u, &scheduler, devices),
+                }
+                .map_err(|err| run_error(err, space.items(), &infos, &view))
             })
         })?;
         if !report.is_null() {
@@ -533,7 +661,7 @@ pub unsafe extern "C" fn coexec_run(
             unsafe { put(report, fill_report(&r), "report") }?;
         }
         Ok(())
-    })
+    }
 }
 
 #[cfg(test)]

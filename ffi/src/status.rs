@@ -50,6 +50,7 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::EmptyBuffer
         | Error::SizeOverflow(_)
         | Error::EmptyRange
+        | Error::SubRange { .. }
         | Error::DispatchLimit { .. }
         | Error::NoDeviceSelected(_)
         | Error::ZeroPerItem { .. }

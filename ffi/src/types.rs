@@ -601,10 +601,11 @@ pub struct coexec_device_report {
 pub struct coexec_report {
     /// Wall time, seconds.
     pub time_s: f64,
-    /// Total work-items.
+    /// Total work-items (of the sub-range, for `coexec_run_range`).
     pub items: u64,
     /// Scheduler units of the index space (work-groups in 1-D, rows of
-    /// work-groups in 2-D; see `coexec_scheduler`).
+    /// work-groups in 2-D; see `coexec_scheduler`); of the sub-range, for
+    /// `coexec_run_range`.
     pub units: u64,
     /// Total packages (split packages count once per part).
     pub packages: u64,

@@ -1,7 +1,10 @@
 //! A Mandelbrot image rendered by every MPI rank's engine: the ranks claim
 //! packages of rows from the RMA counter, each runs its rows on its own
 //! node's CPU cores and GPU, and rank 0 gathers the image and checks every
-//! pixel against a CPU reference (exit status 1 on a mismatch).
+//! pixel against a CPU reference (exit status 1 on a mismatch). Each claim
+//! runs its rows of the whole image (`Engine::run_range`): the kernel sees
+//! global ids, and what it learned on one claim holds for the next.
+//! `--rows` is rounded up to whole rows of work-groups (16 rows).
 //!
 //! ```text
 //! mpirun -n 2 --oversubscribe target/release/examples/mandelbrot \
@@ -21,19 +24,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The shader of `shaders/mandelbrot.comp` over a band of rows: the
-/// padding slot of the push constants carries the band's first global row.
+/// The shader of `shaders/mandelbrot.comp`: a claim runs its rows of the
+/// whole image (`Engine::run_range`), so ids are global.
 const GLSL: &str = "#version 450
 layout(local_size_x = 16, local_size_y = 16) in;
 layout(std430, binding = 0) writeonly buffer Out { uint iters[]; };
 layout(push_constant) uniform Params {
-    uint width; uint height; uint max_iter; uint row0;
+    uint width; uint height; uint max_iter; uint pad;
     float x0; float y0; float dx; float dy;
 } p;
 void main() {
     uint px = gl_GlobalInvocationID.x;
-    uint ly = gl_GlobalInvocationID.y;
-    uint py = p.row0 + ly;
+    uint py = gl_GlobalInvocationID.y;
     if (px >= p.width || py >= p.height) return;
     precise float cr = p.x0 + float(px) * p.dx;
     precise float ci = p.y0 + float(py) * p.dy;
@@ -49,17 +51,17 @@ void main() {
         zr = t;
         i++;
     }
-    iters[ly * p.width + px] = i;
+    iters[py * p.width + px] = i;
 }";
 
-/// The CPU implementation: the package's rows of the band.
-fn band_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
+/// The CPU implementation: the package's rows (global ones).
+fn rows_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let p: Params = args.push();
     let out = args.output::<u32>(0);
     let w = p.width as usize;
-    for (r, ly) in pkg.rows.clone().unwrap_or(0..0).enumerate() {
+    for (r, py) in pkg.rows.clone().unwrap_or(0..0).enumerate() {
         for px in 0..p.width {
-            out[r * w + px as usize] = mandel_pixel(&p, px, p.pad + ly);
+            out[r * w + px as usize] = mandel_pixel(&p, px, py);
         }
     }
 }
@@ -133,17 +135,18 @@ fn render(world: &SimpleCommunicator) -> Result<bool, Box<dyn std::error::Error>
         profiles: false,
         ..Default::default()
     })?;
-    let kernel = engine.kernel_glsl("mandelbrot-band", GLSL, Some(Arc::new(band_cpu)))?;
+    let kernel = engine.kernel_glsl("mandelbrot-mpi", GLSL, Some(Arc::new(rows_cpu)))?;
     let params = Params::view(o.width, o.height, o.iters);
     if o.alone {
         return alone(world, &engine, &kernel, params, &o);
     }
     let mut times = Vec::new();
     let mut image = None;
+    let mut local: Buffer<u32> = engine.buffer((o.width as usize * o.height as usize).max(1))?;
     for _ in 0..o.reps {
         world.barrier();
         let t = Instant::now();
-        let pieces = distributed(world, &engine, &kernel, params, &o)?;
+        let pieces = distributed(world, &engine, &kernel, &mut local, params, &o)?;
         let img = pieces.gather(world, 0, u64::from(o.width) * u64::from(o.height))?;
         world.barrier();
         times.push(t.elapsed());
@@ -165,42 +168,46 @@ fn render(world: &SimpleCommunicator) -> Result<bool, Box<dyn std::error::Error>
     Ok(ok)
 }
 
-/// One distributed run: this rank's pieces of the image.
+/// One distributed run: this rank's pieces of the image. Each claim runs
+/// its rows of the whole image (`Engine::run_range`) into `image`, a
+/// whole-image buffer kept across runs, so that what the kernel learned
+/// on one claim holds for the next.
 fn distributed(
     world: &SimpleCommunicator,
     engine: &Engine,
     kernel: &Kernel,
+    image: &mut Buffer<u32>,
     params: Params,
     o: &Opts,
 ) -> Result<Pieces<u32>, Box<dyn std::error::Error>> {
-    let space = DistSpace::D2 {
-        width: o.width,
-        height: o.height,
-        rows: o.rows,
-    };
-    let mut band: Buffer<u32> = engine.buffer(1)?;
+    // Units of whole rows of work-groups: `--rows` rounded up to a
+    // multiple of the work-group's 16 rows.
+    let groups = o.rows.div_ceil(kernel.local_size()[1]).max(1);
+    let space = DistSpace::for_kernel(kernel, whole(o), groups)?;
     let mut pieces = Pieces::new(1)?;
     let scheduler = Scheduler::hguided();
+    let p = Params { pad: 0, ..params };
     let report = coexec_mpi::run(world, space, &DistOptions::default(), |claim| {
-        let len = claim.len() as usize;
-        if band.len() < len {
-            band = engine.buffer(len)?;
-        }
-        let rows = claim.rows.clone().unwrap_or(0..0);
-        let p = Params {
-            pad: rows.start,
-            ..params
-        };
-        let args = Args::new().output(&mut band).push(&p);
-        engine.run(kernel, args, claim.local_space(), &scheduler, o.devices)?;
+        let units = space.kernel_units(claim, kernel)?;
+        let args = Args::new().output(image).push(&p);
+        engine.run_range(kernel, args, whole(o), units, &scheduler, o.devices)?;
+        let items = claim.items.start as usize..claim.items.end as usize;
         pieces
-            .push(claim.items.clone(), &band[..len])
+            .push(claim.items.clone(), &image[items])
             .map_err(|e| coexec::Error::Interface(e.to_string()))
     })?;
     if std::env::var_os("COEXEC_MPI_VERBOSE").is_some() {
         eprintln!("{report:?}");
     }
     Ok(pieces)
+}
+
+/// The whole image's index space.
+fn whole(o: &Opts) -> coexec::IndexSpace {
+    coexec::IndexSpace::D2 {
+        width: o.width,
+        height: o.height,
+    }
 }
 
 /// One engine over the whole image, on rank 0 only (the baseline).

@@ -15,9 +15,13 @@
 //!   own measured throughput (units per second over its packages) and the
 //!   sum is published in the same window by every rank after each package.
 //! - **Local runs.** For each [`Claim`] the caller's code runs the local
-//!   engine over [`Claim::local_space`], with the claim's start as a push
-//!   constant that the kernel adds to its ids (the engine splits the claim
-//!   among the node's CPU cores and GPU with its own scheduler).
+//!   engine over the claim's part of the global space
+//!   ([`DistSpace::kernel_units`] with [`coexec::Engine::run_range`]): the
+//!   kernel sees global ids, outputs are sized for the whole space, and
+//!   what the engine learned about the kernel's devices on one claim holds
+//!   for the next (the engine splits the claim among the node's CPU cores
+//!   and GPU with its own scheduler). [`DistSpace::for_kernel`] makes a
+//!   space whose claims are whole work-groups.
 //! - **Results.** Inputs are replicated on every rank (each builds them).
 //!   A rank keeps what its claims produced in [`Pieces`]; the user either
 //!   leaves them distributed or [`Pieces::gather`]s them once at a root,
@@ -40,14 +44,14 @@
 //! `mpirun`):
 //!
 //! ```no_run
-//! use coexec::{Args, Devices, Engine, Scheduler};
+//! use coexec::{Args, Devices, Engine, IndexSpace, Scheduler};
 //! use coexec_mpi::{DistOptions, DistSpace, Pieces};
 //!
 //! const GLSL: &str = "#version 450
 //! layout(local_size_x = 64) in;
 //! layout(std430, binding = 0) writeonly buffer Y { uint y[]; };
-//! layout(push_constant) uniform P { uint n; uint base; } p;
-//! void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) y[i] = 2u * (p.base + i); }";
+//! layout(push_constant) uniform P { uint n; } p;
+//! void main() { uint i = gl_GlobalInvocationID.x; if (i < p.n) y[i] = 2u * i; }";
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let universe = coexec_mpi::initialize().ok_or("MPI already initialized")?;
@@ -55,19 +59,17 @@
 //! let engine = Engine::new()?;
 //! let kernel = engine.kernel_glsl("twice", GLSL, None)?;
 //! let total = 1_000_000u64;
-//! // Units of one work-group: every local run is whole work-groups.
-//! let space = DistSpace::D1 { items: total, grain: 64 };
-//! let mut out = engine.buffer::<u32>(1)?;
+//! // Units of 4 work-groups: every claim is whole work-groups.
+//! let space = DistSpace::for_kernel(&kernel, IndexSpace::D1(total), 4)?;
+//! let mut out = engine.buffer::<u32>(total as usize)?;
 //! let mut pieces = Pieces::new(1)?;
 //! coexec_mpi::run(&world, space, &DistOptions::default(), |claim| {
-//!     let n = claim.len() as usize;
-//!     if out.len() < n {
-//!         out = engine.buffer(n)?;
-//!     }
-//!     let push = [n as u32, claim.items.start as u32];
-//!     let args = Args::new().output(&mut out).push(&push);
-//!     engine.run(&kernel, args, claim.local_space(), &Scheduler::hguided(), Devices::GPU)?;
-//!     pieces.push(claim.items.clone(), &out[..n]).expect("one element per item");
+//!     let units = space.kernel_units(claim, &kernel)?;
+//!     let args = Args::new().output(&mut out).push(&(total as u32));
+//!     let all = space.index_space();
+//!     engine.run_range(&kernel, args, all, units, &Scheduler::hguided(), Devices::ALL)?;
+//!     let items = claim.items.start as usize..claim.items.end as usize;
+//!     pieces.push(claim.items.clone(), &out[items]).expect("one element per item");
 //!     Ok(())
 //! })?;
 //! // Rank 0 gets every item, checked to be covered exactly once.
@@ -79,8 +81,9 @@
 //! ```
 //!
 //! `mpi/examples/mandelbrot.rs` renders an image the same way (2-D, by
-//! rows) and checks it at rank 0; `scripts/mpi-example.sh` runs it on 2
-//! ranks.
+//! rows) and checks it at rank 0; `mpi/examples/dot.rs` sums a dot
+//! product's per-claim [`coexec::Reduction`]s across ranks with an MPI
+//! reduce; `scripts/mpi-example.sh` runs both on 2 ranks.
 
 mod counter;
 pub mod error;

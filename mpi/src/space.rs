@@ -1,7 +1,7 @@
 //! The global index space the ranks share, and the range one claim covers.
 
 use crate::error::{Error, Result};
-use coexec::IndexSpace;
+use coexec::{IndexSpace, Kernel};
 use std::ops::Range;
 
 /// The index space of a distributed run, cut into *units*: the atoms the
@@ -54,6 +54,64 @@ impl DistSpace {
             DistSpace::D2 { height, rows, .. } if rows > 0 => u64::from(height.div_ceil(rows)),
             _ => 0,
         }
+    }
+
+    /// A space over `space` whose units are `groups` work-groups of
+    /// `kernel` (1-D) or `groups` rows of its work-groups (2-D): every
+    /// claim is then whole work-groups, which
+    /// [`kernel_units`](Self::kernel_units) needs. An empty space or 0
+    /// groups is an error.
+    pub fn for_kernel(kernel: &Kernel, space: IndexSpace, groups: u32) -> Result<DistSpace> {
+        let [lx, ly, _] = kernel.local_size().map(|l| l.max(1));
+        let d = match space {
+            IndexSpace::D1(items) => DistSpace::D1 {
+                items,
+                grain: u64::from(groups) * u64::from(lx),
+            },
+            IndexSpace::D2 { width, height } => DistSpace::D2 {
+                width,
+                height,
+                rows: groups.saturating_mul(ly),
+            },
+        };
+        d.validate().map(|()| d)
+    }
+
+    /// The whole space as the engine's index space (what
+    /// [`Engine::run_range`](coexec::Engine::run_range) runs a part of).
+    pub fn index_space(&self) -> IndexSpace {
+        match *self {
+            DistSpace::D1 { items, .. } => IndexSpace::D1(items),
+            DistSpace::D2 { width, height, .. } => IndexSpace::D2 { width, height },
+        }
+    }
+
+    /// The units of `kernel` over [`index_space`](Self::index_space) that
+    /// `claim` covers: work-groups in 1-D, rows of work-groups in 2-D,
+    /// what [`Engine::run_range`](coexec::Engine::run_range) takes. The
+    /// claim must begin and end on whole work-groups (or the space's end):
+    /// a space made by [`for_kernel`](Self::for_kernel), or a grain that is
+    /// a multiple of the work-group size; otherwise
+    /// [`coexec::Error::Interface`], naming the grain to use.
+    pub fn kernel_units(&self, claim: &Claim, kernel: &Kernel) -> coexec::Result<Range<u64>> {
+        let [lx, ly, _] = kernel.local_size().map(|l| u64::from(l.max(1)));
+        let (start, end, last, per) = match (&claim.rows, *self) {
+            (Some(r), DistSpace::D2 { height, .. }) => {
+                (u64::from(r.start), u64::from(r.end), u64::from(height), ly)
+            }
+            _ => (claim.items.start, claim.items.end, self.items(), lx),
+        };
+        if start % per != 0 || (end % per != 0 && end != last) {
+            let what = if claim.rows.is_some() {
+                "rows"
+            } else {
+                "items"
+            };
+            return Err(coexec::Error::Interface(format!(
+                "the claim's {what} {start}..{end} split a work-group of {per} {what}: make the space's grain a multiple of {per} (DistSpace::for_kernel)"
+            )));
+        }
+        Ok(start / per..end.div_ceil(per))
     }
 
     /// The claim of `units` (clipped to the space).
@@ -109,10 +167,15 @@ impl Claim {
         self.len() == 0
     }
 
-    /// The local engine's index space for this claim: `D1(len)`, or `D2`
-    /// of the claim's rows. Item `i` of the local space is global item
+    /// An index space of the claim alone: `D1(len)`, or `D2` of the
+    /// claim's rows. Item `i` of the local space is global item
     /// `items.start + i` (2-D: local row `r` is global row `rows.start + r`),
-    /// so a kernel takes the claim's start as a push constant and adds it.
+    /// so a kernel run over it takes the claim's start as a push constant
+    /// and adds it. Every claim is then a new space to the engine, which
+    /// learns nothing across claims: prefer
+    /// [`DistSpace::kernel_units`] with
+    /// [`Engine::run_range`](coexec::Engine::run_range), whose runs see
+    /// global ids and reuse what was learned.
     pub fn local_space(&self) -> IndexSpace {
         match &self.rows {
             Some(r) => IndexSpace::D2 {
@@ -171,5 +234,68 @@ mod tests {
             rows: 1,
         };
         assert!(matches!(empty.validate(), Err(Error::EmptySpace)));
+    }
+
+    /// A CPU-only kernel with work-groups of `local`, or `None` without a
+    /// Vulkan device.
+    fn kernel(local: [u32; 3]) -> Option<Kernel> {
+        let e = coexec::Engine::with_options(coexec::EngineOptions {
+            workers: Some(1),
+            profiles: false,
+            ..Default::default()
+        })
+        .map_err(|e| eprintln!("skipping: {e}"))
+        .ok()?;
+        let cpu = std::sync::Arc::new(|_: &coexec::Package, _: &mut coexec::CpuArgs<'_>| {});
+        e.kernel("k", None, Some(cpu), Some(local)).ok()
+    }
+
+    #[test]
+    fn claims_map_to_the_kernels_units_of_the_whole_space() {
+        let Some(k) = kernel([64, 1, 1]) else { return };
+        let s = DistSpace::for_kernel(&k, IndexSpace::D1(1000), 2).unwrap();
+        assert_eq!(
+            s,
+            DistSpace::D1 {
+                items: 1000,
+                grain: 128
+            }
+        );
+        assert_eq!(s.index_space(), IndexSpace::D1(1000));
+        // Units 3..8 are items 384..1000: work-groups 6..16 (the last partial).
+        assert_eq!(s.kernel_units(&s.claim(3..8), &k).unwrap(), 6..16);
+        assert_eq!(s.kernel_units(&s.claim(0..1), &k).unwrap(), 0..2);
+        // A grain that splits work-groups is refused, naming the fix.
+        let odd = DistSpace::D1 {
+            items: 1000,
+            grain: 100,
+        };
+        let err = odd.kernel_units(&odd.claim(1..2), &k).unwrap_err();
+        assert!(err.to_string().contains("multiple of 64"), "{err}");
+        assert!(matches!(
+            DistSpace::for_kernel(&k, IndexSpace::D1(0), 1),
+            Err(Error::EmptySpace)
+        ));
+        assert!(matches!(
+            DistSpace::for_kernel(&k, IndexSpace::D1(10), 0),
+            Err(Error::ZeroGrain)
+        ));
+        let Some(k2) = kernel([8, 4, 1]) else { return };
+        let image = IndexSpace::D2 {
+            width: 30,
+            height: 21,
+        };
+        let s = DistSpace::for_kernel(&k2, image, 1).unwrap();
+        assert_eq!(s.units(), 6);
+        // Rows 16..21 (the last, partial row of work-groups): unit 4..6.
+        assert_eq!(s.kernel_units(&s.claim(4..6), &k2).unwrap(), 4..6);
+        let odd = DistSpace::D2 {
+            width: 30,
+            height: 21,
+            rows: 6,
+        };
+        assert!(odd.kernel_units(&odd.claim(1..2), &k2).is_err());
+        // A claim ending at the space's last row is whole.
+        assert_eq!(odd.kernel_units(&odd.claim(2..4), &k2).unwrap(), 3..6);
     }
 }

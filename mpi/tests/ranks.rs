@@ -289,15 +289,15 @@ fn bad_input_is_a_typed_error_on_every_rank() {
     });
 }
 
-/// Each global item's index, written by the engine's CPU workers and GPU
-/// over each claim (the claim's start is a push constant).
+/// Each global item's index, written by the engine's CPU workers and GPU:
+/// each claim runs its sub-range of the global space, so ids are global.
 const INDEX_GLSL: &str = "#version 450
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) writeonly buffer Y { uint y[]; };
-layout(push_constant) uniform P { uint n; uint base; } p;
+layout(push_constant) uniform P { uint n; } p;
 void main() {
     uint i = gl_GlobalInvocationID.x;
-    if (i < p.n) y[i] = p.base + i;
+    if (i < p.n) y[i] = i;
 }";
 
 #[test]
@@ -313,31 +313,45 @@ fn engines_on_two_ranks_write_every_global_index_once() {
             })
             .unwrap();
             let cpu = Arc::new(|pkg: &Package, args: &mut coexec::CpuArgs<'_>| {
-                let [_, base]: [u32; 2] = args.push();
                 for (k, y) in args.output::<u32>(0).iter_mut().enumerate() {
-                    *y = base + pkg.items.start as u32 + k as u32;
+                    *y = pkg.items.start as u32 + k as u32;
                 }
             });
             let kernel = engine.kernel_glsl("index", INDEX_GLSL, Some(cpu)).unwrap();
             let total = 50_000u64;
-            let space = DistSpace::D1 {
-                items: total,
-                grain: 64,
-            };
+            let space = DistSpace::for_kernel(&kernel, coexec::IndexSpace::D1(total), 1).unwrap();
+            assert_eq!(
+                space,
+                DistSpace::D1 {
+                    items: total,
+                    grain: 64
+                }
+            );
             let mut out = engine.buffer::<u32>(total as usize).unwrap();
             let mut pieces = Pieces::new(1).unwrap();
+            let mut claimed = 0u64;
             coexec_mpi::run(w, space, &DistOptions::default(), |claim| {
-                let n = claim.len() as u32;
-                let push = [n, claim.items.start as u32];
-                let args = Args::new().output(&mut out).push(&push);
+                let units = space.kernel_units(claim, &kernel)?;
+                let args = Args::new().output(&mut out).push(&(total as u32));
                 let sched = Scheduler::hguided();
-                engine.run(&kernel, args, claim.local_space(), &sched, Devices::ALL)?;
-                pieces
-                    .push(claim.items.clone(), &out[..n as usize])
-                    .unwrap();
+                let r = engine.run_range(
+                    &kernel,
+                    args,
+                    space.index_space(),
+                    units,
+                    &sched,
+                    Devices::ALL,
+                )?;
+                assert_eq!(r.items, claim.len());
+                claimed += r.items;
+                let items = claim.items.start as usize..claim.items.end as usize;
+                pieces.push(claim.items.clone(), &out[items]).unwrap();
                 Ok(())
             })
             .unwrap();
+            let mut sum = 0u64;
+            w.all_reduce_into(&claimed, &mut sum, SystemOperation::sum());
+            assert_eq!(sum, total);
             if let Some(all) = pieces.gather(w, 0, total).unwrap() {
                 assert!(all.iter().enumerate().all(|(i, v)| *v == i as u32));
             }

@@ -5,7 +5,7 @@ use super::{Devices, Engine};
 use crate::error::{Error, Result};
 use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole, GpuUnit};
-use crate::exec::kernel::{Args, Geometry, IndexSpace, Kernel};
+use crate::exec::kernel::{Args, Geometry, Kernel};
 use crate::exec::reduce;
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
@@ -111,62 +111,67 @@ struct Lanes {
 type Units<'e> = Vec<(usize, &'e GpuUnit)>;
 
 impl Engine {
-    /// [`run`](Self::run) without the validation check of
-    /// [`validated`](Self::validated): binds the reductions' partials, runs,
-    /// and combines them (see [`crate::exec::reduce`]).
+    /// [`run`](Self::run) and [`run_range`](Self::run_range) without the
+    /// validation check of [`validated`](Self::validated), over the units
+    /// `geometry` covers: binds the reductions' partials, runs, and
+    /// combines them (see [`crate::exec::reduce`]).
     pub(super) fn run_unvalidated(
         &self,
         kernel: &Kernel,
         mut args: Args<'_>,
-        space: IndexSpace,
+        geometry: Geometry,
         scheduler: &Scheduler,
         devices: Devices,
     ) -> Result<Report> {
         if args.reductions.is_empty() {
-            return self.run_bound(kernel, args, space, scheduler, devices);
+            return self.run_bound(kernel, args, &geometry, scheduler, devices);
         }
         let mut targets = std::mem::take(&mut args.reductions);
-        let geometry = Geometry::new(space, kernel.local)?;
         let memory = &self.inner.memory;
         reduce::prepare(&mut targets, memory, &geometry)?;
         let report = {
             let bound = reduce::bind(args, &targets);
-            self.run_bound(kernel, bound, space, scheduler, devices)?
+            self.run_bound(kernel, bound, &geometry, scheduler, devices)?
         };
         reduce::finish(&mut targets, &geometry);
         Ok(report)
     }
 
     /// A run whose reductions, if any, are bound.
+    ///
+    /// What the kernel learns is kept for the whole space (its shape
+    /// class), also in a run of a sub-range: the estimator's figures are
+    /// per unit, so consecutive sub-ranges of one space reuse them.
     fn run_bound(
         &self,
         kernel: &Kernel,
         args: Args<'_>,
-        space: IndexSpace,
+        geometry: &Geometry,
         scheduler: &Scheduler,
         devices: Devices,
     ) -> Result<Report> {
         let inner = &*self.inner;
-        let geometry = Geometry::new(space, kernel.local)?;
         let (use_cpu, units, cpu_note) = self.select(kernel, devices)?;
         let gpu_ids: Vec<usize> = units.iter().map(|&(g, _)| g).collect();
-        self.validate_args(kernel, &args, &geometry, &gpu_ids)?;
-        let from_profile = inner.learning.prepare(kernel, space, geometry.units);
+        self.validate_args(kernel, &args, geometry, &gpu_ids)?;
+        let from_profile = inner
+            .learning
+            .prepare(kernel, geometry.space, geometry.total);
         let (mut run, scheduler) =
             self.sit_out(kernel, scheduler, devices, (use_cpu, units), geometry.units)?;
         run.cpu_note = cpu_note;
-        let (slots, engine_index) = run.slots(inner.workers, &geometry, self.spirv_slot(&geometry));
+        let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
-            transfers: self.transfer_cost(kernel, &args, &run, &geometry),
+            transfers: self.transfer_cost(kernel, &args, &run, geometry),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
         let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
         let shared = Shared {
-            geometry: &geometry,
+            geometry,
             plan: &plan,
             queue: &queue,
             estimates: &estimates,
@@ -185,7 +190,7 @@ impl Engine {
             .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
         Ok(Report {
             time_s,
-            items: space.items(),
+            items: geometry.package(0..geometry.units).len(),
             units: geometry.units,
             devices: devices_out,
             packages,
@@ -498,7 +503,8 @@ impl Engine {
             &args.buffers,
             pipeline.interface(),
             geometry.space,
-            geometry.units,
+            // Bytes of the whole space over its units: per unit.
+            geometry.total,
         );
         Some((run.gpu_device(k), rates.seconds_per_unit(up, down)))
     }

@@ -244,7 +244,7 @@ pub(crate) fn worker_loop(
             let start = Instant::now();
             let (outcome, failure) = reduce::call(role.kernel, role.args, role.geometry, &chunk);
             let end = Instant::now();
-            if let Some(err) = call_failure(outcome, failure, &chunk, worker) {
+            if let Some(err) = call_failure(outcome, failure, &pkg.units, worker) {
                 // The run fails: nobody claims or steals more.
                 role.board.withdraw(worker);
                 lane.panic = Some(err);
@@ -311,11 +311,13 @@ impl Lane {
         t0: Instant,
     ) {
         if let Some(r) = ran {
+            // The space's units and items.
+            let pkg = role.geometry.package(r.units);
             self.records.push(PackageRecord {
                 device: role.device,
                 lane: worker,
-                items: role.geometry.package(r.units.clone()).items,
-                units: r.units,
+                items: pkg.items,
+                units: pkg.units,
                 start_s: (r.start - t0).as_secs_f64(),
                 end_s: (r.end - t0).as_secs_f64(),
                 stolen,

@@ -653,7 +653,8 @@ impl Loop<'_, '_> {
         self.data.records.push(PackageRecord {
             device: self.role.device,
             lane: 0,
-            units: f.units,
+            // The space's units and items.
+            units: pkg.units,
             items: pkg.items,
             start_s: (start - self.t0).as_secs_f64(),
             end_s: (done - self.t0).as_secs_f64(),

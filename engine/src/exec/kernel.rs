@@ -43,37 +43,79 @@ impl std::fmt::Display for IndexSpace {
 }
 
 /// How units (the scheduler's atoms) map to work-items for one run.
+///
+/// A run covers the units `first .. first + units` of its index space (all
+/// of them unless it runs a sub-range, see [`Engine::run_range`]). The
+/// scheduler, the queue and the plan count the run's own units from 0;
+/// [`package`](Self::package) and [`dispatch`](Self::dispatch) turn them
+/// into the space's units, so CPU packages see global item ids and GPU
+/// dispatches their true base work-group.
+///
+/// [`Engine::run_range`]: crate::Engine::run_range
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Geometry {
     pub(crate) space: IndexSpace,
     pub(crate) local: [u32; 3],
     /// Work-groups along x (2-D: per row of groups).
     pub(crate) groups_x: u64,
-    /// Units: work-groups (1-D) or rows of work-groups (2-D).
+    /// Units of the whole space: work-groups (1-D) or rows of work-groups
+    /// (2-D).
+    pub(crate) total: u64,
+    /// The space's unit that is the run's unit 0.
+    pub(crate) first: u64,
+    /// Units of the run.
     pub(crate) units: u64,
 }
 
+/// Units of `space` with work-groups of `local`: work-groups (1-D) or rows
+/// of work-groups (2-D); the number of work-groups along x.
+fn units_of(space: IndexSpace, local: [u32; 3]) -> (u64, u64) {
+    let (lx, ly) = (u64::from(local[0].max(1)), u64::from(local[1].max(1)));
+    match space {
+        IndexSpace::D1(n) => (n.div_ceil(lx), n.div_ceil(lx)),
+        IndexSpace::D2 { width, height } => (
+            u64::from(height).div_ceil(ly),
+            u64::from(width).div_ceil(lx),
+        ),
+    }
+}
+
 impl Geometry {
+    /// The geometry of a run over all of `space`.
     pub(crate) fn new(space: IndexSpace, local: [u32; 3]) -> Result<Self> {
         if space.items() == 0 {
             return Err(Error::EmptyRange);
         }
-        let (lx, ly) = (u64::from(local[0].max(1)), u64::from(local[1].max(1)));
-        Ok(match space {
-            IndexSpace::D1(n) => Geometry {
-                space,
-                local,
-                groups_x: n.div_ceil(lx),
-                units: n.div_ceil(lx),
-            },
-            IndexSpace::D2 { width, height } => Geometry {
-                space,
-                local,
-                groups_x: u64::from(width).div_ceil(lx),
-                units: u64::from(height).div_ceil(ly),
-            },
+        let (total, groups_x) = units_of(space, local);
+        Ok(Geometry {
+            space,
+            local,
+            groups_x,
+            total,
+            first: 0,
+            units: total,
         })
     }
+
+    /// The geometry of a run over the units `range` of `space`: an error
+    /// where the space is empty, or the range is empty or reaches past
+    /// the space's units.
+    pub(crate) fn sub_range(space: IndexSpace, local: [u32; 3], range: Range<u64>) -> Result<Self> {
+        let whole = Geometry::new(space, local)?;
+        if range.start >= range.end || range.end > whole.total {
+            return Err(Error::SubRange {
+                start: range.start,
+                end: range.end,
+                units: whole.total,
+            });
+        }
+        Ok(Geometry {
+            first: range.start,
+            units: range.end - range.start,
+            ..whole
+        })
+    }
+
 
     /// Work-groups in one unit: 1 (1-D) or a row of groups (2-D).
     pub(crate) fn groups_per_unit(&self) -> u64 {
@@ -83,8 +125,9 @@ impl Geometry {
         }
     }
 
-    /// The package of `units`.
+    /// The package of the run's `units`, in the space's units and items.
     pub(crate) fn package(&self, units: Range<u64>) -> Package {
+        let units = units.start + self.first..units.end + self.first;
         match self.space {
             IndexSpace::D1(n) => {
                 let lx = u64::from(self.local[0].max(1));
@@ -110,15 +153,17 @@ impl Geometry {
         }
     }
 
-    /// `(base, count)` work-groups of a dispatch for `units`.
+    /// `(base, count)` work-groups of a dispatch for the run's `units`: the
+    /// base is the space's, so shaders index globally.
     pub(crate) fn dispatch(&self, units: &Range<u64>) -> ([u32; 3], [u32; 3]) {
+        let start = units.start + self.first;
         match self.space {
             IndexSpace::D1(_) => (
-                [units.start as u32, 0, 0],
+                [start as u32, 0, 0],
                 [(units.end - units.start) as u32, 1, 1],
             ),
             IndexSpace::D2 { .. } => (
-                [0, units.start as u32, 0],
+                [0, start as u32, 0],
                 [self.groups_x as u32, (units.end - units.start) as u32, 1],
             ),
         }
@@ -128,7 +173,8 @@ impl Geometry {
 /// A package: a contiguous range of work-groups claimed by one device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
-    /// Scheduler units (work-groups in 1-D, rows of work-groups in 2-D).
+    /// Units of the index space (work-groups in 1-D, rows of work-groups
+    /// in 2-D): the space's own, also in a run of a sub-range.
     pub units: Range<u64>,
     /// Work-items covered, in linear (row-major) order; clipped to the index
     /// space, so the final package may be a partial work-group.
@@ -251,6 +297,14 @@ impl Kernel {
     /// `true` when it has a CPU implementation.
     pub fn has_cpu(&self) -> bool {
         self.cpu.is_some()
+    }
+
+    /// The units of `space` for this kernel (what
+    /// [`Engine::run_range`](crate::Engine::run_range) takes ranges of):
+    /// its work-groups in 1-D, its rows of work-groups in 2-D;
+    /// [`Error::EmptyRange`] for an empty space.
+    pub fn units(&self, space: IndexSpace) -> Result<u64> {
+        Geometry::new(space, self.local).map(|g| g.total)
     }
 }
 
@@ -532,5 +586,50 @@ impl<'r> CpuArgs<'r> {
             std::any::type_name::<T>()
         );
         a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sub-range's run units map to the space's: packages name global
+    /// units and items, dispatches their true base work-group.
+    #[test]
+    fn sub_range_geometry_maps_run_units_to_the_space() {
+        let g = Geometry::sub_range(IndexSpace::D1(1000), [64, 1, 1], 10..16).unwrap();
+        assert_eq!((g.total, g.first, g.units), (16, 10, 6));
+        let p = g.package(0..6);
+        assert_eq!((p.units, p.items), (10..16, 640..1000));
+        assert_eq!(g.dispatch(&(2..4)), ([12, 0, 0], [2, 1, 1]));
+        let space = IndexSpace::D2 {
+            width: 30,
+            height: 20,
+        };
+        let g = Geometry::sub_range(space, [8, 4, 1], 2..5).unwrap();
+        assert_eq!((g.total, g.groups_x), (5, 4));
+        let p = g.package(1..3);
+        assert_eq!((p.units, p.rows, p.items), (3..5, Some(12..20), 360..600));
+        assert_eq!(g.dispatch(&(1..3)), ([0, 3, 0], [4, 2, 1]));
+        // The whole space is the sub-range of all its units.
+        assert_eq!(
+            Geometry::sub_range(space, [8, 4, 1], 0..5).unwrap(),
+            Geometry::new(space, [8, 4, 1]).unwrap()
+        );
+    }
+
+    #[test]
+    fn bad_sub_ranges_are_typed_errors() {
+        let sub = |r: Range<u64>| Geometry::sub_range(IndexSpace::D1(100), [64, 1, 1], r);
+        for r in [1..1, Range { start: 2, end: 1 }, 0..3, 2..3] {
+            assert!(
+                matches!(sub(r.clone()), Err(Error::SubRange { units: 2, .. })),
+                "{r:?}"
+            );
+        }
+        assert!(matches!(
+            Geometry::sub_range(IndexSpace::D1(0), [64, 1, 1], 0..1),
+            Err(Error::EmptyRange)
+        ));
     }
 }

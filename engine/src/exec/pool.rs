@@ -18,15 +18,20 @@
 //! their condition (mailbox / counter) in a loop. Per-thread mailboxes avoid the thundering-herd
 //! re-locking of a single shared `Condvar`.
 //!
+//! Where `COEXEC_POOL_SPIN_US` asks for it ([`spin_window`]), a thread spins
+//! for that long after a job (yielding) before it parks, so that the next run
+//! of a program of several kernels finds it awake.
+//!
 //! Broadcasts from several caller threads are serialized by a mutex held for the whole
 //! broadcast. A job that calls `broadcast` on its own pool gets [`PoolError::Reentrant`]
 //! instead of a deadlock.
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle, Thread};
+use std::time::{Duration, Instant};
 
 use crossbeam_utils::Backoff;
 use tracing::warn;
@@ -98,6 +103,9 @@ enum Command {
 struct Slot {
     /// The next command; `None` while idle.
     mailbox: Mutex<Option<Command>>,
+    /// Set after a command is posted: what a thread spinning before it
+    /// parks watches (see [`wait_for_mail`]).
+    mail: AtomicBool,
     /// The outcome of the last job (`Some` only after a panic).
     panic: Mutex<Option<JobPanic>>,
 }
@@ -167,14 +175,71 @@ impl Drop for WaitAll<'_> {
     }
 }
 
+impl Slot {
+    /// Puts `command` in the mailbox and raises the mail flag (the caller
+    /// then unparks the thread, in case it parked).
+    fn post(&self, command: Command) {
+        *lock(&self.mailbox) = Some(command);
+        // Relaxed: a hint only; the command itself is read under the
+        // mailbox's mutex, which orders it.
+        self.mail.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How long a pool thread spins for its next command after a job before it
+/// parks: `COEXEC_POOL_SPIN_US` microseconds; 0 (park at once) by default.
+/// Back-to-back runs (the kernels of an iterative program) then find their
+/// threads awake rather than paying a futex wake-up and the scheduler's
+/// latency each, at the price of cores kept busy for that long after every
+/// run: off until measured where cores are not shared (on the 2-core dev
+/// machine under load the difference was lost in the noise, BENCHMARKS.md
+/// section 6). Read once per process.
+fn spin_window() -> Option<Duration> {
+    static US: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let us = *US.get_or_init(|| {
+        std::env::var("COEXEC_POOL_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    });
+    (us > 0).then(|| Duration::from_micros(us))
+}
+
+/// Waits for mail: spins (yielding the core after the first few tries)
+/// until `spin_until` watching the mail flag, then parks. Returns once mail
+/// may have come (the caller re-checks the mailbox).
+fn wait_for_mail(slot: &Slot, spin_until: &mut Option<Instant>) {
+    if let Some(until) = *spin_until {
+        let mut tries = 0u32;
+        while Instant::now() < until {
+            // Relaxed: see `Slot::post`.
+            if slot.mail.swap(false, Ordering::Relaxed) {
+                return;
+            }
+            if tries < 64 {
+                std::hint::spin_loop();
+            } else {
+                thread::yield_now();
+            }
+            tries += 1;
+        }
+        *spin_until = None;
+    }
+    // A token from an unpark sent while spinning (or a spurious wake-up)
+    // just re-checks the mailbox.
+    thread::park();
+}
+
 /// The loop of pool thread `index`.
 fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
     CURRENT_POOL.with(|c| c.set(pool_id));
     let slot = &shared.slots[index];
+    // Until when to spin for the next command before parking.
+    let mut spin_until: Option<Instant> = None;
     loop {
         let command = lock(&slot.mailbox).take();
         match command {
-            None => thread::park(),
+            None => wait_for_mail(slot, &mut spin_until),
             Some(Command::Exit) => break,
             Some(Command::Run { job, caller }) => {
                 let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
@@ -198,6 +263,7 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
                 if shared.remaining.fetch_sub(1, Ordering::Release) == 1 {
                     caller.unpark();
                 }
+                spin_until = spin_window().map(|w| Instant::now() + w);
             }
         }
     }
@@ -218,6 +284,7 @@ impl Pool {
             slots: (0..n)
                 .map(|_| Slot {
                     mailbox: Mutex::new(None),
+                    mail: AtomicBool::new(false),
                     panic: Mutex::new(None),
                 })
                 .collect(),
@@ -350,7 +417,7 @@ impl Pool {
                 // synchronizes with the thread's lock, so the thread's decrement always sees
                 // it (coherence); the caller only reads the counter after posting.
                 self.shared.remaining.fetch_add(1, Ordering::Relaxed);
-                *lock(&slot.mailbox) = Some(Command::Run {
+                slot.post(Command::Run {
                     job: erased,
                     caller: caller.clone(),
                 });
@@ -370,7 +437,7 @@ impl Drop for Pool {
     /// Wakes every thread with an exit command and joins it.
     fn drop(&mut self) {
         for (slot, thread) in self.shared.slots.iter().zip(&self.threads) {
-            *lock(&slot.mailbox) = Some(Command::Exit);
+            slot.post(Command::Exit);
             thread.unpark();
         }
         for handle in self.handles.drain(..) {
@@ -585,6 +652,42 @@ mod tests {
         let pool = unpinned(0);
         assert!(pool.is_empty());
         assert!(pool.broadcast(&|_| unreachable!()).unwrap().is_empty());
+    }
+
+    /// A thread spinning for mail returns as soon as mail is posted,
+    /// long before its spin window ends, without parking; past the window
+    /// it parks until unparked, and spins no more.
+    #[test]
+    fn spinning_threads_see_mail_and_then_park() {
+        let slot = Arc::new(Slot {
+            mailbox: Mutex::new(None),
+            mail: AtomicBool::new(false),
+            panic: Mutex::new(None),
+        });
+        let poster = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(5));
+                slot.post(Command::Exit);
+            })
+        };
+        let t = Instant::now();
+        let mut until = Some(t + Duration::from_secs(20));
+        wait_for_mail(&slot, &mut until);
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!(until.is_some(), "still within the window");
+        assert!(matches!(lock(&slot.mailbox).take(), Some(Command::Exit)));
+        poster.join().unwrap();
+        // Past the window: parks until unparked.
+        let me = thread::current();
+        let waker = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            me.unpark();
+        });
+        let mut until = Some(Instant::now());
+        wait_for_mail(&slot, &mut until);
+        assert_eq!(until, None);
+        waker.join().unwrap();
     }
 
     #[test]

@@ -271,16 +271,17 @@ impl<T: bytemuck::Pod> Reduction<T> {
         self.value[0]
     }
 
-    /// Combines the first `slots` slots of the partials, in place, in the
+    /// Combines the slots `range` of the partials, in place, in the
     /// canonical order of [`tree`] over slots (pairwise: deterministic, and
     /// a float sum's rounding error grows with the log of the slots only).
-    fn combine_slots(&mut self, slots: usize) {
+    fn combine_slots(&mut self, range: Range<usize>) {
         let w = self.identity.len();
+        let slots = range.end.saturating_sub(range.start);
         let Some(p) = self.partials.as_mut().filter(|_| slots > 0 && w > 0) else {
             self.value = self.identity.clone();
             return;
         };
-        let parts = &mut p.as_mut_slice()[..slots * w];
+        let parts = &mut p.as_mut_slice()[range.start * w..range.end * w];
         let mut s = slots.next_power_of_two() / 2;
         while s > 0 {
             // `s < slots`: `p / 2 < slots` by the choice of `p`. Slot j
@@ -308,8 +309,8 @@ pub(crate) trait Target: Send + Sync {
     fn prepare(&mut self, memory: &Arc<UnifiedMemory>, slots: usize) -> Result<()>;
     /// The argument binding the partials (after `prepare`).
     fn arg(&self) -> ArgBuffer<'_>;
-    /// Combines the first `slots` slots into the value.
-    fn finish(&mut self, slots: usize);
+    /// Combines the slots `range` into the value.
+    fn finish(&mut self, range: Range<usize>);
     /// [`Reduction::deterministic`].
     fn per_group(&self) -> bool;
 }
@@ -349,8 +350,8 @@ impl<T: bytemuck::Pod + Send + Sync> Target for Reduction<T> {
         }
     }
 
-    fn finish(&mut self, slots: usize) {
-        self.combine_slots(slots);
+    fn finish(&mut self, range: Range<usize>) {
+        self.combine_slots(range);
     }
 
     fn per_group(&self) -> bool {
@@ -372,8 +373,10 @@ pub(crate) fn prepare(
             "reductions need a 1-D index space".into(),
         ));
     }
-    let slots = usize::try_from(g.units)
-        .map_err(|_| Error::SizeOverflow(format!("{} work-groups", g.units)))?;
+    // Slots for the whole space: a shader writes its work-group's slot, at
+    // its global id (also in a run of a sub-range).
+    let slots = usize::try_from(g.total)
+        .map_err(|_| Error::SizeOverflow(format!("{} work-groups", g.total)))?;
     for (_, t) in targets.iter_mut() {
         t.prepare(memory, slots)?;
     }
@@ -390,10 +393,12 @@ pub(crate) fn bind<'s>(mut args: Args<'s>, targets: &'s Targets<'_>) -> Args<'s>
     args
 }
 
-/// Combines every reduction's partials after a successful run.
+/// Combines every reduction's partials after a successful run: the slots
+/// of the run's work-groups.
 pub(crate) fn finish(targets: &mut Targets<'_>, g: &Geometry) {
+    let (first, end) = (g.first as usize, (g.first + g.units) as usize);
     for (_, t) in targets.iter_mut() {
-        t.finish(g.units as usize);
+        t.finish(first..end);
     }
 }
 
@@ -510,16 +515,17 @@ fn call_once(
     g: &Geometry,
     units: Range<u64>,
 ) -> (std::thread::Result<()>, Option<String>) {
-    let pkg = g.package(units.clone());
+    // The space's units: the slots of the package's work-groups.
+    let pkg = g.package(units);
     if args.has_reductions() {
-        fill_identity(&args.buffers, &units);
+        fill_identity(&args.buffers, &pkg.units);
     }
     let mut cargs = CpuArgs {
         buffers: &args.buffers,
         push: &args.push,
         context: args.context,
         items: pkg.items.clone(),
-        units,
+        units: pkg.units.clone(),
         taken: 0,
         failure: None,
     };
@@ -564,7 +570,7 @@ mod tests {
             acc[1] = acc[1].max(x[1]);
         });
         assert_eq!(r.width(), 2);
-        r.combine_slots(3);
+        r.combine_slots(0..3);
         assert_eq!(r.value(), &[0, 0]);
     }
 }

@@ -10,7 +10,8 @@ pub struct PackageRecord {
     pub device: usize,
     /// The claimant within the device (CPU worker index; 0 for a GPU).
     pub lane: usize,
-    /// Scheduler units.
+    /// Units of the index space (work-groups or rows of work-groups; in a
+    /// run of a sub-range, the space's units, inside that sub-range).
     pub units: Range<u64>,
     /// Work-items.
     pub items: Range<u64>,
@@ -208,7 +209,8 @@ pub struct Report {
     pub time_s: f64,
     /// Total work-items.
     pub items: u64,
-    /// Scheduler units (work-groups or rows of work-groups).
+    /// Scheduler units (work-groups or rows of work-groups) the run
+    /// covered: its sub-range's where it ran one.
     pub units: u64,
     /// Per device, in run order.
     pub devices: Vec<DeviceReport>,

@@ -9,3 +9,4 @@ mod misuse;
 mod reduce;
 mod shaders;
 mod spirv_cpu;
+mod subrange;
