@@ -270,6 +270,32 @@ fn runs_on_changing_device_sets_see_each_others_results() {
     common::assert_validation_clean(&e);
 }
 
+/// Sub-range runs on the GPU alone, no host read in between: each run's
+/// results stay stale on the host until the read, whatever the others did.
+#[test]
+fn sub_range_runs_keep_each_others_results() {
+    let Some(e) = lazy() else { return };
+    let k = acc_kernel(&e);
+    let n = 32 * 100;
+    let mut o = e.buffer_from_slice(&vec![0u32; n]).unwrap();
+    let space = IndexSpace::D1(n as u64);
+    for range in [0..30, 30..100, 10..60] {
+        e.run_range(
+            &k,
+            Args::new().output(&mut o).push(&(n as u32)),
+            space,
+            range,
+            &Scheduler::hguided(),
+            Devices::GPU,
+        )
+        .unwrap();
+    }
+    let want: Vec<u32> = (0..n as u32)
+        .map(|i| (i + 1) * if (320..1920).contains(&i) { 2 } else { 1 })
+        .collect();
+    assert_eq!(o.to_vec(), want);
+}
+
 /// `sweeps` stencil sweeps of a `w` x `h` grid on `e`, run on
 /// `devices(sweep)`; the final grid and the bytes downloaded by runs.
 fn sweeps(

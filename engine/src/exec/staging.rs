@@ -4,7 +4,7 @@
 //! (see [`crate::mem::mirror`] for the residency rule).
 
 use super::footprint::Footprint;
-use super::kernel::{Access, ArgBuffer, IndexSpace, Package};
+use super::kernel::{Access, ArgBuffer, Geometry, IndexSpace, Package};
 use crate::error::{Error, Result};
 use crate::mem::mirror::Mirror;
 use crate::mem::ranges::RangeSet;
@@ -51,6 +51,9 @@ impl StagedArg<'_> {
 pub(crate) struct Staging<'a> {
     args: Vec<StagedArg<'a>>,
     space: IndexSpace,
+    /// The run's units as one package (a sub-range run covers part of
+    /// `space`).
+    run: Package,
     /// Per argument: the bytes GPU packages wrote and that were downloaded.
     downloaded: Mutex<Vec<RangeSet>>,
     /// Per mirror: the bytes of uploads submitted and not yet completed.
@@ -68,11 +71,13 @@ impl<'a> Staging<'a> {
     pub(crate) fn new(
         args: &'a [ArgBuffer<'a>],
         iface: &ShaderInterface,
-        space: IndexSpace,
+        geometry: &Geometry,
     ) -> Result<Self> {
+        let space = geometry.space;
         let mut out = Staging {
             args: Vec::with_capacity(args.len()),
             space,
+            run: geometry.package(0..geometry.units),
             downloaded: Mutex::new(vec![RangeSet::new(); args.len()]),
             queued: Mutex::new(Vec::new()),
             fallbacks: 0,
@@ -225,20 +230,15 @@ impl<'a> Staging<'a> {
     }
 
     /// After the run: in each output's mirror, the bytes of the run's items
-    /// are valid only where a GPU package wrote and downloaded them (CPU
+    /// (of its sub-range, not of the rest of the space, which the run left
+    /// as it was) are valid only where a GPU package wrote and downloaded them (CPU
     /// packages, and GPU packages whose outcome is unknown, wrote the host
     /// copy alone). Lazy outputs: the GPU's bytes are stale on the host,
     /// the others not.
     pub(crate) fn finish(&self) {
         let done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
-        let all = Package {
-            units: 0..0,
-            items: 0..self.space.items(),
-            rows: None,
-            width: 0,
-        };
         for (a, gpu) in self.args.iter().zip(done.iter()) {
-            let Some(written) = a.written(&all, self.space) else {
+            let Some(written) = a.written(&self.run, self.space) else {
                 continue;
             };
             let gen = a.raw.host_generation();
