@@ -376,9 +376,9 @@ impl Engine {
         };
         // Staged memory mirrors the buffers on engine GPU 0 only.
         let staging = match (run.staged_gpu(), &kernel.pipeline) {
-            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => Some(
-                Staging::new(&args.buffers, p.interface(), &shared.geometry)?,
-            ),
+            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
+                Some(Staging::new(&args.buffers, p.interface(), shared.geometry)?)
+            }
             _ => None,
         };
         let sets = self.bind_all(kernel, args, run, staging.as_ref())?;
