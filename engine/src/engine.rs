@@ -180,6 +180,13 @@ pub struct EngineOptions {
     /// it saves ([`Objective`]; it uses each device's power measured by its
     /// energy counter in earlier runs where readable, else the model of
     /// [`DevicePower`](crate::energy::DevicePower)).
+    ///
+    /// The energy counters (RAPL, NVML) are read around each run, and the
+    /// report's joules filled in, only under [`Objective::Edp`] or with the
+    /// environment variable `COEXEC_ENERGY=1`: a read can cost milliseconds
+    /// (NVML on an H200 added ~9 ms of wall time to every run), and NVML's
+    /// counter advances in steps coarser than a short run.
+    /// [`Engine::set_energy_sources`] installs counters explicitly.
     pub objective: Objective,
     /// Testing aid: opens each chosen Vulkan device this many times, as if
     /// the machine had that many of it, so that multi-GPU co-execution runs
@@ -570,7 +577,15 @@ impl Engine {
             [u] if u.device.info().vendor_id == 0x10de => Some(u.device.info().device_uuid),
             _ => None,
         };
-        let energy = energy::EngineEnergy::new(EnergySources::detect(nvidia));
+        // Reading the counters costs milliseconds a run on some drivers
+        // (NVML on an H200: ~9 ms of wall time around every run), so the
+        // engine meters only when asked (see `EngineOptions::objective`).
+        let sources = if metering_wanted(options.objective) {
+            EnergySources::detect(nvidia)
+        } else {
+            EnergySources::default()
+        };
+        let energy = energy::EngineEnergy::new(sources);
         Ok(Engine {
             inner: Arc::new(Inner {
                 id,
@@ -1474,4 +1489,10 @@ mod tests {
         assert_eq!(r.unwrap(), 2);
         assert!(lenient.validation_errors() > before);
     }
+}
+
+/// Whether an engine with this objective reads the energy counters: under
+/// [`Objective::Edp`], or where the environment sets `COEXEC_ENERGY=1`.
+fn metering_wanted(objective: Objective) -> bool {
+    objective == Objective::Edp || std::env::var("COEXEC_ENERGY").is_ok_and(|v| v == "1")
 }
