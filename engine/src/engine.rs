@@ -1285,6 +1285,12 @@ fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
     )
 }
 
+/// Whether an engine with this objective reads the energy counters: under
+/// [`Objective::Edp`], or where the environment sets `COEXEC_ENERGY=1`.
+fn metering_wanted(objective: Objective) -> bool {
+    objective == Objective::Edp || std::env::var("COEXEC_ENERGY").is_ok_and(|v| v == "1")
+}
+
 #[cfg(test)]
 mod tests {
     /// Building an engine (on lavapipe, the path that gives a CPU Vulkan
@@ -1489,10 +1495,4 @@ mod tests {
         assert_eq!(r.unwrap(), 2);
         assert!(lenient.validation_errors() > before);
     }
-}
-
-/// Whether an engine with this objective reads the energy counters: under
-/// [`Objective::Edp`], or where the environment sets `COEXEC_ENERGY=1`.
-fn metering_wanted(objective: Objective) -> bool {
-    objective == Objective::Edp || std::env::var("COEXEC_ENERGY").is_ok_and(|v| v == "1")
 }
