@@ -357,6 +357,47 @@ typedef enum coexec_cpu_impl {
 } coexec_cpu_impl;
 
 /**
+ * Where the GPU reads and writes a run's buffers
+ * (`coexec_engine_options.memory`, `coexec_report.memory`). The
+ * environment variable `COEXEC_MEMORY=auto|zero-copy|staged` overrides the
+ * option.
+ */
+typedef enum coexec_memory {
+    /**
+     * Zero-copy on unified memory (integrated GPUs, lavapipe), staged on a
+     * discrete GPU; the default.
+     */
+    COEXEC_MEMORY_AUTO = 0,
+    /**
+     * The GPU reads and writes the host buffers in place.
+     */
+    COEXEC_MEMORY_ZERO_COPY = 1,
+    /**
+     * Device-local mirrors: each run uploads what the GPU reads (what the
+     * host wrote since the last upload) and downloads what each GPU
+     * package writes before the run returns. The host pointer of a buffer
+     * stays the buffer's true contents between runs.
+     */
+    COEXEC_MEMORY_STAGED = 2,
+} coexec_memory;
+
+/**
+ * What HGuided minimizes (`coexec_engine_options.objective`).
+ */
+typedef enum coexec_objective {
+    /**
+     * Wall time; the default.
+     */
+    COEXEC_OBJECTIVE_TIME = 0,
+    /**
+     * Energy-delay product: a device whose speed-up costs more energy than
+     * it saves sits the run out (power measured by RAPL/NVML in earlier
+     * runs where readable, else a model of busy and idle watts per device).
+     */
+    COEXEC_OBJECTIVE_EDP = 1,
+} coexec_objective;
+
+/**
  * How an engine is built. Start from `coexec_engine_options_default()`.
  */
 typedef struct coexec_engine_options {
