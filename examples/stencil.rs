@@ -163,13 +163,21 @@ fn engine_with(memory: MemoryPlacement, host_coherence: HostCoherence) -> coexec
     })
 }
 
+/// The command line's usage line.
+const USAGE: &str = "usage: stencil [WIDTH HEIGHT SWEEPS] (defaults 1024 1024 100)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let arg = |i: usize, default: usize| -> Result<usize, Box<dyn std::error::Error>> {
-        Ok(std::env::args()
-            .nth(i)
-            .map(|s| s.parse())
-            .transpose()?
-            .unwrap_or(default))
+        match std::env::args().nth(i) {
+            None => Ok(default),
+            Some(s) => s
+                .parse()
+                .map_err(|e| format!("argument {i} ({s:?}): {e}; {USAGE}").into()),
+        }
     };
     let (w, h, sweeps) = (arg(1, 1024)?, arg(2, 1024)?, arg(3, 100)?);
     if w < 2 || h < 2 || sweeps == 0 {
