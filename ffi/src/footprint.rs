@@ -4,10 +4,10 @@
 
 #![allow(non_camel_case_types)]
 
-use crate::handles::KERNELS;
-use crate::invalid;
-use crate::status::{guard, FfiResult};
-use crate::types::{coexec_kernel, coexec_status, COEXEC_MAX_ARGS};
+use super::handles::KERNELS;
+use super::invalid;
+use super::status::{guard, FfiResult};
+use super::types::{coexec_kernel, coexec_status, COEXEC_MAX_ARGS};
 use ::coexec_engine::Footprint;
 
 /// The shape of a footprint (`coexec_footprint.kind`).

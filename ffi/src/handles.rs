@@ -181,7 +181,7 @@ pub(crate) struct KernelObj {
     pub(crate) engine_id: u64,
     pub(crate) kernel: Slot<Kernel>,
     /// Its arguments' footprints (`coexec_kernel_set_footprint`).
-    pub(crate) footprints: crate::footprint::Footprints,
+    pub(crate) footprints: super::footprint::Footprints,
 }
 
 pub(crate) static ENGINES: Registry<EngineObj> = Registry::new("engine");

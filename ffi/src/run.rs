@@ -287,7 +287,7 @@ fn add_footprints(infos: &mut [ArgInfo], kernel: &KernelObj) -> FfiResult {
     for (i, (a, f)) in infos.iter_mut().zip(declared.iter()).enumerate() {
         if let Some(f) = f {
             let at = |e: FfiError| FfiError::new(e.code, format!("argument {i}: {}", e.message));
-            a.footprint = Some(crate::footprint::to_engine(f, a.buffer.elem_size).map_err(at)?);
+            a.footprint = Some(super::footprint::to_engine(f, a.buffer.elem_size).map_err(at)?);
         }
     }
     Ok(())
