@@ -1019,7 +1019,7 @@ const char *coexec_status_string(int32_t status);
  * Default engine options, with every default spelled out: workers -1
  * (automatic), gpu-allocator, validation `COEXEC_VALIDATION_ENV` (the
  * Khronos layer only when the environment variable `COEXEC_VALIDATION` is
- * exactly `1`; unset means off), the best Vulkan device (`gpu_index` -1),
+ * exactly `1`; unset means off), every GPU (`gpu_index` -1; -2: the one best device),
  * `gpu_in_flight` 2, `gpu_timeout_s` 30.0, default pipeline cache (NULL).
  * (0 for `gpu_in_flight` and `gpu_timeout_s` also means the default.)
  */

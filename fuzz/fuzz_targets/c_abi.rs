@@ -945,7 +945,7 @@ fn op_engine_create_invalid(inp: &mut Input<'_>) {
         0 => o.workers = o.workers.min(-2),
         1 => o.allocator = o.allocator.max(2),
         2 => o.validation = o.validation.max(4),
-        3 => o.gpu_index = o.gpu_index.min(-2),
+        3 => o.gpu_index = o.gpu_index.min(-3), // -1: every GPU, -2: the best one
         4 => o.gpu_timeout_s = f64::INFINITY,
         5 => o.gpu_timeout_s = f64::NAN,
         6 => o.gpu_in_flight = o.gpu_in_flight.max(COEXEC_MAX_GPU_IN_FLIGHT + 1),
