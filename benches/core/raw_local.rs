@@ -71,7 +71,8 @@ pub(crate) struct RawLocal {
     pipeline: vk::Pipeline,
     dpool: vk::DescriptorPool,
     set: vk::DescriptorSet,
-    pools: Vec<vk::CommandPool>,
+    /// One command pool per queue family in use, with its family.
+    pools: Vec<(u32, vk::CommandPool)>,
     /// One timeline per queue role (upload, compute, download) and the
     /// last value each was signalled with: a timeline's values must rise,
     /// and the three queues run concurrently.
@@ -416,8 +417,8 @@ impl RawLocal {
                 let ci = vk::CommandPoolCreateInfo::default()
                     .queue_family_index(f)
                     .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
-                self.pools
-                    .push(d.create_command_pool(&ci, None).map_err(vkerr("pool"))?);
+                let pool = d.create_command_pool(&ci, None).map_err(vkerr("pool"))?;
+                self.pools.push((f, pool));
             }
             for t in &mut self.timelines {
                 let si = vk::SemaphoreCreateInfo::default().push_next(&mut ti);
@@ -437,10 +438,10 @@ impl RawLocal {
     }
 
     fn pool(&self, family: u32) -> vk::CommandPool {
-        let mut fams = vec![self.q.compute_family, self.q.up_family, self.q.down_family];
-        fams.sort_unstable();
-        fams.dedup();
-        self.pools[fams.iter().position(|&f| f == family).unwrap_or(0)]
+        self.pools
+            .iter()
+            .find(|&&(f, _)| f == family)
+            .map_or(self.pools[0].1, |&(_, p)| p)
     }
 
     fn begin(&self, family: u32) -> R<vk::CommandBuffer> {
@@ -608,7 +609,7 @@ impl RawLocal {
             self.device
                 .wait_semaphores(&wi, 600_000_000_000)
                 .map_err(vkerr("wait_semaphores"))?;
-            for &p in &self.pools {
+            for &(_, p) in &self.pools {
                 self.device
                     .reset_command_pool(p, vk::CommandPoolResetFlags::empty())
                     .map_err(vkerr("reset_command_pool"))?;
@@ -738,7 +739,7 @@ impl Drop for RawLocal {
             for &t in &self.timelines {
                 d.destroy_semaphore(t, None);
             }
-            for &p in &self.pools {
+            for &(_, p) in &self.pools {
                 d.destroy_command_pool(p, None);
             }
             d.destroy_descriptor_pool(self.dpool, None);
