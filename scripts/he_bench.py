@@ -37,9 +37,12 @@ import tempfile
 SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
 
 
-def bench(binary, kernel, size, workers, devices, scheduler, warmup, reps, env=None, cpu_power=None):
+def bench(binary, kernel, size, workers, devices, scheduler, warmup, reps, env=None, cpu_power=None,
+          gpus=None):
     cmd = [binary, "bench", "--kernel", kernel, "--size", size, "--devices", devices,
            "--scheduler", scheduler, "--warmup", str(warmup), "--reps", str(reps), "--json"]
+    if gpus:
+        cmd += ["--gpus", gpus]
     if workers:
         cmd += ["--workers", str(workers)]
     if cpu_power is not None:

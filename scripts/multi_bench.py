@@ -29,25 +29,17 @@ CPU_REPS (timed runs of the CPU alone; default HE_REPS).
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+import he_bench  # the runner; beside this script
 
 SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
 
 
 def bench(binary, kernel, size, devices, scheduler, warmup, reps, gpus=None):
-    cmd = [binary, "bench", "--kernel", kernel, "--size", size, "--devices", devices,
-           "--scheduler", scheduler, "--warmup", str(warmup), "--reps", str(reps), "--json"]
-    if gpus:
-        cmd += ["--gpus", gpus]
-    env = dict(os.environ, COEXEC_PROFILE="off")
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: rc {p.returncode}: {p.stderr[-2000:]}")
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    if not r["verified"]:
-        raise RuntimeError(f"{' '.join(cmd)}: output not verified: {r}")
-    return r
+    """One `coexec bench` process, profiles off (he_bench.py's runner)."""
+    return he_bench.bench(binary, kernel, size, None, devices, scheduler, warmup, reps,
+                          env={"COEXEC_PROFILE": "off"}, gpus=gpus)
 
 
 def items(r):
