@@ -156,14 +156,18 @@ impl Learning {
             }
             Mode::Together => None,
         };
-        let chosen = lock(kernel)
-            .outcomes
-            .choose(&candidates, model, &predict, units);
+        let (chosen, incumbent, measured) = {
+            let learned = lock(kernel);
+            let o = &learned.outcomes;
+            let chosen = o.choose(&candidates, model, &predict, units);
+            (chosen, o.incumbent(), o.measured())
+        };
         tracing::debug!(
             units,
             ?model,
             ?chosen,
-            measured = ?lock(kernel).outcomes.measured(),
+            ?incumbent,
+            ?measured,
             "configuration of the next run"
         );
         let sit = present
