@@ -15,6 +15,7 @@ use crate::exec::kernel::{IndexSpace, Kernel, Learned};
 use crate::outcomes::Mode;
 use crate::profile::{Profile, ProfileKey, ProfileStore};
 use crate::sched::{alone_time, single_device, Cost, PowerEstimator, Scheduler};
+use crate::split::Share;
 use std::path::PathBuf;
 use std::sync::MutexGuard;
 
@@ -92,18 +93,28 @@ impl Learning {
     /// After a successful run: trusts what it measured, records the run's
     /// time under the configuration the learner chose (`outcome`: the
     /// configuration, the run's seconds and units; `None` when the caller
-    /// chose), and writes the kernel's figures to its profile when they
-    /// moved since they were last saved or loaded.
+    /// chose), corrects the split from how a co-executed run the learner
+    /// chose ended (`shares`: what each device did; see
+    /// [`crate::split`]), and writes the kernel's figures to its profile
+    /// when they moved since they were last saved or loaded.
     ///
     /// The first run of a kernel object over a space is not recorded: it
     /// pays one-time costs (a pipeline's first use, first touches of the
     /// buffers) that say nothing about the configuration.
-    pub(crate) fn after_run(&self, kernel: &Kernel, outcome: Option<(Mode, f64, u64)>) {
+    pub(crate) fn after_run(
+        &self,
+        kernel: &Kernel,
+        outcome: Option<(Mode, f64, u64)>,
+        shares: &[Share],
+    ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             learned.outcomes.record(mode, seconds, units);
+            if mode == Mode::Together {
+                learned.split.update(shares);
+            }
         }
         let Some(key) = learned.key.clone() else {
             return;
@@ -118,6 +129,13 @@ impl Learning {
             self.store.save(&key, &now);
             learned.saved = now;
         }
+    }
+
+    /// The scale of each run device's rate in the split (`slots`: each run
+    /// device's estimator slot), from how earlier co-executed runs ended.
+    pub(crate) fn split_scales(&self, kernel: &Kernel, slots: &[usize]) -> Vec<f64> {
+        let learned = lock(kernel);
+        slots.iter().map(|&s| learned.split.factor(s)).collect()
     }
 
     /// The devices of a run, in the order of `present` (each as its engine

@@ -43,6 +43,7 @@ mod learn;
 mod outcomes;
 mod profile;
 pub mod shader;
+mod split;
 
 layer!(exec);
 layer!(mem);

@@ -166,6 +166,7 @@ impl Engine {
             inner: &kernel.estimator,
             map: &engine_index,
             transfers: self.transfer_cost(kernel, &args, &run, geometry),
+            scale: inner.learning.split_scales(kernel, &engine_index),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
@@ -185,9 +186,22 @@ impl Engine {
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
         let energy = self.energy(meter, time_s, &devices_out);
-        inner
-            .learning
-            .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
+        // `devices_out` lists the run's devices in `engine_index` order.
+        let shares: Vec<crate::split::Share> = engine_index
+            .iter()
+            .zip(&devices_out)
+            .map(|(&slot, d)| crate::split::Share {
+                slot,
+                items: d.items,
+                start_s: d.first_start_s,
+                finish_s: d.finish_s,
+            })
+            .collect();
+        inner.learning.after_run(
+            kernel,
+            run.mode.map(|m| (m, time_s, geometry.units)),
+            &shares,
+        );
         Ok(Report {
             time_s,
             items: geometry.package(0..geometry.units).len(),
@@ -648,11 +662,18 @@ pub(crate) struct Remap<'a> {
     /// The staged GPU's run device index and the seconds per unit its
     /// transfers add (see [`crate::sched::transfers`]).
     transfers: Option<(usize, f64)>,
+    /// Each run device's rate scale from how earlier co-executed runs
+    /// ended (see [`crate::split`]); missing entries are 1.
+    scale: Vec<f64>,
 }
 
 impl Remap<'_> {
-    /// `cost` of run device `device` with its transfers.
-    fn shipped(&self, device: usize, cost: Cost) -> Cost {
+    /// `cost` of run device `device`, its rate scaled, with its transfers.
+    fn shipped(&self, device: usize, mut cost: Cost) -> Cost {
+        let scale = self.scale.get(device).copied().unwrap_or(1.0);
+        if scale.is_finite() && scale > 0.0 {
+            cost.rate *= scale;
+        }
         match self.transfers {
             Some((d, s)) if d == device => crate::sched::transfers::with_transfers(cost, s),
             _ => cost,
@@ -711,6 +732,7 @@ mod tests {
             inner: &est,
             map: &map,
             transfers: None,
+            scale: Vec::new(),
         };
         assert_eq!(remap.cost(0), est.cost(1));
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
@@ -722,6 +744,7 @@ mod tests {
             inner: &est,
             map: &map,
             transfers: None,
+            scale: Vec::new(),
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
@@ -754,6 +777,7 @@ mod tests {
             inner: &est,
             map: &map,
             transfers: Some((1, 7.5e-6)),
+            scale: Vec::new(),
         };
         let gpu = remap.cost(1).unwrap();
         let raw = est.cost(1).unwrap();
@@ -772,9 +796,29 @@ mod tests {
         };
         let plain = Remap {
             transfers: None,
+            scale: Vec::new(),
             ..remap
         };
         assert_eq!(gpu_share(&plain), 800);
         assert_eq!(gpu_share(&remap), 500);
+        // The split's scale from how co-executed runs ended: the GPU's rate
+        // at 0.25 of its fit makes it as fast as the CPU (half), the
+        // overhead untouched; records are not scaled.
+        let scaled = Remap {
+            scale: vec![1.0, 0.25],
+            ..plain
+        };
+        assert_eq!(gpu_share(&scaled), 500);
+        let c = scaled.cost(1).unwrap();
+        assert_eq!(c.overhead_s, raw.overhead_s);
+        assert!((c.rate - raw.rate * 0.25).abs() < 1e-6);
+        assert!((scaled.power(1).unwrap() - c.rate).abs() < 1e-6);
+        // Bad scales are ignored.
+        let bad = Remap {
+            scale: vec![f64::NAN, 0.0],
+            ..scaled
+        };
+        assert_eq!(bad.cost(0), est.cost(0));
+        assert_eq!(bad.cost(1), est.cost(1));
     }
 }
