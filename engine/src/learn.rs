@@ -9,7 +9,9 @@
 //! device, so a profile serves only the same device set. It is reset when the kernel runs over another
 //! index space, seeded from the profile of that space's shape class when
 //! one exists on disk, and written back when it has moved. Beside it, the
-//! kernel keeps the measured time of each configuration it ran there.
+//! kernel keeps the measured time of each configuration it ran there, and
+//! the correction of the co-executed split from how its runs ended (see
+//! [`crate::split`]).
 
 use crate::exec::kernel::{IndexSpace, Kernel, Learned};
 use crate::outcomes::Mode;
@@ -80,6 +82,9 @@ impl Learning {
                     for &(mode, t) in &profile.times {
                         learned.outcomes.seed(mode, t);
                     }
+                    for &(slot, f) in &profile.split {
+                        learned.split.seed(slot, f);
+                    }
                     learned.from_profile =
                         profile.costs.iter().any(Option::is_some) || !profile.times.is_empty();
                     learned.saved = profile;
@@ -124,6 +129,7 @@ impl Learning {
                 .map(|s| kernel.estimator.cost(s))
                 .collect(),
             times: learned.outcomes.measured(),
+            split: learned.split.scales(),
         };
         if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
@@ -265,7 +271,14 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|(m, _)| *m == mode)
             .is_none_or(|&(_, b)| differs(b, t))
     });
-    costs || times
+    let split = now.split.iter().any(|&(slot, f)| {
+        saved
+            .split
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .is_none_or(|&(_, b)| differs(b, f))
+    });
+    costs || times || split
 }
 
 fn differs(a: f64, b: f64) -> bool {

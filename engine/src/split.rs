@@ -57,6 +57,28 @@ impl SplitScale {
         self.scale.get(slot).copied().unwrap_or(1.0)
     }
 
+    /// Every scale that differs from 1, by slot (for profiles).
+    pub(crate) fn scales(&self) -> Vec<(usize, f64)> {
+        self.scale
+            .iter()
+            .enumerate()
+            .filter(|(_, &f)| f != 1.0)
+            .map(|(slot, &f)| (slot, f))
+            .collect()
+    }
+
+    /// Starts `slot` from a scale read from a profile (clamped to
+    /// [`MIN_SCALE`]..=[`MAX_SCALE`]; not finite: ignored).
+    pub(crate) fn seed(&mut self, slot: usize, scale: f64) {
+        if !scale.is_finite() {
+            return;
+        }
+        if self.scale.len() <= slot {
+            self.scale.resize(slot + 1, 1.0);
+        }
+        self.scale[slot] = scale.clamp(MIN_SCALE, MAX_SCALE);
+    }
+
     /// Corrects the scales from a co-executed run's `shares`. Devices that
     /// ran nothing, or whose times are unusable, are left out; with fewer
     /// than two left, nothing changes.
@@ -165,5 +187,16 @@ mod tests {
         }
         assert_eq!(s.factor(1), MIN_SCALE);
         assert_eq!(s.factor(0), MAX_SCALE);
+        assert_eq!(s.scales(), vec![(0, MAX_SCALE), (1, MIN_SCALE)]);
+    }
+
+    #[test]
+    fn seeds_round_trip_and_clamp() {
+        let mut s = SplitScale::default();
+        s.seed(2, 0.8);
+        s.seed(0, 9.0);
+        s.seed(1, f64::NAN);
+        assert_eq!(s.scales(), vec![(0, MAX_SCALE), (2, 0.8)]);
+        assert_eq!(s.factor(1), 1.0);
     }
 }
