@@ -14,7 +14,8 @@
 //!
 //! Run times are noisy (a run of 34 us moves by 10-20% between runs, a
 //! GPU's by up to 15% between processes), so the choice is made robust:
-//! * times are medians of the last [`KEEP`] runs of a configuration;
+//! * times are medians of the last [`KEEP`] runs of a configuration (the
+//!   smaller of one or two: noise is mostly upward);
 //! * a challenger replaces the incumbent only after [`CONFIRM`] runs, and
 //!   only when its time beats the incumbent's by more than a margin:
 //!   [`CONFIDENCE`] standard errors of the difference, from the spread
