@@ -399,6 +399,9 @@ struct Inner {
     /// Faults to inject in the next run, by engine GPU.
     #[cfg(feature = "test-hooks")]
     fault: Mutex<Vec<(usize, crate::hooks::FaultInjection)>>,
+    /// Units the GPUs claim before the CPU workers start (test hook).
+    #[cfg(feature = "test-hooks")]
+    cpu_hold: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -603,6 +606,8 @@ impl Engine {
                 energy,
                 #[cfg(feature = "test-hooks")]
                 fault: Mutex::new(Vec::new()),
+                #[cfg(feature = "test-hooks")]
+                cpu_hold: Mutex::new(None),
             }),
         })
     }
@@ -796,6 +801,21 @@ impl Engine {
         let mut f = self.inner.fault.lock().unwrap_or_else(|p| p.into_inner());
         f.retain(|&(g, _)| g != gpu);
         f.push((gpu, fault));
+    }
+
+    /// In the next run with a GPU and the CPU, the CPU workers claim
+    /// nothing until the GPUs have claimed `units` work units, or handed
+    /// their fresh work back (a failed GPU does), or the run is done or
+    /// aborted, or 10 s passed (test hook; cargo feature `test-hooks`).
+    /// Tests that assert GPU participation use it: on a loaded machine the
+    /// CPU can otherwise take every package before the GPU claims one.
+    #[cfg(feature = "test-hooks")]
+    pub fn hold_cpu_until_gpus_claim(&self, units: u64) {
+        *self
+            .inner
+            .cpu_hold
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(units);
     }
 
     /// Makes every new device-local mirror allocation fail from now on

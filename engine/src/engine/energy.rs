@@ -154,10 +154,6 @@ impl Engine {
             .iter()
             .map(|&(slot, claimants)| est.cost(slot).map(|c| alone_time(c, claimants, units)))
             .collect();
-        eprintln!(
-            "DEBUG alone {alone:?} powers {:?}",
-            self.device_powers(present)
-        );
         match edp_choice(&alone, &self.device_powers(present)) {
             Some(edp) if edp != sit => {
                 tracing::debug!(?alone, ?edp, ?sit, "EDP objective: devices that sit out");

@@ -399,6 +399,16 @@ impl Engine {
             geometry: shared.geometry,
             workers: inner.workers,
             board: &board,
+            #[cfg(feature = "test-hooks")]
+            hold_units: (!run.gpus.is_empty())
+                .then(|| {
+                    inner
+                        .cpu_hold
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take()
+                })
+                .flatten(),
         });
         let gpu_roles: Vec<GpuRole<'_>> = sets
             .iter()
