@@ -177,15 +177,19 @@ pub struct EngineOptions {
     pub driver: DriverEmulation,
     /// What HGuided minimizes: time (the default) or the energy-delay
     /// product, leaving out a device whose speed-up costs more energy than
-    /// it saves ([`Objective`]; it uses each device's power measured by its
-    /// energy counter in earlier runs where readable, else the model of
-    /// [`DevicePower`](crate::energy::DevicePower)).
+    /// it saves ([`Objective`]; it uses each device's power learned from
+    /// its energy counter over windows of runs where readable, else the
+    /// model of [`DevicePower`](crate::energy::DevicePower); see
+    /// [`Engine::device_power`]).
     ///
-    /// The energy counters (RAPL, NVML) are read around each run, and the
-    /// report's joules filled in, only under [`Objective::Edp`] or with the
-    /// environment variable `COEXEC_ENERGY=1`: a read can cost milliseconds
-    /// (NVML on an H200 added ~9 ms of wall time to every run), and NVML's
-    /// counter advances in steps coarser than a short run.
+    /// The energy counters (RAPL, NVML) are detected only under
+    /// [`Objective::Edp`] or with the environment variable
+    /// `COEXEC_ENERGY=1`, and then read once per window of runs (at least
+    /// 1 s, [`Engine::set_energy_window`]), never around each run: a read
+    /// can cost milliseconds (NVML on an H200: ~9 ms of wall time), and
+    /// NVML's counter advances in steps coarser than a short run. The
+    /// report's per-run joules are then estimates from the learned power
+    /// ([`Basis::Estimated`](crate::energy::Basis)).
     /// [`Engine::set_energy_sources`] installs counters explicitly.
     pub objective: Objective,
     /// Testing aid: opens each chosen Vulkan device this many times, as if

@@ -176,7 +176,6 @@ impl Engine {
             queue: &queue,
             estimates: &estimates,
         };
-        let meter = self.meter();
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
         let memory = match run.gpus.is_empty() {
@@ -184,7 +183,7 @@ impl Engine {
             true => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
-        let energy = self.energy(meter, time_s, &devices_out);
+        let energy = self.energy(time_s, &devices_out);
         inner
             .learning
             .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
