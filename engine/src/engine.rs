@@ -6,6 +6,7 @@
 
 mod energy;
 mod gpus;
+mod rayon_baseline;
 mod run;
 mod spirv_cpu;
 
@@ -400,6 +401,8 @@ struct Inner {
     run_lock: Mutex<()>,
     learning: Learning,
     energy: energy::EngineEnergy,
+    /// See [`Engine::set_rayon_baseline`].
+    rayon_baseline: std::sync::atomic::AtomicBool,
     /// Faults to inject in the next run, by engine GPU.
     #[cfg(feature = "test-hooks")]
     fault: Mutex<Vec<(usize, crate::hooks::FaultInjection)>>,
@@ -608,6 +611,7 @@ impl Engine {
                 run_lock: Mutex::new(()),
                 learning,
                 energy,
+                rayon_baseline: std::sync::atomic::AtomicBool::new(false),
                 #[cfg(feature = "test-hooks")]
                 fault: Mutex::new(Vec::new()),
                 #[cfg(feature = "test-hooks")]

@@ -154,6 +154,10 @@ impl Engine {
         let (use_cpu, units, cpu_note) = self.select(kernel, devices)?;
         let gpu_ids: Vec<usize> = units.iter().map(|&(g, _)| g).collect();
         self.validate_args(kernel, &args, geometry, &gpu_ids)?;
+        if self.takes_rayon_baseline(kernel, use_cpu && units.is_empty()) {
+            let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+            return self.run_rayon(kernel, &args, geometry);
+        }
         let from_profile = inner
             .learning
             .prepare(kernel, geometry.space, geometry.total);

@@ -303,7 +303,7 @@ pub(crate) fn worker_loop(
 
 /// The error of a kernel call that panicked or reported a failure
 /// ([`CpuArgs::fail`]); `None` when it succeeded.
-fn call_failure(
+pub(crate) fn call_failure(
     outcome: std::thread::Result<()>,
     failure: Option<String>,
     units: &Range<u64>,
