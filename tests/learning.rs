@@ -106,9 +106,13 @@ fn hguided_falls_back_to_one_device_once_co_execution_cannot_pay() {
         .devices
         .iter()
         .all(|d| d.declined_s != Some(f64::INFINITY)));
-    // Once measured, the CPU sits the run out and its workers stay parked.
+    // Once measured, the CPU sits the run out and its workers stay parked
+    // (after the learner has measured the GPU alone against co-executing).
     let mut later = run(&e, &k, &sched);
-    for _ in 0..3 {
+    for _ in 0..8 {
+        if sat_out(&later, DeviceKind::Cpu) {
+            break;
+        }
         later = run(&e, &k, &sched);
     }
     assert!(sat_out(&later, DeviceKind::Cpu), "{:#?}", later.devices);

@@ -181,8 +181,8 @@ impl Learning {
             Mode::Together => None,
         };
         let (chosen, incumbent, measured) = {
-            let learned = lock(kernel);
-            let o = &learned.outcomes;
+            let mut learned = lock(kernel);
+            let o = &mut learned.outcomes;
             let chosen = o.choose(&candidates, model, &predict, units);
             (chosen, o.incumbent(), o.measured())
         };

@@ -195,6 +195,8 @@ pub(crate) struct Outcomes {
     explore_s: f64,
     /// The configuration measured fastest, as far as the noise lets tell.
     incumbent: Option<Mode>,
+    /// The cost model's choice at the last [`choose`](Self::choose).
+    model: Option<Mode>,
 }
 
 impl Outcomes {
@@ -295,8 +297,10 @@ impl Outcomes {
     }
 
     /// Keeps the incumbent unless a challenger measured at least
-    /// [`CONFIRM`] times beats it by more than [`margin`](Self::margin);
-    /// with no incumbent, the fastest measured.
+    /// [`CONFIRM`] times beats it by more than [`margin`](Self::margin), or
+    /// is the device alone that the model chose, within [`MIN_MARGIN`] of
+    /// co-executing; with no
+    /// incumbent, the fastest measured.
     fn elect(&mut self) {
         let Some((inc, inc_s)) = self
             .incumbent
@@ -308,7 +312,13 @@ impl Outcomes {
         let challenger = self.fastest(|m| m != inc && self.samples(m) >= CONFIRM);
         if let Some(c) = challenger {
             let c_s = self.per_unit_s(c).unwrap_or(f64::INFINITY);
-            if c_s < inc_s * (1.0 - self.margin(inc, c)) {
+            // The device alone that the model chose, as fast as
+            // co-executing (within MIN_MARGIN), replaces it: the others
+            // need not be woken.
+            let tie = inc == Mode::Together && Some(c) == self.model && c != Mode::Together;
+            if c_s < inc_s * (1.0 - self.margin(inc, c))
+                || (tie && c_s <= inc_s * (1.0 + MIN_MARGIN))
+            {
                 self.incumbent = Some(c);
             }
         }
@@ -333,12 +343,13 @@ impl Outcomes {
     ///    allows;
     /// 4. the incumbent.
     pub(crate) fn choose(
-        &self,
+        &mut self,
         candidates: &[Mode],
         model: Mode,
         predict: &dyn Fn(Mode) -> Option<f64>,
         units: u64,
     ) -> Mode {
+        self.model = Some(model);
         let listed = |m: Mode| candidates.contains(&m);
         let Some(inc) = self
             .incumbent
@@ -397,7 +408,9 @@ impl Outcomes {
     ///   and a first co-executed run of a kernel whose devices differ a
     ///   hundredfold can cost many times the run;
     /// * measured once: again, at the better of its sample and the model's
-    ///   prediction, when that is within [`RETRY`] of the incumbent;
+    ///   prediction, when that is within [`RETRY`] of the incumbent; free
+    ///   when it is the model's choice and its sample is within the noise
+    ///   of the incumbent;
     /// * measured fewer than [`KEEP`] times and faster than the incumbent
     ///   but not by the margin: again, at its time (a sequential test: it
     ///   runs until it is faster by the margin or no longer faster);
@@ -426,6 +439,11 @@ impl Outcomes {
         if n >= CONFIRM {
             return (n < KEEP && s < inc_s).then_some(s);
         }
+        if m == model && s <= inc_s * (1.0 + self.margin(m, m)) {
+            // The model's choice, measured within the noise of the
+            // incumbent: confirm it (at the incumbent's time: free).
+            return Some(inc_s);
+        }
         let e = predict(m).map_or(s, |p| p.min(s));
         (e <= RETRY * inc_s).then_some(e)
     }
@@ -448,7 +466,7 @@ mod tests {
 
     #[test]
     fn follows_the_model_until_something_is_measured() {
-        let o = Outcomes::default();
+        let mut o = Outcomes::default();
         assert_eq!(
             o.choose(&ALL, Mode::Together, &|_| Some(1.0), 1000),
             Mode::Together
@@ -600,6 +618,23 @@ mod tests {
         o.record(CPU, 0.6e-3, 1);
         // Two samples, the smaller counts: it takes over.
         assert_eq!(o.incumbent(), Some(CPU));
+    }
+
+    /// A device alone that the model chose, measured as fast as
+    /// co-executing, replaces it (the other device need not be woken); one
+    /// the model did not choose needs the margin.
+    #[test]
+    fn the_model_choice_alone_wins_a_tie_with_co_execution() {
+        for (model, expected) in [(GPU, GPU), (Mode::Together, Mode::Together)] {
+            let mut o = Outcomes::default();
+            for _ in 0..3 {
+                o.record(Mode::Together, 1e-3, 1);
+            }
+            o.choose(&ALL, model, &none, 1);
+            o.record(GPU, 1.01e-3, 1);
+            o.record(GPU, 1.015e-3, 1);
+            assert_eq!(o.incumbent(), Some(expected), "model {model:?}");
+        }
     }
 
     #[test]
