@@ -11,7 +11,8 @@ mod common;
 
 use coexec::{
     AllocatorBackend, Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, Error, Flow,
-    IndexSpace, Kernel, MemoryPlacement, Package, ProgramReport, Reduction, Scheduler, Validation,
+    HostCoherence, IndexSpace, Kernel, MemoryPlacement, Package, ProgramReport, Reduction,
+    Scheduler, Validation,
 };
 use std::sync::Arc;
 
@@ -183,24 +184,39 @@ fn programs_match_the_reference_under_every_scheduler_and_device_set() {
     }
 }
 
-/// Staged memory (device-local mirrors): the steps read what the earlier
-/// ones left in the mirrors; the host reads what it needs only.
+/// Staged memory (device-local mirrors), eager and lazy host coherence:
+/// the steps read what the earlier ones left in the mirrors. With lazy
+/// coherence nothing goes back to the host between GPU steps: the host
+/// step reads the reduction only, so the GPU alone downloads nothing.
 #[test]
 fn programs_run_on_staged_memory() {
-    let Some(e) = common::engine_from(EngineOptions {
-        workers: Some(1),
-        memory: MemoryPlacement::Staged,
-        validation: Validation::IfAvailable,
-        allocator: AllocatorBackend::default(),
-        profiles: false,
-        ..Default::default()
-    }) else {
-        return;
-    };
-    assert_eq!(e.memory_placement(), MemoryPlacement::Staged);
-    for sched in schedulers() {
-        for devices in [Devices::GPU, Devices::ALL] {
-            standard(&e, &sched, devices, 3);
+    for coherence in [HostCoherence::Eager, HostCoherence::Lazy] {
+        let Some(e) = common::engine_from(EngineOptions {
+            workers: Some(1),
+            memory: MemoryPlacement::Staged,
+            host_coherence: coherence,
+            validation: Validation::IfAvailable,
+            allocator: AllocatorBackend::default(),
+            profiles: false,
+            ..Default::default()
+        }) else {
+            return;
+        };
+        assert_eq!(e.memory_placement(), MemoryPlacement::Staged);
+        for sched in schedulers() {
+            for devices in [Devices::GPU, Devices::ALL] {
+                let r = standard(&e, &sched, devices, 3);
+                if coherence == HostCoherence::Lazy && devices == Devices::GPU {
+                    let down: u64 = r
+                        .steps
+                        .iter()
+                        .filter_map(|s| s.last.as_ref())
+                        .flat_map(|l| &l.devices)
+                        .map(|d| d.transfers.download_bytes)
+                        .sum();
+                    assert_eq!(down, 0, "{sched:?}: the data stays on the GPU");
+                }
+            }
         }
     }
 }
