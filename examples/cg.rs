@@ -9,11 +9,11 @@
 //!
 //! By default the iterations run as one [`Program`] (the four kernels and
 //! the two scalar updates as host steps, the workers held awake between
-//! steps); `runs` runs them as separate `Engine::run` calls, for
-//! comparison.
+//! steps); `parked` runs the program with the workers parked between
+//! steps, and `runs` as separate `Engine::run` calls, for comparison.
 //!
 //! ```text
-//! cargo run --release --example cg [-- M [ITERATIONS [cpu|gpu|all [program|runs]]]]
+//! cargo run --release --example cg [-- M [ITERATIONS [cpu|gpu|all [program|parked|runs]]]]
 //! ```
 
 use coexec::{
@@ -340,10 +340,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let m: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(1024);
     let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(30);
     let all = devices(argv.next().as_deref())?;
-    let as_program = match argv.next().as_deref() {
-        None | Some("program") => true,
-        Some("runs") => false,
-        Some(other) => return Err(format!("mode: program or runs (got {other:?})").into()),
+    // Program (workers held awake, or parked between steps) or runs.
+    let (as_program, awake) = match argv.next().as_deref() {
+        None | Some("program") => (true, true),
+        Some("parked") => (true, false),
+        Some("runs") => (false, false),
+        Some(other) => return Err(format!("mode: program, parked or runs (got {other:?})").into()),
     };
     let n = m * m;
     let engine = Engine::new()?;
@@ -386,7 +388,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let space = IndexSpace::D1(n as u64);
     // The first iteration pays one-time costs: timed apart.
     let t0 = Instant::now();
-    let mut prog = program(&engine, &kernels, all, space);
+    let mut prog = program(&engine, &kernels, all, space).keep_awake(awake);
     let run = |s: &mut State, prog: &mut Program<'_, State>, its: usize| match as_program {
         true => prog.run(s, its as u64).map(drop),
         false => by_runs(&engine, &kernels, s, (all, space), its),

@@ -8,11 +8,11 @@
 //!
 //! By default the iterations run as one [`Program`] (assign, update, and
 //! the centroid update as a host step, the workers held awake between
-//! steps); `runs` runs them as separate `Engine::run` calls, for
-//! comparison.
+//! steps); `parked` runs the program with the workers parked between
+//! steps, and `runs` as separate `Engine::run` calls, for comparison.
 //!
 //! ```text
-//! cargo run --release --example kmeans [-- N [ITERATIONS [cpu|gpu|all [program|runs]]]]
+//! cargo run --release --example kmeans [-- N [ITERATIONS [cpu|gpu|all [program|parked|runs]]]]
 //! ```
 
 use coexec::{
@@ -223,10 +223,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(1 << 20);
     let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(20);
     let all = devices(argv.next().as_deref())?;
-    let as_program = match argv.next().as_deref() {
-        None | Some("program") => true,
-        Some("runs") => false,
-        Some(other) => return Err(format!("mode: program or runs (got {other:?})").into()),
+    // Program (workers held awake, or parked between steps) or runs.
+    let (as_program, awake) = match argv.next().as_deref() {
+        None | Some("program") => (true, true),
+        Some("parked") => (true, false),
+        Some("runs") => (false, false),
+        Some(other) => return Err(format!("mode: program, parked or runs (got {other:?})").into()),
     };
     let engine = Engine::new()?;
     println!(
@@ -255,7 +257,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let space = IndexSpace::D1(n as u64);
     let kernels = (&assign, &update);
-    let mut prog = program(&engine, kernels, all, space);
+    let mut prog = program(&engine, kernels, all, space).keep_awake(awake);
     // Seconds of an iteration count inside the runs.
     let mut run = |s: &mut State, its: usize| match as_program {
         true => prog.run(s, its as u64).map(|r| r.kernel_time_s()),

@@ -233,7 +233,8 @@ fn a_program_runs_again() {
 }
 
 /// `Flow::Stop` ends the program after the host step: the steps after it
-/// do not run in that iteration.
+/// do not run in that iteration. (Here with the workers parked between
+/// steps: the same results.)
 #[test]
 fn a_host_step_stops_the_program() {
     let Some(e) = common::engine() else { return };
@@ -243,6 +244,7 @@ fn a_host_step_stops_the_program() {
     let mut rounds = 0;
     let mut program = e
         .program::<State>()
+        .keep_awake(false)
         .kernel(&map, space, |s| {
             Args::new().input(&s.x).output(&mut s.y).push(&push(3, 1))
         })
@@ -257,6 +259,7 @@ fn a_host_step_stops_the_program() {
         .kernel(&map, space, |s| {
             Args::new().input(&s.y).output(&mut s.x).push(&push(5, 7))
         });
+    assert!(format!("{program:?}").contains("awake: false"));
     let r = program.run(&mut s, 10).unwrap();
     drop(program);
     assert!(r.stopped);

@@ -157,6 +157,8 @@ pub struct Program<'k, S> {
     steps: Vec<Step<'k, S>>,
     scheduler: Scheduler,
     devices: Devices,
+    /// Hold the pool awake during [`Program::run`].
+    awake: bool,
 }
 
 impl<S> std::fmt::Debug for Program<'_, S> {
@@ -166,6 +168,7 @@ impl<S> std::fmt::Debug for Program<'_, S> {
             .field("steps", &names)
             .field("scheduler", &self.scheduler)
             .field("devices", &self.devices)
+            .field("awake", &self.awake)
             .finish()
     }
 }
@@ -180,6 +183,7 @@ impl Engine {
             steps: Vec::new(),
             scheduler: Scheduler::hguided(),
             devices: Devices::ALL,
+            awake: true,
         }
     }
 }
@@ -194,6 +198,17 @@ impl<'k, S> Program<'k, S> {
     /// The devices of the kernel steps added after this call.
     pub fn devices(mut self, devices: Devices) -> Self {
         self.devices = devices;
+        self
+    }
+
+    /// Whether [`run`](Self::run) holds the pool awake between steps (the
+    /// default: yes). `false` lets the threads park after each step, as
+    /// separate runs do: what a program gains by holding them can so be
+    /// measured, and on a machine whose cores are shared with other work
+    /// (or a host step that needs every core) parking may be the better
+    /// choice.
+    pub fn keep_awake(mut self, on: bool) -> Self {
+        self.awake = on;
         self
     }
 
@@ -270,7 +285,7 @@ impl<'k, S> Program<'k, S> {
     /// after it did not run.
     pub fn run(&mut self, state: &mut S, iterations: u64) -> Result<ProgramReport> {
         let engine = self.engine.clone();
-        let _awake = engine.keep_awake();
+        let _awake = self.awake.then(|| engine.keep_awake());
         let mut report = ProgramReport {
             steps: self
                 .steps
