@@ -224,8 +224,10 @@ fn wait_for_mail(slot: &Slot, holds: &AtomicUsize, spin_until: &mut Option<Insta
     if holds.load(Ordering::Relaxed) > 0 {
         let mut tries = 0u32;
         while holds.load(Ordering::Relaxed) > 0 {
-            // Relaxed: see `Slot::post`.
-            if slot.mail.swap(false, Ordering::Relaxed) {
+            // Relaxed: see `Slot::post`. A load first: the swap writes the
+            // line, which would pull it from the poster's core at every
+            // try.
+            if slot.mail.load(Ordering::Relaxed) && slot.mail.swap(false, Ordering::Relaxed) {
                 return;
             }
             if tries < 64 {
