@@ -375,10 +375,11 @@ fn a_gpu_fault_in_one_step() {
     let Some(e) = fresh() else { return };
     let (map, sum) = kernels(&e);
     let space = IndexSpace::D1(N as u64);
-    let sched = Scheduler::HGuided {
+    // A static half for the GPU: it takes part in every run, so the
+    // fault fires in the step it was injected before (with HGuided the
+    // CPU may finish a small run before the GPU's first claim).
+    let sched = Scheduler::Static {
         powers: Some(vec![0.5, 0.5]),
-        k: 2.0,
-        min_package: 1,
     };
     let inject = |e: &Engine| {
         e.inject_gpu_fault(FaultInjection {
@@ -388,6 +389,8 @@ fn a_gpu_fault_in_one_step() {
     };
     let mut s = state(&e);
     let mut injected = false;
+    // Whether the GPU was still there after step 2, per iteration.
+    let after_step2 = std::cell::RefCell::new(Vec::new());
     let mut program = e
         .program::<State>()
         .scheduler(sched)
@@ -396,6 +399,7 @@ fn a_gpu_fault_in_one_step() {
         })
         .host(|_| {
             if !injected {
+                assert!(e.gpu_available());
                 inject(&e);
                 injected = true;
             }
@@ -403,6 +407,10 @@ fn a_gpu_fault_in_one_step() {
         })
         .kernel(&map, space, |s| {
             Args::new().input(&s.y).output(&mut s.x).push(&push(5, 7))
+        })
+        .host(|_| {
+            after_step2.borrow_mut().push(e.gpu_available());
+            Flow::Continue
         })
         .kernel(&sum, space, |s| {
             Args::new().input(&s.x).reduce(&mut s.sum).push(&(N as u32))
@@ -413,6 +421,8 @@ fn a_gpu_fault_in_one_step() {
         });
     let r = program.run(&mut s, 3).unwrap();
     drop(program);
+    // The fault fired in step 2 of the first iteration.
+    assert_eq!(*after_step2.borrow(), [false, false, false]);
     let (x, y, sums) = reference(3);
     assert_eq!(s.sums, sums);
     assert!(s.x.as_slice() == x.as_slice() && s.y.as_slice() == y.as_slice());
