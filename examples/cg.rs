@@ -335,10 +335,17 @@ fn by_runs(
     Ok(())
 }
 
+/// The command line's usage line.
+const USAGE: &str = "usage: cg [M [ITERATIONS [cpu|gpu|all [program|parked|runs]]]] (an M x M grid; defaults 1024 30 all program)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let mut argv = std::env::args().skip(1);
-    let m: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(1024);
-    let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(30);
+    let m: usize = argv.next().map(|s| number(&s)).transpose()?.unwrap_or(1024);
+    let iterations: usize = argv.next().map(|s| number(&s)).transpose()?.unwrap_or(30);
     let all = devices(argv.next().as_deref())?;
     // Program (workers held awake, or parked between steps) or runs.
     let (as_program, awake) = match argv.next().as_deref() {
@@ -423,4 +430,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("cg: verified");
     Ok(())
+}
+
+/// `s` as a count, or an error that shows the usage.
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e| format!("{s:?}: {e}; {USAGE}"))
 }

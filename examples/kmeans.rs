@@ -214,14 +214,21 @@ fn by_runs(
     Ok(in_runs)
 }
 
+/// The command line's usage line.
+const USAGE: &str = "usage: kmeans [N [ITERATIONS [cpu|gpu|all [program|parked|runs]]]] (defaults 1048576 20 all program)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let mut argv = std::env::args().skip(1);
     let n: usize = argv
         .next()
-        .map(|s| s.parse())
+        .map(|s| number(&s))
         .transpose()?
         .unwrap_or(1 << 20);
-    let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(20);
+    let iterations: usize = argv.next().map(|s| number(&s)).transpose()?.unwrap_or(20);
     let all = devices(argv.next().as_deref())?;
     // Program (workers held awake, or parked between steps) or runs.
     let (as_program, awake) = match argv.next().as_deref() {
@@ -311,4 +318,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("kmeans: verified");
     Ok(())
+}
+
+/// `s` as a count, or an error that shows the usage.
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e| format!("{s:?}: {e}; {USAGE}"))
 }
