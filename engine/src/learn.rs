@@ -139,7 +139,12 @@ impl Learning {
 
     /// The scale of each run device's rate in the split (`slots`: each run
     /// device's estimator slot), from how earlier co-executed runs ended.
+    /// All 1 where `COEXEC_SPLIT=0` (to measure what the correction
+    /// changes).
     pub(crate) fn split_scales(&self, kernel: &Kernel, slots: &[usize]) -> Vec<f64> {
+        if !split_on_in_env() {
+            return vec![1.0; slots.len()];
+        }
         let learned = lock(kernel);
         slots.iter().map(|&s| learned.split.factor(s)).collect()
     }
@@ -318,6 +323,14 @@ fn profiles_on_in_env() -> bool {
 fn fallback_on_in_env() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("COEXEC_FALLBACK").map_or(true, |v| v.trim() != "0"))
+}
+
+/// `COEXEC_SPLIT=0` plans co-executed runs from the learned costs alone,
+/// without the correction from how earlier runs ended (to measure what it
+/// changes). Read once per process.
+fn split_on_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_SPLIT").map_or(true, |v| v.trim() != "0"))
 }
 
 #[cfg(test)]
