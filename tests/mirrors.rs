@@ -17,8 +17,8 @@ mod common;
 
 use coexec::hooks::{FaultInjection, GpuFault};
 use coexec::{
-    Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, HostCoherence, IndexSpace, Kernel,
-    MemoryPlacement, Package, Report, Scheduler, Validation,
+    Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, Footprint, HostCoherence, IndexSpace,
+    Kernel, MemoryPlacement, Package, Report, Scheduler, Validation,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,14 +109,25 @@ fn schedulers(n: usize) -> Vec<Scheduler> {
     ]
 }
 
-/// Runs the map kernel from `x` into a fresh output and checks it.
-fn run_map(e: &Engine, k: &Kernel, x: &Buffer<u32>, sched: &Scheduler, devices: Devices) -> Report {
+/// Runs the map kernel from `x` (read by each package whole, or only its
+/// own `items`) into a fresh output and checks it.
+fn run_map(
+    e: &Engine,
+    k: &Kernel,
+    (x, items): (&Buffer<u32>, bool),
+    sched: &Scheduler,
+    devices: Devices,
+) -> Report {
     let n = x.len() as u32;
     let mut o = e.buffer::<u32>(x.len()).unwrap();
+    let mut args = Args::new().input(x);
+    if items {
+        args = args.footprint(Footprint::Items { per_item: 1 });
+    }
     let r = e
         .run(
             k,
-            Args::new().input(x).output(&mut o).push(&n),
+            args.output(&mut o).push(&n),
             IndexSpace::D1(u64::from(n)),
             sched,
             devices,
@@ -135,9 +146,9 @@ fn gpu_report(r: &Report, g: usize) -> Option<&coexec::DeviceReport> {
 }
 
 /// Eager coherence: the GPUs together download exactly the output bytes
-/// of the items they ran, each GPU only its own; every GPU that ran
-/// packages uploaded its input from its own mirrors' view (no more than
-/// the input's bytes each).
+/// of the items they ran, each GPU only its own; each GPU uploads into its
+/// own mirrors exactly what its packages read, once: the whole input where
+/// a package reads it whole, else its items' part.
 #[test]
 fn every_scheduler_matches_the_reference_on_two_and_three_gpus() {
     for copies in [2, 3] {
@@ -149,15 +160,19 @@ fn every_scheduler_matches_the_reference_on_two_and_three_gpus() {
         for devices in [Devices::ALL, Devices::GPU] {
             let slots = usize::from(devices.cpu) + copies;
             for (s, sched) in schedulers(slots).into_iter().enumerate() {
-                let x = e.buffer_from_slice(&input(n, s as u32)).unwrap();
-                let r = run_map(&e, &k, &x, &sched, devices);
-                for g in 0..copies {
-                    let Some(d) = gpu_report(&r, g) else { continue };
-                    let t = d.transfers;
-                    assert_eq!(t.download_bytes, d.items * 4, "gpu{g}, {sched}: {d:?}");
-                    assert!(t.upload_bytes <= n as u64 * 4, "gpu{g}: {d:?}");
-                    if d.items > 0 {
-                        assert!(t.upload_bytes >= d.items * 4, "gpu{g}: {d:?}");
+                for items in [false, true] {
+                    let x = e.buffer_from_slice(&input(n, s as u32)).unwrap();
+                    let r = run_map(&e, &k, (&x, items), &sched, devices);
+                    for g in 0..copies {
+                        let Some(d) = gpu_report(&r, g) else { continue };
+                        let t = d.transfers;
+                        assert_eq!(t.download_bytes, d.items * 4, "gpu{g}, {sched}: {d:?}");
+                        let read = match (items, d.items) {
+                            (_, 0) => 0,
+                            (true, i) => i * 4,
+                            (false, _) => n as u64 * 4,
+                        };
+                        assert_eq!(t.upload_bytes, read, "gpu{g}, {sched}, {items}: {d:?}");
                     }
                 }
             }
