@@ -491,6 +491,7 @@ impl Engine {
                 workers: options.workers,
                 cpu_vulkan_devices: cpu_impls,
                 gpu_loops: (chosen.len() - cpu_impls) * copies,
+                gpu_local_pus: local_pus(&chosen, copies),
             })
             .map_err(|e| Error::Cpu {
                 message: "planning the cores".into(),
@@ -624,7 +625,7 @@ impl Engine {
             .plan(&PlanRequest {
                 workers,
                 cpu_vulkan_devices: 1,
-                gpu_loops: 0,
+                ..Default::default()
             })
             .ok()?;
         plan.cpu_vulkan_devices
@@ -1280,6 +1281,25 @@ fn profile_dir(options: &EngineOptions) -> Option<PathBuf> {
 }
 
 /// What a GPU's measurements depend on: the device and its driver.
+/// For each GPU dispatch loop of `chosen` (each GPU `copies` times, CPU
+/// implementations left out, as [`PlanRequest::gpu_loops`] counts them),
+/// the PUs local to its GPU where its PCI address and sysfs tell them
+/// (empty where unknown: lavapipe, no `VK_EXT_pci_bus_info`, no sysfs).
+fn local_pus(chosen: &[PhysicalDeviceInfo], copies: usize) -> Vec<Vec<usize>> {
+    chosen
+        .iter()
+        .filter(|d| d.device_type != DeviceType::Cpu)
+        .flat_map(|d| {
+            let pus = d
+                .pci_bus
+                .and_then(crate::exec::topology::pci_locality)
+                .map(|l| l.local_pus)
+                .unwrap_or_default();
+            std::iter::repeat_n(pus, copies)
+        })
+        .collect()
+}
+
 fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
     format!(
         "gpu {} {:04x}:{:04x} driver {} cache {}",
