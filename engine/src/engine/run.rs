@@ -818,4 +818,32 @@ mod tests {
         assert_eq!(gpu_share(&plain), 800);
         assert_eq!(gpu_share(&remap), 500);
     }
+
+    /// Several staged GPUs: each pays its own transfers, a GPU without
+    /// any (zero-copy fallback, or no entry) its compute alone.
+    #[test]
+    fn remap_adds_each_staged_gpus_own_transfers() {
+        use super::Remap;
+        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
+        let est = ThroughputEstimator::new(4);
+        for d in 0..4 {
+            let cost = Cost {
+                overhead_s: 1e-4,
+                rate: 4e5,
+            };
+            est.seed(d, cost, 8.0);
+        }
+        let map = [0usize, 1, 2, 3];
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
+        };
+        let rate = |d: usize| remap.cost(d).unwrap().rate;
+        // 2.5 us of compute a unit: 10 us with 7.5 of transfers, 5 with 2.5.
+        assert!((rate(1) - 1e5).abs() < 1e-3, "{}", rate(1));
+        assert!((rate(2) - 2e5).abs() < 1e-3, "{}", rate(2));
+        assert_eq!(remap.cost(3), est.cost(3));
+        assert_eq!(remap.cost(0), est.cost(0));
+    }
 }
