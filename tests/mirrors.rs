@@ -20,6 +20,7 @@ use coexec::{
     Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, Footprint, HostCoherence, IndexSpace,
     Kernel, MemoryPlacement, Package, Report, Scheduler, Validation,
 };
+use proptest::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -350,5 +351,80 @@ fn a_fault_on_one_gpu_keeps_every_mirror_coherent() {
             }
             common::assert_validation_clean(&e);
         }
+    }
+}
+
+/// One step of [`prop_runs_and_host_writes_match_a_model`].
+#[derive(Debug, Clone)]
+enum Step {
+    /// A run of the accumulating kernel over the devices of `mask` (bit 0:
+    /// the CPU, bit `1 + g`: GPU `g`) with scheduler number `sched`, over
+    /// the units `from..` (a sub-range run where `from > 0`).
+    Run { mask: u8, sched: usize, from: u32 },
+    /// The host writes `value` at `index`.
+    Write { index: usize, value: u32 },
+    /// The host reads the buffer.
+    Read,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (1u8..16, 0usize..5, prop_oneof![Just(0u32), 0u32..40]).prop_map(|(mask, sched, from)| Step::Run { mask, sched, from }),
+        1 => (0usize..2_000, any::<u32>()).prop_map(|(index, value)| Step::Write { index, value }),
+        1 => Just(Step::Read),
+    ]
+}
+
+/// The engines of the property test: 3 GPUs, eager and lazy.
+fn prop_engines() -> &'static [Option<Engine>; 2] {
+    static E: std::sync::OnceLock<[Option<Engine>; 2]> = std::sync::OnceLock::new();
+    E.get_or_init(|| {
+        [
+            engine(3, HostCoherence::Eager),
+            engine(3, HostCoherence::Lazy),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Any sequence of runs on any device sets (sub-range runs included),
+    /// host writes and reads gives the model's bytes, eager and lazy.
+    #[test]
+    fn prop_runs_and_host_writes_match_a_model(
+        steps in proptest::collection::vec(step(), 1..10),
+        lazy in any::<bool>(),
+    ) {
+        let Some(e) = &prop_engines()[usize::from(lazy)] else { return Ok(()) };
+        let k = acc_kernel(e);
+        // 2_000 items in 32-item groups: 63 units, the last one partial.
+        let n = 2_000u32;
+        let mut model = vec![0u32; n as usize];
+        let mut o = e.buffer::<u32>(n as usize).unwrap();
+        for s in &steps {
+            match *s {
+                Step::Run { mask, sched, from } => {
+                    let mut devices = Devices { cpu: mask & 1 != 0, ..Devices::NONE };
+                    for g in (0..3usize).filter(|g| mask & (2 << g) != 0) {
+                        devices = devices.with_gpu(g);
+                    }
+                    let slots = usize::from(devices.cpu) + (0..3).filter(|&g| devices.has_gpu(g)).count();
+                    let mut scheds = schedulers(slots);
+                    let sched = scheds.swap_remove(sched % scheds.len());
+                    e.run_range(&k, Args::new().output(&mut o).push(&n), IndexSpace::D1(u64::from(n)), u64::from(from)..63, &sched, devices)
+                        .map_err(|err| TestCaseError::fail(format!("{s:?}: {err}")))?;
+                    for (i, v) in model.iter_mut().enumerate().skip(from as usize * 32) {
+                        *v = v.wrapping_add(i as u32 + 1);
+                    }
+                }
+                Step::Write { index, value } => {
+                    o.as_mut_slice()[index] = value;
+                    model[index] = value;
+                }
+                Step::Read => prop_assert_eq!(&o[..], &model[..], "{:?}", steps),
+            }
+        }
+        prop_assert_eq!(&o[..], &model[..], "{:?}", steps);
     }
 }
