@@ -24,7 +24,8 @@ use proptest::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A staged engine of `copies` GPUs, one CPU worker, and `coherence`.
+/// A staged engine of `copies` GPUs, one CPU worker, and `coherence`
+/// (`None`, the test skipped, where `COEXEC_MEMORY` overrides the placement).
 fn engine(copies: usize, coherence: HostCoherence) -> Option<Engine> {
     let e = common::engine_from(EngineOptions {
         workers: Some(1),
@@ -36,7 +37,10 @@ fn engine(copies: usize, coherence: HostCoherence) -> Option<Engine> {
         ..Default::default()
     })?;
     assert_eq!(e.gpu_count(), copies);
-    assert_eq!(e.memory_placement(), MemoryPlacement::Staged);
+    if e.memory_placement() != MemoryPlacement::Staged {
+        eprintln!("skipping: COEXEC_MEMORY overrides the staged placement");
+        return None;
+    }
     Some(e)
 }
 
