@@ -72,7 +72,8 @@ pub mod reduce {
 }
 pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report, Transfers};
 pub use exec::topology::{
-    CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,
+    pci_locality, CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PciAddress, PciLocality,
+    PhysicalCore, PlanRequest, TopologyError,
 };
 pub use mem::{
     is_unified_memory, AllocatorBackend, Buffer, BufferId, HostCoherence, MemoryPlacement,

@@ -48,11 +48,14 @@ impl RunDevices<'_> {
         usize::from(self.cpu) + k
     }
 
-    /// The position in the run of the GPU that holds the mirrors on a
-    /// staged engine (engine GPU 0, see `UnifiedMemory::new_shared`), if it
-    /// takes part.
-    fn staged_gpu(&self) -> Option<usize> {
-        self.gpus.iter().position(|&(g, _)| g == 0)
+    /// The engine GPU that is the run's only device, if one is (no CPU
+    /// workers, no other GPU; `n_gpus`: the engine's GPUs, the SPIR-V CPU
+    /// device past them).
+    fn only_gpu(&self, n_gpus: usize) -> Option<usize> {
+        match self.gpus.as_slice() {
+            [(g, _)] if !self.cpu && *g < n_gpus => Some(*g),
+            _ => None,
+        }
     }
 
     /// The run's devices in order (CPU, then each GPU) as the plan sees
@@ -339,24 +342,22 @@ impl Engine {
         Ok((run, scheduler))
     }
 
-    /// Each GPU's binding set of the run's buffers (their mirrors on a
-    /// staged run, their views on GPUs after the first), in the run's GPU
-    /// order.
+    /// Each GPU's binding set of the run's buffers (its own mirrors on a
+    /// staged run, else its views of the host bytes), in the run's GPU
+    /// order; `stagings`: each GPU's staged plan, in that order.
     fn bind_all(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         run: &RunDevices<'_>,
-        staging: Option<&Staging<'_>>,
+        stagings: &[Option<Staging<'_>>],
     ) -> Result<Vec<crate::vk::BindingSet>> {
         let mut sets = Vec::with_capacity(run.gpus.len());
-        for &(g, _) in &run.gpus {
+        for (k, &(g, _)) in run.gpus.iter().enumerate() {
             let (pipeline, _) =
                 crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
-            let bufs: Vec<_> = match staging {
-                // Only engine GPU 0 holds mirrors; the others bind the host
-                // bytes.
-                Some(s) if g == 0 => s.bindings(),
+            let bufs: Vec<_> = match stagings.get(k) {
+                Some(Some(s)) => s.bindings()?,
                 _ => args
                     .buffers
                     .iter()
@@ -383,22 +384,13 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
-        // Lazy host coherence: the CPU's packages, and those of GPUs other
-        // than the staged one (they read host memory), read and write the
-        // host copies, which must hold what earlier runs left in the mirrors.
-        let host_side = run.cpu || run.gpus.iter().any(|&(g, _)| g != 0);
-        let synced = match host_side {
-            true => crate::exec::staging::sync_for_host(&args.buffers)?,
-            false => 0,
-        };
-        // Staged memory mirrors the buffers on engine GPU 0 only.
-        let staging = match (run.staged_gpu(), &kernel.pipeline) {
-            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
-                Some(Staging::new(&args.buffers, p.interface(), shared.geometry)?)
-            }
-            _ => None,
-        };
-        let sets = self.bind_all(kernel, args, run, staging.as_ref())?;
+        // Lazy host coherence: the CPU's packages read and write the host
+        // copies, and a GPU uploads what it reads from them, so they must
+        // hold what earlier runs left in any other GPU's mirrors.
+        let only = run.only_gpu(inner.gpus.len());
+        let synced = crate::exec::staging::sync_for_host(&args.buffers, |j| only != Some(j))?;
+        let stagings = self.stagings(kernel, args, run, shared.geometry)?;
+        let sets = self.bind_all(kernel, args, run, &stagings)?;
         let use_cpu = run.cpu;
         let board = StealBoard::new(
             if use_cpu && stealing() {
@@ -432,9 +424,7 @@ impl Engine {
             .enumerate()
             .filter_map(|(k, set)| {
                 let mut role = self.gpu_role(kernel, args, run, k, shared, set, &board)?;
-                if Some(k) == run.staged_gpu() {
-                    role.staging = staging.as_ref();
-                }
+                role.staging = stagings.get(k).and_then(Option::as_ref);
                 Some(role)
             })
             .collect();
@@ -473,27 +463,12 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
-        let staged_lane = run.staged_gpu().map(|k| &lanes.gpus[k]);
-        // (A run without the staged GPU reports no device of its own to
-        // count its start's downloads against.)
-        if let Some(lane) = staged_lane {
+        // (A run without a GPU reports no device of its own to count its
+        // start's downloads against.)
+        if let Some(lane) = lanes.gpus.first() {
             lane.add_download(synced);
         }
-        match (&staging, staged_lane) {
-            (Some(s), Some(lane)) => {
-                lane.staged(s);
-                // A failed GPU may be lost with what it left in the
-                // mirrors: bring it back now, or fail the run.
-                if lane.failed() {
-                    lane.add_download(crate::exec::staging::sync_for_host(&args.buffers)?);
-                }
-            }
-            // CPU packages wrote the host copies of the outputs alone.
-            (None, _) if inner.memory.placement() == MemoryPlacement::Staged => {
-                crate::exec::staging::outputs_written_by_host(&args.buffers, shared.geometry.space)
-            }
-            _ => {}
-        }
+        self.settle_mirrors(args, run, &stagings, &lanes.gpus, shared.geometry)?;
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
@@ -505,35 +480,101 @@ impl Engine {
         Ok(Lanes { time_s, ..lanes })
     }
 
-    /// A staged GPU's run device index and the seconds per unit its
-    /// transfers are expected to add (`None`: zero-copy, or no GPU).
+    /// Each run GPU's staged plan, in run order (`None`: zero-copy, or the
+    /// SPIR-V CPU device): on a staged engine every GPU binds its own
+    /// mirrors.
+    fn stagings<'a>(
+        &self,
+        kernel: &Kernel,
+        args: &'a Args<'_>,
+        run: &RunDevices<'_>,
+        geometry: &Geometry,
+    ) -> Result<Vec<Option<Staging<'a>>>> {
+        let staged = self.inner.memory.placement() == MemoryPlacement::Staged;
+        let n_gpus = self.inner.gpus.len();
+        run.gpus
+            .iter()
+            .map(|&(g, _)| match &kernel.pipeline {
+                Some(p) if staged && g < n_gpus => {
+                    Staging::new(&args.buffers, p.interface(), geometry, g).map(Some)
+                }
+                _ => Ok(None),
+            })
+            .collect()
+    }
+
+    /// After the claimants of a run: what each mirror holds (see
+    /// [`crate::exec::staging::finish_all`]), and, lazy, the host copies
+    /// brought up to date from the mirrors of each GPU that failed while
+    /// they can still be read (or the run fails).
+    fn settle_mirrors(
+        &self,
+        args: &Args<'_>,
+        run: &RunDevices<'_>,
+        stagings: &[Option<Staging<'_>>],
+        lanes: &[gpu::Lane],
+        geometry: &Geometry,
+    ) -> Result<()> {
+        let staged: Vec<&Staging<'_>> = stagings.iter().flatten().collect();
+        if staged.is_empty() {
+            if self.inner.memory.placement() == MemoryPlacement::Staged {
+                // CPU packages wrote the host copies of the outputs alone.
+                crate::exec::staging::outputs_written_by_host(&args.buffers, geometry.space);
+            }
+            return Ok(());
+        }
+        for (s, lane) in stagings.iter().zip(lanes) {
+            if let Some(s) = s {
+                lane.staged(s);
+            }
+        }
+        crate::exec::staging::finish_all(&staged);
+        for ((s, lane), &(g, _)) in stagings.iter().zip(lanes).zip(&run.gpus) {
+            // A failed GPU may be lost with what it left in its mirrors.
+            if s.is_some() && lane.failed() {
+                let bytes = crate::exec::staging::sync_for_host(&args.buffers, |j| j == g)?;
+                lane.add_download(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each staged GPU's run device index and the seconds per unit its
+    /// transfers are expected to add (empty: zero-copy, or no GPU).
     fn transfer_cost(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         run: &RunDevices<'_>,
         geometry: &Geometry,
-    ) -> Option<(usize, f64)> {
-        // Staged memory mirrors the buffers on engine GPU 0 only.
-        let k = run.staged_gpu()?;
-        let (unit, pipeline) = (run.gpus[k].1, kernel.pipeline.as_ref()?);
+    ) -> Vec<(usize, f64)> {
+        let Some(pipeline) = kernel.pipeline.as_ref() else {
+            return Vec::new();
+        };
         if self.inner.memory.placement() != MemoryPlacement::Staged {
-            return None;
+            return Vec::new();
         }
-        let stager = unit.stager.as_ref()?;
-        let rates = stager
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .rates()
-            .clone();
-        let (up, down) = crate::exec::staging::bytes_per_unit(
-            &args.buffers,
-            pipeline.interface(),
-            geometry.space,
-            // Bytes of the whole space over its units: per unit.
-            geometry.total,
-        );
-        Some((run.gpu_device(k), rates.seconds_per_unit(up, down)))
+        let mut out = Vec::new();
+        for (k, &(g, unit)) in run.gpus.iter().enumerate() {
+            let Some(stager) = unit.stager.as_ref() else {
+                continue;
+            };
+            let rates = stager
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .rates()
+                .clone();
+            let (up, down) = crate::exec::staging::bytes_per_unit(
+                &args.buffers,
+                pipeline.interface(),
+                geometry.space,
+                // Bytes of the whole space over its units: per unit.
+                geometry.total,
+                g,
+            );
+            out.push((run.gpu_device(k), rates.seconds_per_unit(up, down)));
+        }
+        out
     }
 
     /// The role in a run of its `k`-th GPU, whose buffers `set` binds.
@@ -668,13 +709,13 @@ impl Engine {
 }
 
 /// Maps run device indices to the kernel's estimator slots (0: CPU, `1 + g`:
-/// engine GPU `g`), and adds a staged GPU's transfers to its cost.
+/// engine GPU `g`), and adds each staged GPU's transfers to its cost.
 pub(crate) struct Remap<'a> {
     inner: &'a ThroughputEstimator,
     map: &'a [usize],
-    /// The staged GPU's run device index and the seconds per unit its
+    /// Each staged GPU's run device index and the seconds per unit its
     /// transfers add (see [`crate::sched::transfers`]).
-    transfers: Option<(usize, f64)>,
+    transfers: Vec<(usize, f64)>,
     /// Each run device's rate scale from how earlier co-executed runs
     /// ended (see [`crate::split`]); missing entries are 1.
     scale: Vec<f64>,
@@ -687,9 +728,9 @@ impl Remap<'_> {
         if scale.is_finite() && scale > 0.0 {
             cost.rate *= scale;
         }
-        match self.transfers {
-            Some((d, s)) if d == device => crate::sched::transfers::with_transfers(cost, s),
-            _ => cost,
+        match self.transfers.iter().find(|&&(d, _)| d == device) {
+            Some(&(_, s)) => crate::sched::transfers::with_transfers(cost, s),
+            None => cost,
         }
     }
 }
@@ -744,7 +785,7 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: None,
+            transfers: Vec::new(),
             scale: Vec::new(),
         };
         assert_eq!(remap.cost(0), est.cost(1));
@@ -756,7 +797,7 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: None,
+            transfers: Vec::new(),
             scale: Vec::new(),
         };
         for _ in 0..4 {
@@ -789,7 +830,7 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: Some((1, 7.5e-6)),
+            transfers: vec![(1, 7.5e-6)],
             scale: Vec::new(),
         };
         let gpu = remap.cost(1).unwrap();
@@ -808,7 +849,7 @@ mod tests {
             plan.claimant(1, 0).share()
         };
         let plain = Remap {
-            transfers: None,
+            transfers: Vec::new(),
             scale: Vec::new(),
             ..remap
         };
@@ -833,5 +874,34 @@ mod tests {
         };
         assert_eq!(bad.cost(0), est.cost(0));
         assert_eq!(bad.cost(1), est.cost(1));
+    }
+
+    /// Several staged GPUs: each pays its own transfers, a GPU without
+    /// any (zero-copy fallback, or no entry) its compute alone.
+    #[test]
+    fn remap_adds_each_staged_gpus_own_transfers() {
+        use super::Remap;
+        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
+        let est = ThroughputEstimator::new(4);
+        for d in 0..4 {
+            let cost = Cost {
+                overhead_s: 1e-4,
+                rate: 4e5,
+            };
+            est.seed(d, cost, 8.0);
+        }
+        let map = [0usize, 1, 2, 3];
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
+            scale: Vec::new(),
+        };
+        let rate = |d: usize| remap.cost(d).unwrap().rate;
+        // 2.5 us of compute a unit: 10 us with 7.5 of transfers, 5 with 2.5.
+        assert!((rate(1) - 1e5).abs() < 1e-3, "{}", rate(1));
+        assert!((rate(2) - 2e5).abs() < 1e-3, "{}", rate(2));
+        assert_eq!(remap.cost(3), est.cost(3));
+        assert_eq!(remap.cost(0), est.cost(0));
     }
 }

@@ -153,6 +153,7 @@ impl Engine {
                 workers,
                 cpu_vulkan_devices: 0,
                 gpu_loops: 1,
+                ..Default::default()
             })
             .ok()?;
         Some(cores(&plan).pus.len()).filter(|&n| n > 0)

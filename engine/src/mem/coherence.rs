@@ -14,12 +14,14 @@
 //!     [`Buffer::try_as_slice`], which report a failed download as an error
 //!     where the infallible accessors cannot (they panic: a failed download
 //!     means the device was lost with the only copy of those bytes);
-//!   - at the start of every run in which the CPU or a GPU other than engine
-//!     GPU 0 takes part (their packages read and write the host copies; only
-//!     GPU 0 has mirrors), for every buffer the run binds;
-//!   - at the end of a run whose GPU failed, while the mirror can still be
-//!     read: a failure to download then fails the run, so that no host range
-//!     is taken for current when it is not.
+//!   - at the start of a run, for every buffer the run binds, from the
+//!     mirror of each GPU unless that GPU is the run's only device (the
+//!     CPU's packages read and write the host copies, and another GPU
+//!     uploads what it reads from them: each discrete GPU has mirrors of
+//!     its own);
+//!   - at the end of a run in which a GPU failed, from that GPU's mirror,
+//!     while it can still be read: a failure to download then fails the
+//!     run, so that no host range is taken for current when it is not.
 //!
 //!   [`Buffer::host_written`] declares the host copy current (stale ranges
 //!   are dropped: the host's own writes win); pointers taken earlier must be
@@ -27,8 +29,9 @@
 //!   Buffers whose host memory is written or read behind the engine's back
 //!   (imported host memory, the C ABI's host pointers: *untracked*) stay
 //!   eager. Dropping a buffer needs nothing. A buffer belongs to one engine
-//!   (a foreign buffer is refused), and only engine GPU 0 binds mirrors, so
-//!   no other device reads one.
+//!   (a foreign buffer is refused), and a GPU binds only its own mirrors,
+//!   so no other device reads one. A byte range is stale in at most one
+//!   mirror: when a run ends, what a GPU wrote leaves every other mirror.
 //!
 //! Lazy is not the default because the infallible accessors cannot return
 //! the error of a download from a lost device.
@@ -84,10 +87,10 @@ pub(crate) fn env_override() -> Option<HostCoherence> {
     })
 }
 
-/// What a lazy engine's buffers download with: the engine's stager and its
-/// GPU timeout.
+/// What a lazy engine's buffers download with: each GPU's stager (by
+/// engine GPU) and the GPU timeout.
 pub(crate) struct LazySync {
-    pub(crate) stager: Arc<Mutex<Stager>>,
+    pub(crate) stagers: Vec<Arc<Mutex<Stager>>>,
     pub(crate) timeout_ns: u64,
 }
 
@@ -97,19 +100,52 @@ fn failed(e: VkError) -> Error {
     Error::Vulkan(e)
 }
 
+/// A transfer that did not end in time.
+fn timed_out() -> Error {
+    Error::Vulkan(VkError::Timeout {
+        call: "vkWaitSemaphores",
+    })
+}
+
 impl RawBuffer {
-    /// Downloads the byte ranges stale on the host (lazy engines); the
-    /// bytes moved. On error the ranges stay stale.
+    /// Downloads the byte ranges stale on the host (lazy engines), from
+    /// every GPU's mirror; the bytes moved. On error the ranges not yet
+    /// brought back stay stale.
     pub(crate) fn sync(&self) -> Result<u64> {
-        if self.mirror().stale().ranges().is_empty() {
+        self.sync_where(|_| true)
+    }
+
+    /// [`RawBuffer::sync`] for the mirrors of the engine GPUs `which`
+    /// accepts; the bytes moved.
+    pub(crate) fn sync_where(&self, which: impl Fn(usize) -> bool) -> Result<u64> {
+        if !self.mirrors().any_stale() {
             return Ok(0);
         }
         let Some(lazy) = self.memory().lazy() else {
             return Ok(0);
         };
-        // Lock order: stager, then mirror slot (as the dispatch loop).
-        let mut stager = lazy.stager.lock().unwrap_or_else(|p| p.into_inner());
-        let mut slot = self.mirror();
+        let mut bytes = 0;
+        for (g, stager) in lazy.stagers.iter().enumerate() {
+            if which(g) {
+                bytes += self.sync_gpu(g, stager, lazy.timeout_ns)?;
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Downloads what engine GPU `g`'s mirror holds stale on the host,
+    /// through `stager` (that GPU's); the bytes moved.
+    fn sync_gpu(&self, g: usize, stager: &Mutex<Stager>, timeout_ns: u64) -> Result<u64> {
+        if self.mirrors().slot(g).stale().ranges().is_empty() {
+            return Ok(0);
+        }
+        let Some((dst, _)) = self.view_on(g) else {
+            return Ok(0);
+        };
+        // Lock order: stager, then mirror slots (as the dispatch loop).
+        let mut stager = stager.lock().unwrap_or_else(|p| p.into_inner());
+        let mut mirrors = self.mirrors();
+        let slot = mirrors.slot(g);
         let Some(src) = slot.mirror.as_ref().map(|m| m.buffer) else {
             return Ok(0);
         };
@@ -119,7 +155,7 @@ impl RawBuffer {
             .iter()
             .map(|r| Copy {
                 src,
-                dst: self.handle(),
+                dst,
                 offset: r.start,
                 bytes: r.end - r.start,
             })
@@ -127,22 +163,19 @@ impl RawBuffer {
         if copies.is_empty() {
             return Ok(0);
         }
-        // SAFETY: the mirror and the buffer belong to this device, are
-        // `bytes()` long (the ranges lie within), carry the transfer usage
-        // of staged engines, and live while `self` does; the batch is
-        // waited for below (or, on timeout, by the stager's drop, which the
-        // engine's device outlives). No `after`: the runs that wrote the
-        // mirror drained their GPU work before returning, and the batch's
-        // leading barrier orders it after their dispatches on this queue.
-        let value = unsafe { stager.submit(Direction::Download, &copies, None, lazy.timeout_ns) }
+        // SAFETY: the mirror and the host bytes' view are of engine GPU
+        // `g`, the stager's device; both are `bytes()` long (the ranges lie
+        // within), carry the transfer usage of staged engines, and live
+        // while `self` does; the batch is waited for below (or, on timeout,
+        // by the stager's drop, which the engine's devices outlive). No
+        // `after`: the runs that wrote the mirror drained their GPU work
+        // before returning, and the batch's leading barrier orders it after
+        // their dispatches on this queue.
+        let value = unsafe { stager.submit(Direction::Download, &copies, None, timeout_ns) }
             .map_err(failed)?
-            .ok_or(Error::Vulkan(VkError::Timeout {
-                call: "vkWaitSemaphores",
-            }))?;
-        if !stager.wait(value, lazy.timeout_ns).map_err(failed)? {
-            return Err(Error::Vulkan(VkError::Timeout {
-                call: "vkWaitSemaphores",
-            }));
+            .ok_or_else(timed_out)?;
+        if !stager.wait(value, timeout_ns).map_err(failed)? {
+            return Err(timed_out());
         }
         slot.stale_mut().clear();
         Ok(copies.iter().map(|c| c.bytes).sum())
