@@ -25,7 +25,7 @@ use crate::mem::{AllocatorBackend, Buffer, HostCoherence, MemoryPlacement, Unifi
 use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, DriverEmulation, Instance,
-    PhysicalDeviceInfo, SyncMode, Validation,
+    PhysicalDeviceInfo, SyncMode, TransferQueue, Validation,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -175,6 +175,13 @@ pub struct EngineOptions {
     /// `COEXEC_EMULATE_DRIVER=native|vulkan1.1|no-timelines` overrides it.
     /// [`Engine::sync_mode`] says what the device uses.
     pub driver: DriverEmulation,
+    /// Staged engines: where uploads and downloads are submitted
+    /// ([`TransferQueue`]; `Auto`, the default, takes a dedicated queue
+    /// where the GPU has a transfer-only family, else the compute queue).
+    /// The environment variable `COEXEC_TRANSFER_QUEUE=auto|compute|separate`
+    /// overrides it; [`Engine::separate_transfers`] says what the engine's
+    /// first GPU uses.
+    pub transfer_queue: TransferQueue,
     /// What HGuided minimizes: time (the default) or the energy-delay
     /// product, leaving out a device whose speed-up costs more energy than
     /// it saves ([`Objective`]; it uses each device's power measured by its
@@ -228,6 +235,7 @@ impl Default for EngineOptions {
             memory: MemoryPlacement::Auto,
             host_coherence: HostCoherence::Eager,
             driver: DriverEmulation::Native,
+            transfer_queue: TransferQueue::Auto,
             objective: Objective::Time,
             duplicate_devices: 0,
             spirv_cpu: false,
@@ -702,6 +710,20 @@ impl Engine {
     /// ([`EngineOptions::driver`]).
     pub fn sync_mode(&self) -> SyncMode {
         self.device().sync_mode()
+    }
+
+    /// Whether the engine's staged transfers run ordered with its
+    /// dispatches by semaphores alone (on a dedicated transfer queue, or
+    /// as forced by [`TransferQueue::Separate`]); `false` for a zero-copy
+    /// engine.
+    pub fn separate_transfers(&self) -> bool {
+        self.memory_placement() == MemoryPlacement::Staged && self.device().separate_transfers()
+    }
+
+    /// Whether the engine's staged transfers go to a queue other than its
+    /// compute queue.
+    pub fn dedicated_transfer_queue(&self) -> bool {
+        self.memory_placement() == MemoryPlacement::Staged && self.device().has_transfer_queue()
     }
 
     /// The allocator backend of the engine's buffers.
@@ -1201,6 +1223,7 @@ fn open_devices(
     let dev_opts = DeviceOptions {
         pipeline_cache_dir: options.pipeline_cache_dir.clone(),
         driver,
+        transfer_queue: TransferQueue::from_env().unwrap_or(options.transfer_queue),
     };
     let is_cpu = |d: &&PhysicalDeviceInfo| d.device_type == DeviceType::Cpu;
     let (instance, mut cpu_devices) = match plan.cpu_vulkan_devices.first() {

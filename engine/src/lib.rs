@@ -76,5 +76,5 @@ pub use mem::{
 pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
 pub use vk::{
     version_string, DeviceType, DriverEmulation, MemoryHeap, MemoryType, PhysicalDeviceInfo,
-    QueueFamily, ShaderCores, ShaderInterface, SpirvBinding, SyncMode, Validation,
+    QueueFamily, ShaderCores, ShaderInterface, SpirvBinding, SyncMode, TransferQueue, Validation,
 };

@@ -509,17 +509,25 @@ impl Loop<'_, '_> {
     /// # Safety
     /// As for [`DispatchRing::submit`].
     unsafe fn submit_dispatch(&mut self, d: Dispatch<'_>) -> Result<u64, VkError> {
+        let wait = self.transfers.as_ref().and_then(Pipeline::dispatch_wait);
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self
             .injected
             .as_mut()
             .filter(|i| i.due(self.data.records.len()))
         {
+            // The injected submissions wait for no semaphore: the upload
+            // is waited for on the host first.
+            if let Some((c, v)) = wait {
+                c.wait(v, u64::MAX)?;
+            }
             // SAFETY: as for `submit` (function contract).
             return unsafe { inj.submit(&mut self.ring, d) };
         }
-        // SAFETY: function contract.
-        unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
+        // SAFETY: function contract; `wait` is the stager's completion (a
+        // timeline of this device: separate transfers need timelines),
+        // which the engine keeps as long as the ring.
+        unsafe { self.ring.submit_after(d, wait) }
     }
 
     /// Staged runs, before package `units`: submits the upload of what it
@@ -755,6 +763,14 @@ impl Loop<'_, '_> {
         }
         if self.ring.last_ticket() > 0 && !matches!(self.ring.drain(self.timeout_ns()), Ok(true)) {
             let _ = device.wait_idle();
+        }
+        // Later transfers (the next run's uploads, lazy downloads) follow
+        // this run's dispatches.
+        let (last, timeout_ns) = (self.ring.last_ticket(), self.timeout_ns());
+        if let Some(t) = self.transfers.as_mut() {
+            if !t.close(self.ring.completion(), last, timeout_ns) {
+                let _ = device.wait_idle();
+            }
         }
         // A transfer batch that timed out may still run: the run's buffers
         // must outlive it too. Uploads that completed make their bytes

@@ -48,6 +48,8 @@ pub(crate) struct Pipeline<'r, T> {
     /// Uploads in flight: the batch's value and its copies.
     uploads: VecDeque<(u64, Vec<Copy>)>,
     downloads: VecDeque<Download<T>>,
+    /// The value of the last upload batch of the run (0: none).
+    last_upload: u64,
     /// Wall seconds the loop spent submitting and waiting for transfers.
     pub(crate) seconds: f64,
 }
@@ -59,6 +61,7 @@ impl<'r, T> Pipeline<'r, T> {
             stager,
             uploads: VecDeque::new(),
             downloads: VecDeque::new(),
+            last_upload: 0,
             seconds: 0.0,
         }
     }
@@ -77,6 +80,7 @@ impl<'r, T> Pipeline<'r, T> {
         }
         self.submit(Direction::Upload, &copies, None, timeout_ns)?;
         let value = self.stager_last();
+        self.last_upload = value;
         staging.queued(&copies);
         let bytes = copies.iter().map(|c| c.bytes).sum();
         self.uploads.push_back((value, copies));
@@ -112,6 +116,25 @@ impl<'r, T> Pipeline<'r, T> {
             alone,
         });
         Ok(None)
+    }
+
+    /// On a separate transfer queue, what the next dispatch waits for: the
+    /// last upload batch of the run (and so every batch before it); `None`
+    /// on the compute queue (submission order and barriers order them) or
+    /// before the first upload.
+    pub(crate) fn dispatch_wait(&self) -> Option<(&Completion, u64)> {
+        (self.stager.separate() && self.last_upload > 0)
+            .then(|| (self.stager.completion(), self.last_upload))
+    }
+
+    /// At the end of the run: orders later batches after its dispatches,
+    /// the last of which is ticket `last` of `ring` (see
+    /// [`Stager::after_dispatches`]).
+    pub(crate) fn close(&mut self, ring: &Completion, last: u64, timeout_ns: u64) -> bool {
+        // SAFETY: `ring` is the completion of this device's dispatch ring,
+        // which the engine keeps as long as its stager.
+        let r = unsafe { self.stager.after_dispatches(ring, last, timeout_ns) };
+        matches!(r, Ok(true))
     }
 
     /// Whether a download is in flight.

@@ -133,7 +133,10 @@ impl RawBuffer {
         // waited for below (or, on timeout, by the stager's drop, which the
         // engine's device outlives). No `after`: the runs that wrote the
         // mirror drained their GPU work before returning, and the batch's
-        // leading barrier orders it after their dispatches on this queue.
+        // leading barrier orders it after their dispatches on the compute
+        // queue; on a separate transfer queue, after the batch each run
+        // submitted at its end, which waited for its last dispatch
+        // (`Stager::after_dispatches`).
         let value = unsafe { stager.submit(Direction::Download, &copies, None, lazy.timeout_ns) }
             .map_err(failed)?
             .ok_or(Error::Vulkan(VkError::Timeout {
