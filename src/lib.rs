@@ -119,8 +119,8 @@ pub use coexec_engine::{
     GpuChoice, HostCoherence, IndexSpace, Kernel, MemoryHeap, MemoryPlacement, MemoryType,
     NumaNode, Objective, Package, PackageLog, PackageRecord, PhysicalCore, PhysicalDeviceInfo,
     PlanRequest, QueueFamily, ReduceOp, Reduction, Report, Result, SchedError, Scheduler,
-    ShaderCores, ShaderInterface, SpirvBinding, SyncMode, TopologyError, TransferQueue, Transfers,
-    Validation, VkError, VkResultCode, DEFAULT_K, MAX_GPUS,
+    ShaderCores, ShaderInterface, SpirvBinding, SyncMode, TopologyError, TransferQueue,
+    TransferSpan, Transfers, Validation, VkError, VkResultCode, DEFAULT_K, MAX_GPUS,
 };
 
 /// The engine's internal layers (`vk`, `mem`, `sched`, `exec`), for

@@ -181,4 +181,38 @@ fn uploads_and_downloads_are_counted_on_the_separate_queue() {
     assert_eq!(t.download_bytes, 4 * n as u64);
     assert!(o.as_slice().iter().all(|&v| v == 5));
     common::assert_validation_clean(&e);
+    check_transfer_lane(&r);
+}
+
+/// The report's transfer batches add up to its bytes, and the trace JSON
+/// and the SVG timeline show them on a lane of their own.
+fn check_transfer_lane(r: &coexec::Report) {
+    let spans = r.packages.transfers();
+    let t = &r.devices[0].transfers;
+    let sum = |up: bool| -> u64 {
+        let s = spans.iter().filter(|s| s.upload == up);
+        s.map(|s| s.bytes).sum()
+    };
+    assert_eq!(sum(true), t.upload_bytes);
+    assert_eq!(sum(false), t.download_bytes);
+    assert!(spans.iter().all(|s| s.device == 0 && s.end_s >= s.start_s));
+    let trace = coexec::trace::chrome_trace(r, "t");
+    let events = trace["traceEvents"].as_array().unwrap();
+    let lane = r.devices[0].claimants;
+    let named = events.iter().any(|e| {
+        e["name"] == "thread_name" && e["tid"] == lane && e["args"]["name"] == "transfers"
+    });
+    assert!(named, "{trace}");
+    let traced: u64 = events
+        .iter()
+        .filter(|e| e["cat"] == "transfer" && e["tid"] == lane)
+        .map(|e| e["args"]["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(traced, t.upload_bytes + t.download_bytes);
+    let svg = std::env::temp_dir().join(format!("coexec-xfer-{}.svg", std::process::id()));
+    coexec::suite::plots::timeline_chart(&svg, "t", r).unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(text.contains("GPU transfers"), "no transfer lane");
+    assert!(text.contains("upload:") && text.contains("download:"));
 }

@@ -66,7 +66,9 @@ pub use exec::reduce::{ReduceOp, Reduction};
 pub mod reduce {
     pub use crate::exec::reduce::{tree, CombineFn, Element, ReduceOp, Reduction, GLSL_INCLUDE};
 }
-pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report, Transfers};
+pub use exec::report::{
+    DeviceReport, GapStats, PackageLog, PackageRecord, Report, TransferSpan, Transfers,
+};
 pub use exec::topology::{
     CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,
 };

@@ -6,7 +6,9 @@ use super::cpu::Idle;
 #[cfg(feature = "test-hooks")]
 use super::inject::Injected;
 use super::kernel::Geometry;
-use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Transfers};
+use super::report::{
+    DeviceReport, GapStats, PackageLog, PackageRecord, TransferSpan, Transfers,
+};
 use super::settle::{settle, Outcome, RingObserver};
 use super::pipeline::{Download, Pipeline, TransferError};
 use super::staging::Staging;
@@ -112,6 +114,8 @@ struct LaneData {
     lost_units: u64,
     /// Staged transfers.
     transfers: Transfers,
+    /// Their batches, for traces.
+    spans: Vec<TransferSpan>,
 }
 
 /// The loop's results, written once at its end.
@@ -189,6 +193,7 @@ impl Lane {
             note: None,
         };
         log.push_lane(d.records);
+        log.push_transfers(d.spans);
         (report, lost)
     }
 }
@@ -781,8 +786,20 @@ impl Loop<'_, '_> {
             }
         }
         self.settle_transfers();
-        if let Some(t) = &self.transfers {
+        if let Some(t) = &mut self.transfers {
             self.data.transfers.seconds += t.seconds;
+            let (device, t0) = (self.role.device, self.t0);
+            let at = |i: Instant| i.saturating_duration_since(t0).as_secs_f64();
+            self.data.spans = std::mem::take(&mut t.spans)
+                .into_iter()
+                .map(|(upload, bytes, start, end)| TransferSpan {
+                    device,
+                    upload,
+                    bytes,
+                    start_s: at(start),
+                    end_s: at(end),
+                })
+                .collect();
         }
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self.injected {

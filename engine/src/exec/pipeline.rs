@@ -45,13 +45,17 @@ pub(crate) struct Download<T> {
 /// The transfers of one staged run on one GPU.
 pub(crate) struct Pipeline<'r, T> {
     stager: std::sync::MutexGuard<'r, Stager>,
-    /// Uploads in flight: the batch's value and its copies.
-    uploads: VecDeque<(u64, Vec<Copy>)>,
+    /// Uploads in flight: the batch's value, its copies, and when it was
+    /// submitted.
+    uploads: VecDeque<(u64, Vec<Copy>, Instant)>,
     downloads: VecDeque<Download<T>>,
     /// The value of the last upload batch of the run (0: none).
     last_upload: u64,
     /// Wall seconds the loop spent submitting and waiting for transfers.
     pub(crate) seconds: f64,
+    /// The completed batches: upload or not, bytes, submitted, seen
+    /// complete.
+    pub(crate) spans: Vec<(bool, u64, Instant, Instant)>,
 }
 
 impl<'r, T> Pipeline<'r, T> {
@@ -63,6 +67,7 @@ impl<'r, T> Pipeline<'r, T> {
             downloads: VecDeque::new(),
             last_upload: 0,
             seconds: 0.0,
+            spans: Vec::new(),
         }
     }
 
@@ -78,12 +83,13 @@ impl<'r, T> Pipeline<'r, T> {
         if copies.is_empty() {
             return Ok(0);
         }
+        let submitted = Instant::now();
         self.submit(Direction::Upload, &copies, None, timeout_ns)?;
         let value = self.stager_last();
         self.last_upload = value;
         staging.queued(&copies);
         let bytes = copies.iter().map(|c| c.bytes).sum();
-        self.uploads.push_back((value, copies));
+        self.uploads.push_back((value, copies, submitted));
         Ok(bytes)
     }
 
@@ -161,11 +167,14 @@ impl<'r, T> Pipeline<'r, T> {
                 ));
             }
         }
-        while let Some((value, _)) = self.uploads.front() {
+        let now = Instant::now();
+        while let Some((value, ..)) = self.uploads.front() {
             if !self.stager.reached(*value).map_err(failed)? {
                 break;
             }
-            let (_, copies) = self.uploads.pop_front().expect("front exists");
+            let (_, copies, submitted) = self.uploads.pop_front().expect("front exists");
+            let bytes = copies.iter().map(|c| c.bytes).sum();
+            self.spans.push((true, bytes, submitted, now));
             staging.uploaded(&copies);
         }
         let mut done = Vec::new();
@@ -174,6 +183,7 @@ impl<'r, T> Pipeline<'r, T> {
                 break;
             }
             let d = self.downloads.pop_front().expect("front exists");
+            self.spans.push((false, d.bytes, d.submitted, now));
             if d.alone {
                 let s = d.submitted.elapsed().as_secs_f64();
                 self.stager.rates().record(Direction::Download.way(), d.bytes, s);
