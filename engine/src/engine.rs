@@ -567,9 +567,12 @@ impl Engine {
                 _ => None,
             };
             let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
-            if let (Some(s), HostCoherence::Lazy) = (&stager, coherence) {
+            if let (Some(_), HostCoherence::Lazy) = (&stager, coherence) {
                 let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
-                memory.make_lazy(s.clone(), ns);
+                // A stager of the buffers' own: CPU packages sync while the
+                // dispatch loop holds the runs' stager.
+                let own = vk::transfer::Stager::new(device.clone())?;
+                memory.make_lazy(Arc::new(Mutex::new(own)), ns);
             }
             units.push(GpuUnit {
                 device,

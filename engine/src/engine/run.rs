@@ -15,6 +15,7 @@ use crate::sched::{
     WorkQueue,
 };
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// The devices of one run.
@@ -369,11 +370,16 @@ impl Engine {
         // Lazy host coherence: the CPU's packages, and those of GPUs other
         // than the staged one (they read host memory), read and write the
         // host copies, which must hold what earlier runs left in the mirrors.
-        let host_side = run.cpu || run.gpus.iter().any(|&(g, _)| g != 0);
+        // With GPU 0 at most beside the CPU, each CPU package downloads only
+        // what it reads (see `mem::coherence`).
+        let host_side = run.gpus.iter().any(|&(g, _)| g != 0);
         let synced = match host_side {
             true => crate::exec::staging::sync_for_host(&args.buffers)?,
             false => 0,
         };
+        let per_package = AtomicU64::new(0);
+        let cpu_sync =
+            (run.cpu && !host_side && inner.memory.lazy().is_some()).then_some(&per_package);
         // Staged memory mirrors the buffers on engine GPU 0 only.
         let staging = match (run.staged_gpu(), &kernel.pipeline) {
             (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
@@ -399,6 +405,7 @@ impl Engine {
             geometry: shared.geometry,
             workers: inner.workers,
             board: &board,
+            sync: cpu_sync,
         });
         let gpu_roles: Vec<GpuRole<'_>> = sets
             .iter()
@@ -450,7 +457,8 @@ impl Engine {
         // (A run without the staged GPU reports no device of its own to
         // count its start's downloads against.)
         if let Some(lane) = staged_lane {
-            lane.add_download(synced);
+            // Relaxed: the workers were joined above.
+            lane.add_download(synced + per_package.load(Ordering::Relaxed));
         }
         match (&staging, staged_lane) {
             (Some(s), Some(lane)) => {

@@ -327,6 +327,22 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>]) -> Result<u64> {
     Ok(bytes)
 }
 
+/// Lazy host coherence, before CPU package `p` of a run over `space`:
+/// downloads the stale bytes of what it reads, each argument's footprint of
+/// its items (outputs: their own items, which it may read before writing);
+/// the bytes downloaded.
+pub(crate) fn sync_package(args: &[ArgBuffer<'_>], p: &Package, space: IndexSpace) -> Result<u64> {
+    let mut bytes = 0;
+    for a in args {
+        let len = a.len as u64;
+        let elem = a.raw.bytes() / len.max(1);
+        let r = a.footprint().elements(p, space, len);
+        let end = r.end.saturating_mul(elem).min(a.raw.bytes());
+        bytes += a.raw.sync_range(r.start.saturating_mul(elem).min(end)..end)?;
+    }
+    Ok(bytes)
+}
+
 /// After a run without a staged GPU (CPU only) over `space`: the outputs'
 /// host copies changed where the run's items are.
 pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace) {
@@ -344,7 +360,7 @@ pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace)
         let gen = a.raw.host_generation();
         let mut slot = a.raw.mirror();
         slot.valid(gen, false).remove(0..end);
-        // (Empty already: runs with the CPU start by syncing.)
+        // (Empty already: each CPU package synced its items first.)
         slot.stale_mut().remove(0..end);
     }
 }

@@ -14,9 +14,15 @@
 //!     [`Buffer::try_as_slice`], which report a failed download as an error
 //!     where the infallible accessors cannot (they panic: a failed download
 //!     means the device was lost with the only copy of those bytes);
-//!   - at the start of every run in which the CPU or a GPU other than engine
-//!     GPU 0 takes part (their packages read and write the host copies; only
-//!     GPU 0 has mirrors), for every buffer the run binds;
+//!   - at the start of every run in which a GPU other than engine GPU 0
+//!     takes part (its packages read and write the host copies; only GPU 0
+//!     has mirrors), for every buffer the run binds;
+//!   - before each CPU package of a run (the CPU workers with engine GPU 0
+//!     at most), for what the package reads: each argument's footprint of
+//!     its items (an output's: its own items), so a co-executed run
+//!     downloads only what the CPU reads, not every stale range. A CPU
+//!     function that reads outside its footprint reads stale data there,
+//!     as a staged GPU does;
 //!   - at the end of a run whose GPU failed, while the mirror can still be
 //!     read: a failure to download then fails the run, so that no host range
 //!     is taken for current when it is not.
@@ -84,8 +90,9 @@ pub(crate) fn env_override() -> Option<HostCoherence> {
     })
 }
 
-/// What a lazy engine's buffers download with: the engine's stager and its
-/// GPU timeout.
+/// What a lazy engine's buffers download with: a stager of their own on
+/// the engine's GPU (not the one its runs hold: a CPU package syncs what it
+/// reads while the GPU's dispatch loop runs), and its GPU timeout.
 pub(crate) struct LazySync {
     pub(crate) stager: Arc<Mutex<Stager>>,
     pub(crate) timeout_ns: u64,
@@ -101,7 +108,23 @@ impl RawBuffer {
     /// Downloads the byte ranges stale on the host (lazy engines); the
     /// bytes moved. On error the ranges stay stale.
     pub(crate) fn sync(&self) -> Result<u64> {
-        if self.mirror().stale().ranges().is_empty() {
+        self.sync_range(0..self.bytes())
+    }
+
+    /// [`RawBuffer::sync`] of the stale bytes within `range` only (what a
+    /// CPU package reads, in a run with the engine's staged GPU: see
+    /// [`crate::exec::staging::sync_package`]). Callable while a run's
+    /// dispatch loop holds the engine's stager: lazy engines download with
+    /// a stager of their own.
+    pub(crate) fn sync_range(&self, range: std::ops::Range<u64>) -> Result<u64> {
+        let wanted = |slot: &super::mirror::MirrorSlot| -> Vec<std::ops::Range<u64>> {
+            let stale = slot.stale().ranges().iter();
+            stale
+                .map(|r| r.start.max(range.start)..r.end.min(range.end))
+                .filter(|r| r.start < r.end)
+                .collect()
+        };
+        if wanted(&self.mirror()).is_empty() {
             return Ok(0);
         }
         let Some(lazy) = self.memory().lazy() else {
@@ -113,9 +136,8 @@ impl RawBuffer {
         let Some(src) = slot.mirror.as_ref().map(|m| m.buffer) else {
             return Ok(0);
         };
-        let copies: Vec<Copy> = slot
-            .stale()
-            .ranges()
+        let ranges = wanted(&slot);
+        let copies: Vec<Copy> = ranges
             .iter()
             .map(|r| Copy {
                 src,
@@ -136,7 +158,10 @@ impl RawBuffer {
         // leading barrier orders it after their dispatches on the compute
         // queue; on a separate transfer queue, after the batch each run
         // submitted at its end, which waited for its last dispatch
-        // (`Stager::after_dispatches`).
+        // (`Stager::after_dispatches`). A run in progress writes none of
+        // these bytes (stale bytes are ones it does not write: its CPU
+        // packages sync before they write, its GPU packages write their
+        // own items).
         let value = unsafe { stager.submit(Direction::Download, &copies, None, lazy.timeout_ns) }
             .map_err(failed)?
             .ok_or(Error::Vulkan(VkError::Timeout {
@@ -147,7 +172,9 @@ impl RawBuffer {
                 call: "vkWaitSemaphores",
             }));
         }
-        slot.stale_mut().clear();
+        for r in ranges {
+            slot.stale_mut().remove(r);
+        }
         Ok(copies.iter().map(|c| c.bytes).sum())
     }
 
