@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""CPU share native vs SPIR-V (a CPU Vulkan device on the CPU workers' cores).
+"""CPU share native vs SPIR-V (a CPU Vulkan device on the CPU workers' cores),
+and the rayon baseline.
 
 For each kernel: `coexec bench --json` on the CPU alone and co-executed
-(`--devices all`), with `--cpu-impl native` and `--cpu-impl spirv`; prints a
-Markdown table (median seconds of --reps timed runs after one warm-up).
+(`--devices all`), with `--cpu-impl native` and `--cpu-impl spirv`, and on
+the CPU alone with `--cpu-impl rayon` (the kernel's Rust code through rayon's
+thread pool over the whole range, no coexec scheduling: what a user would
+write without coexec); prints a Markdown table (median seconds of --reps
+timed runs after one warm-up).
 
 Usage: scripts/spirv_cpu_bench.py [--coexec PATH] [--quick] [--reps N]
        [--kernels a,b] [--scheduler S]
@@ -46,15 +50,15 @@ def main():
     p.add_argument("--kernels", default=",".join(SEED))
     p.add_argument("--scheduler", default="hguided")
     a = p.parse_args()
-    print("| kernel | size | CPU native s | CPU spirv s | spirv/native | all native s (cpu share) | all spirv s (cpu share) |")
-    print("|---|---|---|---|---|---|---|")
+    print("| kernel | size | CPU rayon s | CPU native s | CPU spirv s | spirv/native | all native s (cpu share) | all spirv s (cpu share) |")
+    print("|---|---|---|---|---|---|---|---|")
     for k in a.kernels.split(","):
         size = QUICK[k] if a.quick else None
         row = {}
-        for devices in ("cpu", "all"):
-            for impl in ("native", "spirv"):
-                _, r = bench(a.coexec, k, size, devices, impl, a.reps, a.scheduler)
-                row[(devices, impl)] = r
+        for devices, impl in (("cpu", "rayon"), ("cpu", "native"), ("cpu", "spirv"),
+                              ("all", "native"), ("all", "spirv")):
+            _, r = bench(a.coexec, k, size, devices, impl, a.reps, a.scheduler)
+            row[(devices, impl)] = r
         def t(key):
             r = row[key]
             if r is None or not isinstance(r, tuple):
@@ -65,7 +69,7 @@ def main():
             return s + ("" if r[1] else " UNVERIFIED")
         cn, cs = row[("cpu", "native")], row[("cpu", "spirv")]
         ratio = f"{cs[0] / cn[0]:.2f}" if isinstance(cn, tuple) and isinstance(cs, tuple) else "-"
-        print(f"| {k} | {size or 'default'} | {t(('cpu','native'))} | {t(('cpu','spirv'))} | {ratio} "
+        print(f"| {k} | {size or 'default'} | {t(('cpu','rayon'))} | {t(('cpu','native'))} | {t(('cpu','spirv'))} | {ratio} "
               f"| {t(('all','native'))} | {t(('all','spirv'))} |", flush=True)
 
 

@@ -223,13 +223,27 @@ fn two_to_the_26_items_exactly_once() {
     let fits = (u64::from(e.device().info().max_storage_buffer_range) / 4).min(1 << 26);
     let log2 = 63 - fits.leading_zeros();
     let (w, h) = (1u32 << (log2 / 2), 1u32 << (log2 - log2 / 2));
+    // Both devices take part whatever the machine's load: with the test
+    // hooks the CPU waits for the GPU's first claim (a fresh engine: the
+    // shared ones serve concurrent tests); without them, static shares.
+    #[cfg(feature = "test-hooks")]
+    let fresh = engine_with(Some(1), AllocatorBackend::default()).expect("a second engine");
+    #[cfg(feature = "test-hooks")]
+    let (e, sched) = {
+        fresh.hold_cpu_until_gpus_claim(1);
+        (&fresh, Scheduler::hguided())
+    };
+    #[cfg(not(feature = "test-hooks"))]
+    let sched = Scheduler::Static {
+        powers: Some(vec![0.5, 0.5]),
+    };
     let r = run_count(
         e,
         IndexSpace::D2 {
             width: w,
             height: h,
         },
-        &Scheduler::hguided(),
+        &sched,
         Devices::ALL,
     );
     assert!(

@@ -128,16 +128,34 @@ fn run(
 
 /// Runs healthy once, then injects `fault` on the GPU's package number
 /// `after_packages` of the next run and checks that the run survives it.
+/// Units (of 64 items) the GPU claims before the CPU starts: the package
+/// that faults after `after_packages` and the one after it, under Dynamic
+/// (two in flight); one unit otherwise. A failed GPU hands its fresh work
+/// back, which ends the wait as well.
+fn hold_units(sched: &Scheduler, items: u64, after_packages: usize) -> u64 {
+    let units = items.div_ceil(64);
+    match sched {
+        Scheduler::Dynamic { packages } => units.div_ceil(*packages) * (after_packages as u64 + 2),
+        _ => 1,
+    }
+}
+
 fn fault_is_survived(fault: GpuFault, sched: Scheduler, after_packages: usize, kind: Kind) {
     let Some(e) = engine() else { return };
     let k = kernel(&e, kind);
+    // The CPU waits for the GPU's first packages (its fault comes after
+    // `after_packages` of them): on a loaded machine the CPU worker could
+    // otherwise take every package first and the fault never fire.
+    let hold = hold_units(&sched, 200_000, after_packages);
     // A healthy run first: the GPU takes part.
+    e.hold_cpu_until_gpus_claim(hold);
     let r = run(&e, &k, 200_000, &sched, Devices::ALL).unwrap();
     assert!(r.devices[1].packages > 0);
     e.inject_gpu_fault(FaultInjection {
         fault,
         after_packages,
     });
+    e.hold_cpu_until_gpus_claim(hold);
     let r = run(&e, &k, 200_000, &sched, Devices::ALL).unwrap();
     let gpu = &r.devices[1];
     let failure = gpu

@@ -559,6 +559,9 @@ mod faults {
                 after_packages: 1,
             });
             let sched = Scheduler::Dynamic { packages: 40 };
+            // The CPU waits until the GPU claimed the failing package and
+            // the one after it (or failed): 10 units a package.
+            e.hold_cpu_until_gpus_claim(30);
             let nap = Duration::from_millis(1);
             let (got, want, r) = if writeonly {
                 let data = input(n, 5);

@@ -6,6 +6,7 @@
 
 mod energy;
 mod gpus;
+mod rayon_baseline;
 mod run;
 mod spirv_cpu;
 
@@ -184,15 +185,19 @@ pub struct EngineOptions {
     pub transfer_queue: TransferQueue,
     /// What HGuided minimizes: time (the default) or the energy-delay
     /// product, leaving out a device whose speed-up costs more energy than
-    /// it saves ([`Objective`]; it uses each device's power measured by its
-    /// energy counter in earlier runs where readable, else the model of
-    /// [`DevicePower`](crate::energy::DevicePower)).
+    /// it saves ([`Objective`]; it uses each device's power learned from
+    /// its energy counter over windows of runs where readable, else the
+    /// model of [`DevicePower`](crate::energy::DevicePower); see
+    /// [`Engine::device_power`]).
     ///
-    /// The energy counters (RAPL, NVML) are read around each run, and the
-    /// report's joules filled in, only under [`Objective::Edp`] or with the
-    /// environment variable `COEXEC_ENERGY=1`: a read can cost milliseconds
-    /// (NVML on an H200 added ~9 ms of wall time to every run), and NVML's
-    /// counter advances in steps coarser than a short run.
+    /// The energy counters (RAPL, NVML) are detected only under
+    /// [`Objective::Edp`] or with the environment variable
+    /// `COEXEC_ENERGY=1`, and then read once per window of runs (at least
+    /// 1 s, [`Engine::set_energy_window`]), never around each run: a read
+    /// can cost milliseconds (NVML on an H200: ~9 ms of wall time), and
+    /// NVML's counter advances in steps coarser than a short run. The
+    /// report's per-run joules are then estimates from the learned power
+    /// ([`Basis::Estimated`](crate::energy::Basis)).
     /// [`Engine::set_energy_sources`] installs counters explicitly.
     pub objective: Objective,
     /// Testing aid: opens each chosen Vulkan device this many times, as if
@@ -404,9 +409,14 @@ struct Inner {
     run_lock: Mutex<()>,
     learning: Learning,
     energy: energy::EngineEnergy,
+    /// See [`Engine::set_rayon_baseline`].
+    rayon_baseline: std::sync::atomic::AtomicBool,
     /// Faults to inject in the next run, by engine GPU.
     #[cfg(feature = "test-hooks")]
     fault: Mutex<Vec<(usize, crate::hooks::FaultInjection)>>,
+    /// Units the GPUs claim before the CPU workers start (test hook).
+    #[cfg(feature = "test-hooks")]
+    cpu_hold: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -612,8 +622,11 @@ impl Engine {
                 run_lock: Mutex::new(()),
                 learning,
                 energy,
+                rayon_baseline: std::sync::atomic::AtomicBool::new(false),
                 #[cfg(feature = "test-hooks")]
                 fault: Mutex::new(Vec::new()),
+                #[cfg(feature = "test-hooks")]
+                cpu_hold: Mutex::new(None),
             }),
         })
     }
@@ -821,6 +834,21 @@ impl Engine {
         let mut f = self.inner.fault.lock().unwrap_or_else(|p| p.into_inner());
         f.retain(|&(g, _)| g != gpu);
         f.push((gpu, fault));
+    }
+
+    /// In the next run with a GPU and the CPU, the CPU workers claim
+    /// nothing until the GPUs have claimed `units` work units, or handed
+    /// their fresh work back (a failed GPU does), or the run is done or
+    /// aborted, or 10 s passed (test hook; cargo feature `test-hooks`).
+    /// Tests that assert GPU participation use it: on a loaded machine the
+    /// CPU can otherwise take every package before the GPU claims one.
+    #[cfg(feature = "test-hooks")]
+    pub fn hold_cpu_until_gpus_claim(&self, units: u64) {
+        *self
+            .inner
+            .cpu_hold
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(units);
     }
 
     /// Makes every new device-local mirror allocation fail from now on

@@ -391,8 +391,9 @@ typedef enum coexec_objective {
     COEXEC_OBJECTIVE_TIME = 0,
     /**
      * Energy-delay product: a device whose speed-up costs more energy than
-     * it saves sits the run out (power measured by RAPL/NVML in earlier
-     * runs where readable, else a model of busy and idle watts per device).
+     * it saves sits the run out (busy and idle power learned from RAPL/NVML
+     * over windows of earlier runs where readable, else a model of busy
+     * and idle watts per device).
      */
     COEXEC_OBJECTIVE_EDP = 1,
 } coexec_objective;
@@ -892,9 +893,11 @@ typedef struct coexec_device_report {
      */
     double transfer_s;
     /**
-     * Joules the device used during the run, from its energy counter (RAPL
-     * for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
-     * (no counter, or not readable: RAPL is usually root-only).
+     * Joules the device used during the run, estimated from its power as
+     * learned from its energy counter (RAPL for the CPU package, NVML for
+     * an NVIDIA GPU) over windows of runs (the counters are read once per
+     * window, not around each run); -1 where unavailable (no counter, not
+     * readable, RAPL is usually root-only, or no window closed yet).
      */
     double energy_j;
     /**
@@ -965,8 +968,8 @@ typedef struct coexec_report {
      */
     struct coexec_device_report devices[COEXEC_MAX_DEVICES];
     /**
-     * Joules of the devices whose counters could be read; -1 where none
-     * could (energy unavailable).
+     * Joules of the devices with a figure (estimated, as
+     * `coexec_device_report.energy_j`); -1 where none has one.
      */
     double energy_j;
     /**

@@ -120,8 +120,9 @@ pub enum coexec_objective {
     /// Wall time; the default.
     COEXEC_OBJECTIVE_TIME = 0,
     /// Energy-delay product: a device whose speed-up costs more energy than
-    /// it saves sits the run out (power measured by RAPL/NVML in earlier
-    /// runs where readable, else a model of busy and idle watts per device).
+    /// it saves sits the run out (busy and idle power learned from RAPL/NVML
+    /// over windows of earlier runs where readable, else a model of busy
+    /// and idle watts per device).
     COEXEC_OBJECTIVE_EDP = 1,
 }
 
@@ -584,9 +585,11 @@ pub struct coexec_device_report {
     pub download_bytes: u64,
     /// Staged runs: seconds the GPU's dispatch loop waited for transfers.
     pub transfer_s: f64,
-    /// Joules the device used during the run, from its energy counter (RAPL
-    /// for the CPU package, NVML for an NVIDIA GPU); -1 where unavailable
-    /// (no counter, or not readable: RAPL is usually root-only).
+    /// Joules the device used during the run, estimated from its power as
+    /// learned from its energy counter (RAPL for the CPU package, NVML for
+    /// an NVIDIA GPU) over windows of runs (the counters are read once per
+    /// window, not around each run); -1 where unavailable (no counter, not
+    /// readable, RAPL is usually root-only, or no window closed yet).
     pub energy_j: f64,
     /// The CPU only: the `coexec_cpu_impl` of the path that ran its share
     /// (0 native, 1 SPIR-V on a CPU Vulkan device); -1 for a GPU, and for a
@@ -633,8 +636,8 @@ pub struct coexec_report {
     /// Per device, in run order (CPU first; devices that sat the run out
     /// last).
     pub devices: [coexec_device_report; COEXEC_MAX_DEVICES],
-    /// Joules of the devices whose counters could be read; -1 where none
-    /// could (energy unavailable).
+    /// Joules of the devices with a figure (estimated, as
+    /// `coexec_device_report.energy_j`); -1 where none has one.
     pub energy_j: f64,
     /// Energy-delay product, `energy_j * time_s` (J*s); -1 where energy is
     /// unavailable.

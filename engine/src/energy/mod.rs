@@ -10,10 +10,19 @@
 mod nvml;
 mod objective;
 mod rapl;
+mod sampler;
+mod window;
+#[cfg(test)]
+mod window_tests;
 
 pub use nvml::NvmlGpu;
 pub use objective::{edp_choice, DevicePower, Objective};
 pub use rapl::RaplPackage;
+pub use sampler::{PowerSampler, PowerSource, Sampled};
+pub use window::{
+    estimate_j, fit_power, joules_since, Basis, DeviceWindow, MeteredDevice, WindowEnergy,
+    WindowMeter, WindowStart,
+};
 
 use std::sync::Arc;
 
@@ -77,6 +86,31 @@ impl EnergySources {
         }
     }
 
+    /// Joules from reading `a` to the later reading `b` (both of these
+    /// sources): (CPU, GPU), each `None` where either could not be read.
+    pub fn between(&self, a: &Reading, b: &Reading) -> (Option<f64>, Option<f64>) {
+        let joules = |s: &Arc<dyn EnergySource>, from: Option<u64>, to: Option<u64>| {
+            delta_uj(from?, to?, s.wrap_uj()).map(|uj| uj as f64 * 1e-6)
+        };
+        let cpu: Option<Vec<f64>> = (self.cpu.len() == a.cpu.len() && a.cpu.len() == b.cpu.len())
+            .then(|| {
+                self.cpu
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| joules(s, a.cpu[i], b.cpu[i]))
+                    .collect()
+            })
+            .flatten();
+        let cpu = cpu.filter(|v| !v.is_empty()).map(|v| v.iter().sum());
+        let gpu = self.gpu.as_ref().and_then(|s| joules(s, a.gpu, b.gpu));
+        (cpu, gpu)
+    }
+
+    /// Whether there is any counter.
+    pub fn is_empty(&self) -> bool {
+        self.cpu.is_empty() && self.gpu.is_none()
+    }
+
     /// Joules since `start`: (CPU, GPU), each `None` where unreadable.
     pub fn since(&self, start: &Reading) -> (Option<f64>, Option<f64>) {
         let joules = |s: &Arc<dyn EnergySource>, from: Option<u64>| {
@@ -113,7 +147,7 @@ fn nvml_gpu(uuid: [u8; 16]) -> Option<Arc<dyn EnergySource>> {
     gpu.map(|g| g as Arc<dyn EnergySource>)
 }
 
-/// Counter readings at the start of a run.
+/// Counter readings of an [`EnergySources`] at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Reading {
     cpu: Vec<Option<u64>>,
@@ -127,6 +161,10 @@ pub struct Energy {
     /// `None` where unavailable. A GPU that is a CPU implementation
     /// (lavapipe) has none: its energy is in the CPU package's.
     pub devices: Vec<Option<f64>>,
+    /// How the figures were obtained: an engine's per-run figures are
+    /// [`Basis::Estimated`] (learned power x busy time; the counters are
+    /// read once per window of runs, see [`WindowMeter`]).
+    pub basis: Basis,
 }
 
 impl Energy {
@@ -214,13 +252,15 @@ mod tests {
         assert_eq!(gpu, None);
         let e = Energy {
             devices: vec![cpu, gpu],
+            basis: Basis::Measured,
         };
         assert!((e.joules().unwrap() - 2.000_02).abs() < 1e-9);
         assert!((e.edp(0.5).unwrap() - 1.000_01).abs() < 1e-9);
         assert_eq!(e.device_edp(1, 0.5), None);
         assert_eq!(
             Energy {
-                devices: vec![None, None]
+                devices: vec![None, None],
+                basis: Basis::Measured,
             }
             .joules(),
             None

@@ -3,8 +3,8 @@
 //! `deviceUUID` is NVML's), and `nvmlDeviceGetTotalEnergyConsumption` gives
 //! millijoules since the driver loaded (Volta and newer).
 
-use super::{EnergySource, Unavailable};
-use std::ffi::{c_char, c_int, c_ulonglong, c_void, CString};
+use super::{EnergySource, PowerSource, Unavailable};
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CString};
 
 /// `nvmlReturn_t` of success.
 const NVML_SUCCESS: c_int = 0;
@@ -13,12 +13,15 @@ type InitFn = unsafe extern "C" fn() -> c_int;
 type ShutdownFn = unsafe extern "C" fn() -> c_int;
 type ByUuidFn = unsafe extern "C" fn(*const c_char, *mut *mut c_void) -> c_int;
 type EnergyFn = unsafe extern "C" fn(*mut c_void, *mut c_ulonglong) -> c_int;
+type PowerFn = unsafe extern "C" fn(*mut c_void, *mut c_uint) -> c_int;
 
 /// The energy counter of one NVIDIA GPU, through NVML.
 pub struct NvmlGpu {
     uuid: String,
     device: *mut c_void,
     energy: EnergyFn,
+    /// `nvmlDeviceGetPowerUsage`, where the library has it.
+    power: Option<PowerFn>,
     shutdown: ShutdownFn,
     // Last: the library is unloaded after the function pointers' last use
     // (Drop calls `shutdown` first).
@@ -84,6 +87,13 @@ impl NvmlGpu {
                 )?),
             )
         };
+        // SAFETY: as above: NVML's entry point of this C signature, used
+        // only while `lib` is loaded.
+        let power = unsafe {
+            lib.get::<*const c_void>(b"nvmlDeviceGetPowerUsage\0")
+                .ok()
+                .map(|s| std::mem::transmute::<*const c_void, PowerFn>(*s))
+        };
         // SAFETY: plain NVML call, no arguments.
         let r = unsafe { init() };
         if r != NVML_SUCCESS {
@@ -98,6 +108,7 @@ impl NvmlGpu {
             uuid: name,
             device,
             energy,
+            power,
             shutdown,
             _lib: lib,
         };
@@ -129,6 +140,26 @@ impl EnergySource for NvmlGpu {
 
     fn wrap_uj(&self) -> Option<u64> {
         None
+    }
+}
+
+impl PowerSource for NvmlGpu {
+    fn name(&self) -> String {
+        format!("nvml power {}", self.uuid)
+    }
+
+    fn read_mw(&self) -> Result<u64, Unavailable> {
+        let f = self
+            .power
+            .ok_or_else(|| Unavailable("NVML has no nvmlDeviceGetPowerUsage".into()))?;
+        let mut mw: c_uint = 0;
+        // SAFETY: NVML is initialised (until Drop) and `device` is its
+        // handle; a valid out-pointer.
+        let r = unsafe { f(self.device, &mut mw) };
+        if r != NVML_SUCCESS {
+            return Err(Unavailable(format!("nvmlDeviceGetPowerUsage failed ({r})")));
+        }
+        Ok(u64::from(mw))
     }
 }
 

@@ -155,6 +155,10 @@ impl Engine {
         let (use_cpu, units, cpu_note) = self.select(kernel, devices)?;
         let gpu_ids: Vec<usize> = units.iter().map(|&(g, _)| g).collect();
         self.validate_args(kernel, &args, geometry, &gpu_ids)?;
+        if self.takes_rayon_baseline(kernel, use_cpu && units.is_empty()) {
+            let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+            return self.run_rayon(kernel, &args, geometry);
+        }
         let from_profile = inner
             .learning
             .prepare(kernel, geometry.space, geometry.total);
@@ -177,7 +181,6 @@ impl Engine {
             queue: &queue,
             estimates: &estimates,
         };
-        let meter = self.meter();
         let lanes = self.execute(kernel, &args, &run, &shared)?;
         let time_s = lanes.time_s;
         let memory = match run.gpus.is_empty() {
@@ -185,7 +188,7 @@ impl Engine {
             true => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
-        let energy = self.energy(meter, time_s, &devices_out);
+        let energy = self.energy(time_s, &devices_out);
         inner
             .learning
             .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
@@ -406,6 +409,16 @@ impl Engine {
             workers: inner.workers,
             board: &board,
             sync: cpu_sync,
+            #[cfg(feature = "test-hooks")]
+            hold_units: (!run.gpus.is_empty())
+                .then(|| {
+                    inner
+                        .cpu_hold
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take()
+                })
+                .flatten(),
         });
         let gpu_roles: Vec<GpuRole<'_>> = sets
             .iter()

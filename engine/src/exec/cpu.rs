@@ -22,6 +22,26 @@ pub(crate) struct CpuRole<'a> {
     /// it reads; the bytes downloaded are added here (`None`: the run
     /// synced every buffer at its start, or there is nothing stale).
     pub(crate) sync: Option<&'a std::sync::atomic::AtomicU64>,
+    /// Test hook: units the GPUs must have claimed before a worker claims
+    /// its first package (see `Engine::hold_cpu_until_gpus_claim`).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) hold_units: Option<u64>,
+}
+
+/// Test hook: waits until `units` of the queue were claimed by others (the
+/// GPUs: no CPU worker has claimed yet), the run is done or aborted, or
+/// 10 s passed (a GPU that never claims must not hang the run).
+#[cfg(feature = "test-hooks")]
+fn hold(queue: &WorkQueue, units: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let want = units.min(queue.total());
+    while queue.total() - queue.remaining() < want
+        && !queue.is_done()
+        && !queue.is_aborted()
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_micros(100));
+    }
 }
 
 #[derive(Default)]
@@ -212,6 +232,10 @@ pub(crate) fn worker_loop(
     // (all workers run at once).
     let share = role.workers.max(1) as f64;
     let mut pending = Pending::default();
+    #[cfg(feature = "test-hooks")]
+    if let Some(units) = role.hold_units {
+        hold(queue, units);
+    }
     'claims: loop {
         // Fresh or requeued work first; then the unstarted end of a
         // sibling's package.
@@ -302,7 +326,7 @@ fn sync_reads(role: &CpuRole<'_>, p: &super::kernel::Package) -> Result<(), Erro
 
 /// The error of a kernel call that panicked or reported a failure
 /// ([`CpuArgs::fail`]); `None` when it succeeded.
-fn call_failure(
+pub(crate) fn call_failure(
     outcome: std::thread::Result<()>,
     failure: Option<String>,
     units: &Range<u64>,

@@ -142,3 +142,37 @@ mod tests {
         assert!(solo_key("dynamic:5").is_err());
     }
 }
+
+/// `coexec bench --cpu-impl`: an engine path for the CPU share, or the
+/// rayon baseline (the kernel's CPU implementation through rayon over the
+/// whole range, the CPU alone, no coexec scheduling).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BenchImpl {
+    /// `native` or `spirv`: the engine's path.
+    Engine(coexec::CpuImpl),
+    /// `rayon`: the baseline (`Engine::set_rayon_baseline`).
+    Rayon,
+}
+
+impl BenchImpl {
+    /// The engine's CPU path (the rayon baseline runs the native code).
+    pub(crate) fn engine(self) -> coexec::CpuImpl {
+        match self {
+            BenchImpl::Engine(i) => i,
+            BenchImpl::Rayon => coexec::CpuImpl::Native,
+        }
+    }
+}
+
+impl FromStr for BenchImpl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rayon" => Ok(BenchImpl::Rayon),
+            other => other
+                .parse()
+                .map(BenchImpl::Engine)
+                .map_err(|_| format!("{other:?} is not native, spirv or rayon")),
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! and per-device figures, as text or one JSON object.
 
 use crate::args::{self, Given};
+use crate::bench_energy::{BenchEnergy, BenchMeter, EnergyMode};
 use crate::open_engine;
 use coexec::error::chain;
 use coexec::workloads::{self, Size, Verification, Workload};
@@ -49,9 +50,11 @@ pub(crate) struct BenchArgs {
     pub(crate) gpus: Given<coexec::GpuChoice>,
     /// The CPU share's path for kernels that have both: native (the CPU
     /// workers run the kernel's Rust code) or spirv (a CPU Vulkan device,
-    /// Mesa lavapipe, runs its SPIR-V on the workers' cores).
+    /// Mesa lavapipe, runs its SPIR-V on the workers' cores); or, with
+    /// --devices cpu only, rayon: the baseline without coexec, the kernel's
+    /// Rust code through rayon's thread pool over the whole range.
     #[arg(long, default_value = "native")]
-    pub(crate) cpu_impl: Given<coexec::CpuImpl>,
+    pub(crate) cpu_impl: Given<args::BenchImpl>,
     /// Timed repetitions after the warm-ups; the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -60,6 +63,19 @@ pub(crate) struct BenchArgs {
     /// is the cold run.
     #[arg(long, default_value_t = 1)]
     warmup: usize,
+    /// Energy and EDP over the repetitions: off, window (RAPL and NVML
+    /// counters read before and after the timed repetitions, the window
+    /// extended by untimed runs to --energy-window-s; joules per run =
+    /// window / runs), or sampled (as window, with each NVIDIA GPU's power
+    /// read every --sample-ms and integrated).
+    #[arg(long, value_enum, default_value = "off")]
+    energy: EnergyMode,
+    /// The energy window's shortest length, seconds.
+    #[arg(long, default_value_t = 2.0)]
+    energy_window_s: f64,
+    /// Milliseconds between power readings (--energy sampled).
+    #[arg(long, default_value_t = 50)]
+    sample_ms: u64,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -103,40 +119,60 @@ fn with_cpu_power(a: &BenchArgs, gpus: usize) -> Result<Scheduler, String> {
 }
 
 /// The runs of a benchmark: the first (cold in a fresh process), the last,
-/// and the median time of the timed ones.
+/// the median time of the timed ones, and their energy where measured.
 struct Runs {
     first: Report,
     last: Report,
     time_s: f64,
+    energy: Option<BenchEnergy>,
 }
 
 /// Runs `w` `warmup` (at least 1) times untimed, then `reps` (at least 1)
-/// times timed.
+/// times timed; with `meter` on, in a window that untimed runs extend to
+/// its shortest length.
 fn repeat(
     w: &mut dyn Workload,
     engine: &coexec::Engine,
-    scheduler: &Scheduler,
-    devices: Devices,
+    (scheduler, devices): (&Scheduler, Devices),
     (warmup, reps): (usize, usize),
+    meter: &BenchMeter,
 ) -> Result<Runs, String> {
     let warmup = warmup.max(1);
     let mut times = Vec::new();
     let mut first = None;
     let mut last = None;
+    let mut window = None;
     for rep in 0..warmup + reps.max(1) {
+        if rep == warmup && meter.on() {
+            window = Some(meter.start());
+        }
         let r = w.run(engine, scheduler, devices).map_err(|e| chain(&e))?;
         if rep >= warmup {
             times.push(r.time_s);
+        }
+        if let Some(win) = &mut window {
+            win.add(meter, &r);
         }
         if rep == 0 {
             first = Some(r.clone());
         }
         last = Some(r);
     }
+    let energy = match window {
+        Some(mut win) => {
+            while win.elapsed_s() < meter.window_s {
+                let r = w.run(engine, scheduler, devices).map_err(|e| chain(&e))?;
+                win.add(meter, &r);
+            }
+            Some(meter.finish(win))
+        }
+        None => None,
+    };
     Ok(Runs {
         first: first.ok_or("no run")?,
         last: last.ok_or("no run")?,
         time_s: median(times),
+        energy,
     })
 }
 
@@ -146,16 +182,36 @@ pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
         a.memory.value,
         a.gpus.value,
         a.objective.value,
-        a.cpu_impl.value,
+        a.cpu_impl.value.engine(),
     )?;
+    if a.cpu_impl.value == args::BenchImpl::Rayon {
+        let d = a.devices.value;
+        if !d.cpu || (0..engine.gpu_count()).any(|g| d.has_gpu(g)) {
+            return Err("--cpu-impl rayon runs the CPU alone: give --devices cpu".into());
+        }
+        engine.set_rayon_baseline(true);
+    }
     let scheduler = with_cpu_power(&a, engine.gpu_count())?;
     let mut w = workloads::create(&a.kernel, &engine, a.size)?;
+    if !(a.energy_window_s.is_finite() && a.energy_window_s >= 0.0) {
+        return Err(format!(
+            "--energy-window-s {} is not a duration",
+            a.energy_window_s
+        ));
+    }
+    let meter = BenchMeter::new(
+        &engine,
+        a.devices.value,
+        a.energy,
+        a.energy_window_s,
+        a.sample_ms,
+    );
     let runs = repeat(
         &mut *w,
         &engine,
-        &scheduler,
-        a.devices.value,
+        (&scheduler, a.devices.value),
         (a.warmup, a.reps),
+        &meter,
     )?;
     let v = w.verify();
     if let Some(path) = &a.trace {
@@ -241,6 +297,8 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "objective": a.objective.text,
         "energy_j": report.joules(),
         "edp": report.edp(),
+        "energy_basis": energy(report).map(|e| e.basis.to_string()),
+        "energy": runs.energy.as_ref().map(|e| e.json(a.energy, runs.time_s)),
         "per_device": per_device,
     })
 }
@@ -262,7 +320,10 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
         report.balance(),
         report.package_count()
     );
-    println!("  {}", energy_text(report));
+    match &runs.energy {
+        Some(e) => println!("  {}", e.text(runs.time_s)),
+        None => println!("  {}", energy_text(report)),
+    }
     for (i, d) in report.devices.iter().enumerate() {
         let joules = energy(report)
             .and_then(|e| e.devices.get(i).copied().flatten())
@@ -296,8 +357,11 @@ fn energy(r: &Report) -> Option<&coexec::energy::Energy> {
 /// The run's energy line of the text report.
 fn energy_text(r: &Report) -> String {
     match (r.joules(), r.edp()) {
-        (Some(j), Some(edp)) => format!("energy {j:.3} J, EDP {edp:.6} J*s (last run)"),
-        _ => "energy unavailable (no readable RAPL or NVML counter)".into(),
+        (Some(j), Some(edp)) => format!(
+            "energy {j:.3} J, EDP {edp:.6} J*s (last run, {} from learned power)",
+            energy(r).map_or(String::new(), |e| e.basis.to_string())
+        ),
+        _ => "energy not measured (--energy window or sampled measures it)".into(),
     }
 }
 

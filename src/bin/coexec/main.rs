@@ -2,6 +2,7 @@
 
 mod args;
 mod bench;
+mod bench_energy;
 mod info;
 mod reduce;
 mod setup;
@@ -38,7 +39,10 @@ fn main() -> ExitCode {
     setup::init_log();
     let (workers, spirv) = match &cli.command {
         Command::Info => (None, false),
-        Command::Bench(a) => (a.workers, a.cpu_impl.value == coexec::CpuImpl::Spirv),
+        Command::Bench(a) => (
+            a.workers,
+            a.cpu_impl.value.engine() == coexec::CpuImpl::Spirv,
+        ),
         Command::Suite(a) => (a.workers, a.cpu_impl.value == coexec::CpuImpl::Spirv),
         Command::Reduce(a) => (a.workers, false),
     };
@@ -178,7 +182,7 @@ mod tests {
         let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
             panic!("not bench");
         };
-        assert_eq!(a.cpu_impl.value, coexec::CpuImpl::Spirv);
+        assert_eq!(a.cpu_impl.value.engine(), coexec::CpuImpl::Spirv);
         let Command::Suite(a) = Cli::try_parse_from(["coexec", "suite"]).unwrap().command else {
             panic!("not suite");
         };
@@ -188,6 +192,23 @@ mod tests {
             e.contains("--cpu-impl") && e.contains("native or spirv"),
             "{e}"
         );
+        let argv = [
+            "coexec",
+            "bench",
+            "--kernel",
+            "saxpy",
+            "--cpu-impl",
+            "rayon",
+        ];
+        let Command::Bench(a) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not bench");
+        };
+        assert_eq!(a.cpu_impl.value, args::BenchImpl::Rayon);
+        assert_eq!(a.cpu_impl.value.engine(), coexec::CpuImpl::Native);
+        let e = error(&["bench", "--kernel", "saxpy", "--cpu-impl", "tbb"]);
+        assert!(e.contains("native, spirv or rayon"), "{e}");
+        let e = error(&["bench", "--kernel", "saxpy", "--energy", "joules"]);
+        assert!(e.contains("--energy"), "{e}");
     }
 
     #[test]

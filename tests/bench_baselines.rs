@@ -1,0 +1,164 @@
+//! The rayon baseline (`Engine::set_rayon_baseline`, `coexec bench
+//! --cpu-impl rayon`) and `coexec bench --energy window|sampled`.
+
+#![cfg(feature = "glsl")]
+
+mod common;
+
+use coexec::{Args, Devices, IndexSpace, Scheduler};
+
+/// Every item once, in one package per chunk, on the CPU alone; runs with
+/// the GPU and runs after the baseline is turned off are coexec's own.
+#[test]
+fn the_rayon_baseline_runs_every_item_once() {
+    let Some(e) = common::engine() else { return };
+    let k = e
+        .kernel_glsl(
+            "count",
+            &common::count_glsl(64, 1, false),
+            Some(common::count_cpu()),
+        )
+        .unwrap();
+    let run = |n: u64, devices| {
+        let mut out = e.buffer::<u32>(n as usize).unwrap();
+        let r = e
+            .run(
+                &k,
+                Args::new().output(&mut out).push(&[n as u32, 0, 0]),
+                IndexSpace::D1(n),
+                &Scheduler::hguided(),
+                devices,
+            )
+            .unwrap();
+        assert!(out.iter().all(|&v| v == 1), "an item ran other than once");
+        r
+    };
+    e.set_rayon_baseline(true);
+    for n in [1, 63, 64, 100_003] {
+        let r = run(n, Devices::CPU);
+        assert_eq!(r.devices.len(), 1);
+        let cpu = &r.devices[0];
+        assert!(cpu.note.as_deref().unwrap().contains("rayon"), "{cpu:?}");
+        assert_eq!(cpu.items, n);
+        assert_eq!(cpu.packages, r.packages.len());
+        let covered: u64 = r.packages.iter().map(|p| p.units.end - p.units.start).sum();
+        assert_eq!(covered, r.units);
+    }
+    // With the GPU: coexec's run, not the baseline.
+    let r = run(100_000, Devices::ALL);
+    assert!(
+        r.devices.iter().all(|d| d.note.is_none()),
+        "{:?}",
+        r.devices
+    );
+    e.set_rayon_baseline(false);
+    let r = run(100_000, Devices::CPU);
+    assert_eq!(r.devices[0].note, None);
+    common::assert_validation_clean(&e);
+}
+
+fn bench(args: &[&str]) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .arg("bench")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("coexec runs");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{args:?}: {stdout} {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&stdout).expect("one JSON object")
+}
+
+/// `--cpu-impl rayon` verifies and reports the baseline; it refuses a run
+/// with a GPU.
+#[test]
+fn bench_runs_the_rayon_baseline() {
+    if common::engine().is_none() {
+        return;
+    }
+    let doc = bench(&[
+        "--kernel",
+        "taylor",
+        "--size",
+        "20000",
+        "--reps",
+        "1",
+        "--devices",
+        "cpu",
+        "--cpu-impl",
+        "rayon",
+    ]);
+    assert_eq!(doc["verified"], true, "{doc}");
+    assert_eq!(doc["cpu_impl"], "rayon");
+    let note = doc["per_device"][0]["note"].as_str().unwrap_or_default();
+    assert!(note.contains("rayon"), "{doc}");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .args([
+            "bench",
+            "--kernel",
+            "taylor",
+            "--size",
+            "2000",
+            "--cpu-impl",
+            "rayon",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--devices cpu"));
+}
+
+/// `--energy window` and `sampled` measure over a window of at least the
+/// asked length: every device has an entry, and where no counter reads
+/// (this machine: no RAPL, no NVIDIA GPU) the figures are null with a note
+/// saying why, never a failure.
+#[test]
+fn bench_measures_energy_over_a_window() {
+    if common::engine().is_none() {
+        return;
+    }
+    for mode in ["window", "sampled"] {
+        let doc = bench(&[
+            "--kernel",
+            "saxpy",
+            "--size",
+            "20000",
+            "--reps",
+            "3",
+            "--energy",
+            mode,
+            "--energy-window-s",
+            "0.2",
+            "--sample-ms",
+            "5",
+        ]);
+        let e = &doc["energy"];
+        assert_eq!(e["mode"], mode, "{doc}");
+        assert!(e["runs"].as_u64().unwrap() >= 3, "{e}");
+        assert!(e["window_s"].as_f64().unwrap() >= 0.2, "{e}");
+        let devices = e["devices"].as_array().unwrap();
+        assert_eq!(
+            devices.len(),
+            doc["per_device"].as_array().unwrap().len(),
+            "{e}"
+        );
+        assert!(devices.iter().all(|d| d["busy_s"].as_f64().unwrap() >= 0.0));
+        match e["joules_per_run"].as_f64() {
+            Some(j) => {
+                assert!(j > 0.0);
+                let edp = e["edp"].as_f64().unwrap();
+                assert!((edp - j * doc["time_s"].as_f64().unwrap()).abs() <= 1e-9 * edp.max(1.0));
+            }
+            None => {
+                assert!(e["edp"].is_null());
+                assert!(!e["notes"].as_array().unwrap().is_empty(), "{e}");
+            }
+        }
+    }
+    let doc = bench(&["--kernel", "saxpy", "--size", "2000", "--reps", "1"]);
+    assert!(doc["energy"].is_null());
+}
