@@ -417,6 +417,8 @@ struct Inner {
     /// Units the GPUs claim before the CPU workers start (test hook).
     #[cfg(feature = "test-hooks")]
     cpu_hold: Mutex<Option<u64>>,
+    /// See [`Engine::sync_per_cpu_package`].
+    cpu_package_sync: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -627,6 +629,7 @@ impl Engine {
                 fault: Mutex::new(Vec::new()),
                 #[cfg(feature = "test-hooks")]
                 cpu_hold: Mutex::new(None),
+                cpu_package_sync: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -849,6 +852,31 @@ impl Engine {
             .cpu_hold
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(units);
+    }
+
+    /// Lazy host coherence on a GPU whose transfers share its compute
+    /// queue: whether each CPU package of a co-executed run downloads only
+    /// the stale bytes it reads (test hook; cargo feature `test-hooks`).
+    /// Off by default there, since such a download queues behind the GPU's
+    /// packages in flight (a hung package would make the CPU's wait time
+    /// out); the run then downloads every stale range at its start. A GPU
+    /// with a dedicated transfer queue always syncs per CPU package.
+    #[cfg(feature = "test-hooks")]
+    pub fn sync_per_cpu_package(&self, on: bool) {
+        // Relaxed: a setting read at the start of later runs.
+        self.inner.cpu_package_sync.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether CPU packages sync what they read (see
+    /// [`Engine::sync_per_cpu_package`]).
+    pub(crate) fn cpu_package_sync(&self) -> bool {
+        let dedicated = self
+            .inner
+            .gpus
+            .first()
+            .is_some_and(|g| g.device.has_transfer_queue());
+        // Relaxed: as in `sync_per_cpu_package`.
+        dedicated || self.inner.cpu_package_sync.load(Ordering::Relaxed)
     }
 
     /// Makes every new device-local mirror allocation fail from now on

@@ -374,15 +374,17 @@ impl Engine {
         // than the staged one (they read host memory), read and write the
         // host copies, which must hold what earlier runs left in the mirrors.
         // With GPU 0 at most beside the CPU, each CPU package downloads only
-        // what it reads (see `mem::coherence`).
-        let host_side = run.gpus.iter().any(|&(g, _)| g != 0);
+        // what it reads where that download does not queue behind the
+        // GPU's packages (see `mem::coherence`).
+        let per_cpu_package = run.cpu && self.cpu_package_sync();
+        let host_side = run.gpus.iter().any(|&(g, _)| g != 0) || (run.cpu && !per_cpu_package);
         let synced = match host_side {
             true => crate::exec::staging::sync_for_host(&args.buffers)?,
             false => 0,
         };
         let per_package = AtomicU64::new(0);
-        let cpu_sync =
-            (run.cpu && !host_side && inner.memory.lazy().is_some()).then_some(&per_package);
+        let cpu_sync = (per_cpu_package && !host_side && inner.memory.lazy().is_some())
+            .then_some(&per_package);
         // Staged memory mirrors the buffers on engine GPU 0 only.
         let staging = match (run.staged_gpu(), &kernel.pipeline) {
             (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
