@@ -7,11 +7,19 @@
 //! the next. Checked against a CPU reference in f64 and by its residual;
 //! prints the time per iteration; exits non-zero on a mismatch.
 //!
+//! By default the iterations run as one [`Program`] (the four kernels and
+//! the two scalar updates as host steps, the workers held awake between
+//! steps); `parked` runs the program with the workers parked between
+//! steps, and `runs` as separate `Engine::run` calls, for comparison.
+//!
 //! ```text
-//! cargo run --release --example cg [-- M [ITERATIONS [cpu|gpu|all]]]
+//! cargo run --release --example cg [-- M [ITERATIONS [cpu|gpu|all [program|parked|runs]]]]
 //! ```
 
-use coexec::{Args, CpuArgs, Devices, Engine, IndexSpace, Package, Reduction, Scheduler};
+use coexec::{
+    Args, Buffer, CpuArgs, Devices, Engine, Flow, IndexSpace, Kernel, Package, Program, Reduction,
+    Scheduler,
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -205,93 +213,200 @@ fn devices(arg: Option<&str>) -> Result<Devices, String> {
     }
 }
 
+/// The four kernels.
+struct Kernels {
+    spmv: Kernel,
+    dot: Kernel,
+    update: Kernel,
+    direction: Kernel,
+}
+
+/// What the iterations share: the matrix, the vectors, the reductions and
+/// the host's scalars.
+struct State {
+    n: u32,
+    row: Buffer<u32>,
+    col: Buffer<u32>,
+    val: Buffer<f32>,
+    x: Buffer<f32>,
+    r: Buffer<f32>,
+    p: Buffer<f32>,
+    q: Buffer<f32>,
+    pq: Reduction<f32>,
+    rr_new: Reduction<f32>,
+    /// r.r of the current residual, and the step sizes.
+    rr: f32,
+    alpha: f32,
+    beta: f32,
+}
+
+impl State {
+    fn push(&self, a: f32) -> Push {
+        Push { n: self.n, a }
+    }
+
+    fn spmv(&mut self) -> Args<'_> {
+        let c = self.push(0.0);
+        Args::new()
+            .input(&self.row)
+            .input(&self.col)
+            .input(&self.val)
+            .input(&self.p)
+            .output(&mut self.q)
+            .push(&c)
+    }
+
+    fn dot(&mut self) -> Args<'_> {
+        let c = self.push(0.0);
+        Args::new()
+            .input(&self.p)
+            .input(&self.q)
+            .reduce(&mut self.pq)
+            .push(&c)
+    }
+
+    fn step_size(&mut self) {
+        self.alpha = self.rr / self.pq.scalar();
+    }
+
+    fn update(&mut self) -> Args<'_> {
+        let c = self.push(self.alpha);
+        Args::new()
+            .input(&self.p)
+            .input(&self.q)
+            .output(&mut self.x)
+            .output(&mut self.r)
+            .reduce(&mut self.rr_new)
+            .push(&c)
+    }
+
+    fn new_direction(&mut self) {
+        self.beta = self.rr_new.scalar() / self.rr;
+        self.rr = self.rr_new.scalar();
+    }
+
+    fn direction(&mut self) -> Args<'_> {
+        let c = self.push(self.beta);
+        Args::new().input(&self.r).output(&mut self.p).push(&c)
+    }
+}
+
+/// The iterations as one program.
+fn program<'k>(
+    engine: &Engine,
+    k: &'k Kernels,
+    all: Devices,
+    space: IndexSpace,
+) -> Program<'k, State> {
+    engine
+        .program::<State>()
+        .devices(all)
+        .kernel(&k.spmv, space, State::spmv)
+        .kernel(&k.dot, space, State::dot)
+        .host(|s| {
+            s.step_size();
+            Flow::Continue
+        })
+        .kernel(&k.update, space, State::update)
+        .host(|s| {
+            s.new_direction();
+            Flow::Continue
+        })
+        .kernel(&k.direction, space, State::direction)
+}
+
+/// `iterations` iterations as separate runs.
+fn by_runs(
+    engine: &Engine,
+    k: &Kernels,
+    s: &mut State,
+    (all, space): (Devices, IndexSpace),
+    iterations: usize,
+) -> coexec::Result<()> {
+    let sched = Scheduler::hguided();
+    for _ in 0..iterations {
+        engine.run(&k.spmv, s.spmv(), space, &sched, all)?;
+        engine.run(&k.dot, s.dot(), space, &sched, all)?;
+        s.step_size();
+        engine.run(&k.update, s.update(), space, &sched, all)?;
+        s.new_direction();
+        engine.run(&k.direction, s.direction(), space, &sched, all)?;
+    }
+    Ok(())
+}
+
+/// The command line's usage line.
+const USAGE: &str = "usage: cg [M [ITERATIONS [cpu|gpu|all [program|parked|runs]]]] (an M x M grid; defaults 1024 30 all program)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let mut argv = std::env::args().skip(1);
-    let m: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(1024);
-    let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(30);
+    let m: usize = argv.next().map(|s| number(&s)).transpose()?.unwrap_or(1024);
+    let iterations: usize = argv.next().map(|s| number(&s)).transpose()?.unwrap_or(30);
     let all = devices(argv.next().as_deref())?;
+    // Program (workers held awake, or parked between steps) or runs.
+    let (as_program, awake) = match argv.next().as_deref() {
+        None | Some("program") => (true, true),
+        Some("parked") => (true, false),
+        Some("runs") => (false, false),
+        Some(other) => return Err(format!("mode: program, parked or runs (got {other:?})").into()),
+    };
     let n = m * m;
     let engine = Engine::new()?;
     println!(
-        "device: {}, CPU workers: {}, {m}x{m} grid, n = {n}",
+        "device: {}, CPU workers: {}, {m}x{m} grid, n = {n}, {}",
         engine.device_info().name,
-        engine.workers()
+        engine.workers(),
+        if as_program {
+            "one program"
+        } else {
+            "run by run"
+        }
     );
     let k = |name: &str, glsl: &str, f: fn(&Package, &mut CpuArgs<'_>)| {
         engine.kernel_glsl(name, glsl, Some(Arc::new(f)))
     };
-    let (spmv, dot) = (k("cg_spmv", SPMV, cpu_spmv)?, k("cg_dot", DOT, cpu_dot)?);
-    let (update, direction) = (
-        k("cg_update", UPDATE, cpu_update)?,
-        k("cg_direction", DIRECTION, cpu_direction)?,
-    );
+    let kernels = Kernels {
+        spmv: k("cg_spmv", SPMV, cpu_spmv)?,
+        dot: k("cg_dot", DOT, cpu_dot)?,
+        update: k("cg_update", UPDATE, cpu_update)?,
+        direction: k("cg_direction", DIRECTION, cpu_direction)?,
+    };
     let (row, col, val) = matrix(m);
     let b: Vec<f32> = (0..n).map(|i| 1.0 + (i % 13) as f32 / 13.0).collect();
-    let (rowb, colb, valb) = (
-        engine.buffer_from_slice(&row)?,
-        engine.buffer_from_slice(&col)?,
-        engine.buffer_from_slice(&val)?,
-    );
-    let mut x = engine.buffer::<f32>(n)?;
-    let mut r = engine.buffer_from_slice(&b)?;
-    let mut p = engine.buffer_from_slice(&b)?;
-    let mut q = engine.buffer::<f32>(n)?;
-    let (mut pq, mut rr_new) = (Reduction::<f32>::sum(1), Reduction::<f32>::sum(1));
-    let mut rr = b.iter().map(|v| f64::from(*v) * f64::from(*v)).sum::<f64>() as f32;
-    let (sched, space) = (Scheduler::hguided(), IndexSpace::D1(n as u64));
-    let plain = Push {
+    let mut s = State {
         n: n as u32,
-        a: 0.0,
+        row: engine.buffer_from_slice(&row)?,
+        col: engine.buffer_from_slice(&col)?,
+        val: engine.buffer_from_slice(&val)?,
+        x: engine.buffer::<f32>(n)?,
+        r: engine.buffer_from_slice(&b)?,
+        p: engine.buffer_from_slice(&b)?,
+        q: engine.buffer::<f32>(n)?,
+        pq: Reduction::sum(1),
+        rr_new: Reduction::sum(1),
+        rr: b.iter().map(|v| f64::from(*v) * f64::from(*v)).sum::<f64>() as f32,
+        alpha: 0.0,
+        beta: 0.0,
     };
-    let (mut t0, mut first) = (Instant::now(), 0.0);
-    for it in 0..iterations {
-        if it == 1 {
-            first = t0.elapsed().as_secs_f64();
-            t0 = Instant::now();
-        }
-        let a = Args::new()
-            .input(&rowb)
-            .input(&colb)
-            .input(&valb)
-            .input(&p)
-            .output(&mut q)
-            .push(&plain);
-        engine.run(&spmv, a, space, &sched, all)?;
-        engine.run(
-            &dot,
-            Args::new().input(&p).input(&q).reduce(&mut pq).push(&plain),
-            space,
-            &sched,
-            all,
-        )?;
-        let alpha = rr / pq.scalar();
-        let a = Args::new()
-            .input(&p)
-            .input(&q)
-            .output(&mut x)
-            .output(&mut r)
-            .reduce(&mut rr_new);
-        engine.run(
-            &update,
-            a.push(&Push {
-                n: n as u32,
-                a: alpha,
-            }),
-            space,
-            &sched,
-            all,
-        )?;
-        let beta = rr_new.scalar() / rr;
-        rr = rr_new.scalar();
-        let a = Args::new().input(&r).output(&mut p).push(&Push {
-            n: n as u32,
-            a: beta,
-        });
-        engine.run(&direction, a, space, &sched, all)?;
-    }
+    let space = IndexSpace::D1(n as u64);
+    // The first iteration pays one-time costs: timed apart.
+    let t0 = Instant::now();
+    let mut prog = program(&engine, &kernels, all, space).keep_awake(awake);
+    let run = |s: &mut State, prog: &mut Program<'_, State>, its: usize| match as_program {
+        true => prog.run(s, its as u64).map(drop),
+        false => by_runs(&engine, &kernels, s, (all, space), its),
+    };
+    run(&mut s, &mut prog, iterations.min(1))?;
+    let first = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    run(&mut s, &mut prog, iterations.saturating_sub(1))?;
     let wall = t0.elapsed().as_secs_f64();
     let want = reference(&row, &col, &val, &b, iterations);
-    let x64: Vec<f64> = x.iter().map(|v| f64::from(*v)).collect();
+    let x64: Vec<f64> = s.x.iter().map(|v| f64::from(*v)).collect();
     let diff: Vec<f64> = x64.iter().zip(&want).map(|(a, b)| a - b).collect();
     let err = (dot64(&diff, &diff) / dot64(&want, &want)).sqrt();
     let ax = spmv64(&row, &col, &val, &x64);
@@ -315,4 +430,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("cg: verified");
     Ok(())
+}
+
+/// `s` as a count, or an error that shows the usage.
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e| format!("{s:?}: {e}; {USAGE}"))
 }

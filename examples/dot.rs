@@ -79,14 +79,21 @@ fn cpu_dot(pkg: &Package, args: &mut CpuArgs<'_>) {
     acc[0] += s as f32;
 }
 
+/// The command line's usage line.
+const USAGE: &str = "usage: dot [N [ITERATIONS]] [--deterministic] (defaults 16777216 10)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let mut args = std::env::args().skip(1);
     let n: usize = args
         .next()
-        .map(|s| s.parse())
+        .map(|s| number(&s))
         .transpose()?
         .unwrap_or(1 << 24);
-    let iterations: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(10);
+    let iterations: usize = args.next().map(|s| number(&s)).transpose()?.unwrap_or(10);
     let deterministic = args.any(|a| a == "--deterministic");
     let items = n.div_ceil(PER_ITEM);
     let engine = Engine::new()?;
@@ -181,4 +188,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("dot: verified");
     Ok(())
+}
+
+/// `s` as a count, or an error that shows the usage.
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e| format!("{s:?}: {e}; {USAGE}"))
 }

@@ -58,14 +58,21 @@ fn cpu_histogram(pkg: &Package, args: &mut CpuArgs<'_>) {
     count(&data[a..b], bins);
 }
 
+/// The command line's usage line.
+const USAGE: &str = "usage: histogram [BYTES [ITERATIONS]] (defaults 67108864 10)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let mut args = std::env::args().skip(1);
     let bytes: usize = args
         .next()
-        .map(|s| s.parse())
+        .map(|s| number(&s))
         .transpose()?
         .unwrap_or(1 << 26);
-    let iterations: usize = args.next().map(|s| s.parse()).transpose()?.unwrap_or(10);
+    let iterations: usize = args.next().map(|s| number(&s)).transpose()?.unwrap_or(10);
     let items = bytes.div_ceil(4 * WORDS).max(1);
     let engine = Engine::new()?;
     println!(
@@ -125,4 +132,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("histogram: verified");
     Ok(())
+}
+
+/// `s` as a count, or an error that shows the usage.
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e| format!("{s:?}: {e}; {USAGE}"))
 }

@@ -6,11 +6,19 @@
 //! per iteration and how much of it is spent between runs; exits non-zero
 //! on a mismatch.
 //!
+//! By default the iterations run as one [`Program`] (assign, update, and
+//! the centroid update as a host step, the workers held awake between
+//! steps); `parked` runs the program with the workers parked between
+//! steps, and `runs` as separate `Engine::run` calls, for comparison.
+//!
 //! ```text
-//! cargo run --release --example kmeans [-- N [ITERATIONS [cpu|gpu|all]]]
+//! cargo run --release --example kmeans [-- N [ITERATIONS [cpu|gpu|all [program|parked|runs]]]]
 //! ```
 
-use coexec::{Args, CpuArgs, Devices, Engine, IndexSpace, Package, Reduction, Scheduler};
+use coexec::{
+    Args, Buffer, CpuArgs, Devices, Engine, Flow, IndexSpace, Kernel, Package, Program, Reduction,
+    Scheduler,
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -139,20 +147,106 @@ fn devices(arg: Option<&str>) -> Result<Devices, String> {
     }
 }
 
+/// What the iterations share.
+struct State {
+    n: u32,
+    pts: Buffer<[f32; 2]>,
+    cent: Buffer<[f32; 2]>,
+    labels: Buffer<u32>,
+    sums: Reduction<f32>,
+}
+
+impl State {
+    fn assign(&mut self) -> Args<'_> {
+        Args::new()
+            .input(&self.pts)
+            .input(&self.cent)
+            .output(&mut self.labels)
+            .push(&self.n)
+    }
+
+    fn update(&mut self) -> Args<'_> {
+        Args::new()
+            .input(&self.pts)
+            .input(&self.labels)
+            .reduce(&mut self.sums)
+            .push(&self.n)
+    }
+
+    fn move_centroids(&mut self) {
+        centroids(self.sums.value(), self.cent.as_mut_slice());
+    }
+}
+
+/// The iterations as one program.
+fn program<'k>(
+    engine: &Engine,
+    (assign, update): (&'k Kernel, &'k Kernel),
+    all: Devices,
+    space: IndexSpace,
+) -> Program<'k, State> {
+    engine
+        .program::<State>()
+        .devices(all)
+        .kernel(assign, space, State::assign)
+        .kernel(update, space, State::update)
+        .host(|s| {
+            s.move_centroids();
+            Flow::Continue
+        })
+}
+
+/// `iterations` iterations as separate runs; the seconds inside the runs.
+fn by_runs(
+    engine: &Engine,
+    (assign, update): (&Kernel, &Kernel),
+    s: &mut State,
+    (all, space): (Devices, IndexSpace),
+    iterations: usize,
+) -> coexec::Result<f64> {
+    let sched = Scheduler::hguided();
+    let mut in_runs = 0.0;
+    for _ in 0..iterations {
+        in_runs += engine.run(assign, s.assign(), space, &sched, all)?.time_s;
+        in_runs += engine.run(update, s.update(), space, &sched, all)?.time_s;
+        s.move_centroids();
+    }
+    Ok(in_runs)
+}
+
+/// The command line's usage line.
+const USAGE: &str = "usage: kmeans [N [ITERATIONS [cpu|gpu|all [program|parked|runs]]]] (defaults 1048576 20 all program)";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let mut argv = std::env::args().skip(1);
     let n: usize = argv
         .next()
-        .map(|s| s.parse())
+        .map(|s| number(&s))
         .transpose()?
         .unwrap_or(1 << 20);
-    let iterations: usize = argv.next().map(|s| s.parse()).transpose()?.unwrap_or(20);
+    let iterations: usize = argv.next().map(|s| number(&s)).transpose()?.unwrap_or(20);
     let all = devices(argv.next().as_deref())?;
+    // Program (workers held awake, or parked between steps) or runs.
+    let (as_program, awake) = match argv.next().as_deref() {
+        None | Some("program") => (true, true),
+        Some("parked") => (true, false),
+        Some("runs") => (false, false),
+        Some(other) => return Err(format!("mode: program, parked or runs (got {other:?})").into()),
+    };
     let engine = Engine::new()?;
     println!(
-        "device: {}, CPU workers: {}, n = {n}, k = {K}",
+        "device: {}, CPU workers: {}, n = {n}, k = {K}, {}",
         engine.device_info().name,
-        engine.workers()
+        engine.workers(),
+        if as_program {
+            "one program"
+        } else {
+            "run by run"
+        }
     );
     let assign = engine.kernel_glsl("kmeans_assign", ASSIGN, Some(Arc::new(cpu_assign)))?;
     let update = engine.kernel_glsl("kmeans_update", UPDATE, Some(Arc::new(cpu_update)))?;
@@ -161,33 +255,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .map(|p| [p[0] + 0.05, p[1] - 0.05])
         .collect();
-    let pbuf = engine.buffer_from_slice(&pts)?;
-    let mut cbuf = engine.buffer_from_slice(&start)?;
-    let mut labels = engine.buffer::<u32>(n)?;
-    let mut sums = Reduction::<f32>::sum(3 * K);
-    let (sched, space) = (Scheduler::hguided(), IndexSpace::D1(n as u64));
-    let (mut in_runs, mut t0, mut first) = (0.0, Instant::now(), 0.0);
-    for it in 0..iterations {
-        if it == 1 {
-            // The first iteration pays one-time costs (the GPU's first
-            // packages, the scheduler's first measurements): apart.
-            first = t0.elapsed().as_secs_f64();
-            (in_runs, t0) = (0.0, Instant::now());
-        }
-        let a = Args::new()
-            .input(&pbuf)
-            .input(&cbuf)
-            .output(&mut labels)
-            .push(&(n as u32));
-        in_runs += engine.run(&assign, a, space, &sched, all)?.time_s;
-        let u = Args::new()
-            .input(&pbuf)
-            .input(&labels)
-            .reduce(&mut sums)
-            .push(&(n as u32));
-        in_runs += engine.run(&update, u, space, &sched, all)?.time_s;
-        centroids(sums.value(), cbuf.as_mut_slice());
-    }
+    let mut s = State {
+        n: n as u32,
+        pts: engine.buffer_from_slice(&pts)?,
+        cent: engine.buffer_from_slice(&start)?,
+        labels: engine.buffer::<u32>(n)?,
+        sums: Reduction::<f32>::sum(3 * K),
+    };
+    let space = IndexSpace::D1(n as u64);
+    let kernels = (&assign, &update);
+    let mut prog = program(&engine, kernels, all, space).keep_awake(awake);
+    // Seconds of an iteration count inside the runs.
+    let mut run = |s: &mut State, its: usize| match as_program {
+        true => prog.run(s, its as u64).map(|r| r.kernel_time_s()),
+        false => by_runs(&engine, kernels, s, (all, space), its),
+    };
+    // The first iteration pays one-time costs (the GPU's first packages,
+    // the scheduler's first measurements): apart.
+    let t0 = Instant::now();
+    run(&mut s, iterations.min(1))?;
+    let first = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let in_runs = run(&mut s, iterations.saturating_sub(1))?;
     let wall = t0.elapsed().as_secs_f64();
     let timed = iterations.saturating_sub(1).max(1) as f64;
     // The reference: the same algorithm on the CPU, in f64.
@@ -207,10 +296,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let wrong_labels = lab
         .iter()
-        .zip(labels.iter())
+        .zip(s.labels.iter())
         .filter(|(a, b)| a != b)
         .count();
-    let err = cbuf
+    let err = s
+        .cent
         .iter()
         .zip(&want)
         .map(|(a, b)| (a[0] - b[0]).abs().max((a[1] - b[1]).abs()))
@@ -228,4 +318,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("kmeans: verified");
     Ok(())
+}
+
+/// `s` as a count, or an error that shows the usage.
+fn number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e| format!("{s:?}: {e}; {USAGE}"))
 }

@@ -122,6 +122,7 @@ pub use coexec_engine::{
     ShaderCores, ShaderInterface, SpirvBinding, SyncMode, TopologyError, TransferQueue,
     TransferSpan, Transfers, Validation, VkError, VkResultCode, DEFAULT_K, MAX_GPUS,
 };
+pub use coexec_engine::{AwakeHold, Flow, Program, ProgramReport, StepReport};
 
 /// The engine's internal layers (`vk`, `mem`, `sched`, `exec`), for
 /// benchmarks and tests that drive them directly (cargo feature

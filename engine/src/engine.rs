@@ -1082,6 +1082,16 @@ impl Engine {
         })
     }
 
+    /// Keeps the engine's CPU workers and GPU dispatch threads awake
+    /// between runs until the returned hold is dropped: back-to-back runs
+    /// (the steps of a [`Program`](crate::Program), which takes one for
+    /// its whole run) then start without waking a parked thread. The
+    /// threads spin, yielding their cores, while the hold lives and no run
+    /// is in flight, so drop it as soon as the runs are done.
+    pub fn keep_awake(&self) -> crate::AwakeHold<'_> {
+        self.inner.pool.hold_awake()
+    }
+
     /// Runs `kernel` over `space` on `devices` with `scheduler`, blocking
     /// until every work-item is done.
     ///

@@ -404,6 +404,27 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A step of a [`Program`](crate::Program) failed: the program stopped
+    /// there (the steps after it did not run in that iteration, nor any
+    /// later iteration). Every step before it ran exactly once per
+    /// iteration started.
+    #[error("program step {step} ({name}), iteration {iteration}: {source}")]
+    ProgramStep {
+        /// The step's index in the program, from 0 (kernel and host steps
+        /// counted alike, in the order they were added).
+        step: usize,
+        /// The step's name: the kernel's, or `host`.
+        name: String,
+        /// The iteration, from 0.
+        iteration: u64,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A host step of a program reported a failure
+    /// ([`Flow::Fail`](crate::Flow)).
+    #[error("host step failed: {0}")]
+    HostStep(String),
     /// The Khronos validation layer reported errors while the call ran (only
     /// with [`EngineOptions::validation_errors_fail`](crate::EngineOptions)).
     #[error(

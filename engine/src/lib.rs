@@ -42,6 +42,7 @@ pub mod hooks;
 mod learn;
 mod outcomes;
 mod profile;
+mod program;
 pub mod shader;
 
 layer!(exec);
@@ -58,7 +59,9 @@ pub use engine::{CpuImpl, Devices, Engine, EngineOptions, GpuChoice, MAX_GPUS};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::footprint::Footprint;
 pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
+pub use exec::pool::AwakeHold;
 pub use exec::reduce::{ReduceOp, Reduction};
+pub use program::{Flow, Program, ProgramReport, StepReport};
 
 /// Reduction outputs (see [`Reduction`]): the element types of the
 /// built-in combines, and the canonical work-group order of the GLSL

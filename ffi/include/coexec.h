@@ -23,6 +23,16 @@
 #include <stdint.h>
 
 /**
+ * A host step's return: go on with the next step.
+ */
+#define COEXEC_HOST_CONTINUE 0
+
+/**
+ * A host step's return: stop the program after this step.
+ */
+#define COEXEC_HOST_STOP 1
+
+/**
  * Number of device slots in a `coexec_report` (a run uses at most two: the
  * CPU, then the GPU).
  */
@@ -722,6 +732,16 @@ typedef struct coexec_footprint {
 } coexec_footprint;
 
 /**
+ * A program handle. `{0}` is the null handle.
+ */
+typedef struct coexec_program {
+    /**
+     * Opaque identifier.
+     */
+    uint64_t id;
+} coexec_program;
+
+/**
  * One buffer argument of a run. The i-th argument is bound to the shader's
  * i-th storage buffer (by increasing binding number).
  */
@@ -828,6 +848,18 @@ typedef struct coexec_scheduler {
      */
     size_t num_powers;
 } coexec_scheduler;
+
+/**
+ * A host step of a program: called on the thread of `coexec_program_run`
+ * between the steps around it, with the iteration (from 0) and the
+ * `user_data` given with it. Returns `COEXEC_HOST_CONTINUE` (0) to go on,
+ * `COEXEC_HOST_STOP` (1) to end the program after this step (no later step
+ * runs; `coexec_program_run` returns `COEXEC_OK`), anything else to fail
+ * it (`COEXEC_ERROR_KERNEL_FAILED`). It may read and write the program's
+ * buffers and the push-constant structs its runs point to; it must not
+ * call `coexec_program_run` on the same program.
+ */
+typedef int32_t (*coexec_host_fn)(uint64_t iteration, void *user_data);
 
 /**
  * Figures of one device in a run.
@@ -1206,6 +1238,69 @@ enum coexec_status coexec_kernel_destroy(struct coexec_kernel kernel);
 enum coexec_status coexec_kernel_set_footprint(struct coexec_kernel kernel,
                                                uint32_t index,
                                                const struct coexec_footprint *footprint);
+
+/**
+ * Creates an empty program of `engine` in `*out` (the null handle on
+ * failure).
+ *
+ * # Safety
+ * `out` is writable (NULL is rejected with `COEXEC_ERROR_NULL_POINTER`).
+ */
+enum coexec_status coexec_program_create(struct coexec_engine engine, struct coexec_program *out);
+
+/**
+ * Adds a run step: `kernel` over `space` with `coexec_run`'s arguments.
+ * `args[0..num_args]` and `*sched` (with its powers) are copied now; the
+ * handles are checked now and again at each run. `push[0..push_size]` is
+ * read at each run of the step, so a host step may change the struct it
+ * points to (the scalars of an iterative solver): it must stay valid
+ * until the program is destroyed.
+ *
+ * # Safety
+ * As for `coexec_run`; `push` stays valid while the program lives.
+ */
+enum coexec_status coexec_program_add_run(struct coexec_program program,
+                                          struct coexec_kernel kernel,
+                                          const struct coexec_arg *args,
+                                          size_t num_args,
+                                          const void *push,
+                                          size_t push_size,
+                                          struct coexec_index_space space,
+                                          const struct coexec_scheduler *sched,
+                                          uint32_t devices);
+
+/**
+ * Adds a host step: `f(iteration, user_data)` (see `coexec_host_fn`).
+ *
+ * # Safety
+ * `user_data` is whatever `f` expects; both stay valid while the program
+ * lives. A NULL `f` is rejected with `COEXEC_ERROR_NULL_POINTER`.
+ */
+enum coexec_status coexec_program_add_host(struct coexec_program program,
+                                           coexec_host_fn f,
+                                           void *user_data);
+
+/**
+ * Runs the program's steps in order, `iterations` times or until a host
+ * step returns `COEXEC_HOST_STOP`, with the engine's workers held awake
+ * between steps. Writes the iterations started to `*done` (may be NULL).
+ * A failing step stops the program: its status is returned, and
+ * `coexec_last_error()` names the step (from 0), its iteration and the
+ * cause.
+ *
+ * # Safety
+ * Each step's pointers are valid, as `coexec_program_add_run` and
+ * `coexec_program_add_host` say; `done` is NULL or writable.
+ */
+enum coexec_status coexec_program_run(struct coexec_program program,
+                                      uint64_t iterations,
+                                      uint64_t *done);
+
+/**
+ * Destroys a program (not its kernels and buffers).
+ * `COEXEC_ERROR_INVALID_HANDLE` for a null or destroyed handle.
+ */
+enum coexec_status coexec_program_destroy(struct coexec_program program);
 
 /**
  * Runs `kernel` over `space` on the devices in `devices` (`COEXEC_DEVICE_*`

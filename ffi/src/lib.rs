@@ -16,6 +16,7 @@
 mod callback;
 mod footprint;
 mod handles;
+mod program;
 mod reduce;
 mod run;
 mod status;
@@ -24,6 +25,7 @@ mod tests;
 mod types;
 
 pub use footprint::*;
+pub use program::*;
 pub use run::{coexec_kernel_units, coexec_run, coexec_run_range};
 pub use types::*;
 

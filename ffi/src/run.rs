@@ -405,7 +405,7 @@ fn devices_of(mask: u32) -> FfiResult<Devices> {
 }
 
 /// The live engine and kernel of a run, checked to belong together.
-fn engine_and_kernel(
+pub(crate) fn engine_and_kernel(
     engine: coexec_engine,
     kernel: coexec_kernel,
 ) -> FfiResult<(Arc<EngineObj>, Arc<KernelObj>)> {
@@ -578,18 +578,18 @@ pub unsafe extern "C" fn coexec_kernel_units(
 
 /// The arguments of `coexec_run` and `coexec_run_range` (`units`: the
 /// sub-range, `None` for the whole space).
-struct RunCall {
-    engine: coexec_engine,
-    kernel: coexec_kernel,
-    args: *const coexec_arg,
-    num_args: usize,
-    push: *const c_void,
-    push_size: usize,
-    space: coexec_index_space,
-    units: Option<std::ops::Range<u64>>,
-    sched: *const coexec_scheduler,
-    devices: u32,
-    report: *mut coexec_report,
+pub(crate) struct RunCall {
+    pub(crate) engine: coexec_engine,
+    pub(crate) kernel: coexec_kernel,
+    pub(crate) args: *const coexec_arg,
+    pub(crate) num_args: usize,
+    pub(crate) push: *const c_void,
+    pub(crate) push_size: usize,
+    pub(crate) space: coexec_index_space,
+    pub(crate) units: Option<std::ops::Range<u64>>,
+    pub(crate) sched: *const coexec_scheduler,
+    pub(crate) devices: u32,
+    pub(crate) report: *mut coexec_report,
 }
 
 impl RunCall {
@@ -597,7 +597,7 @@ impl RunCall {
     ///
     /// # Safety
     /// The pointers are as `coexec_run`'s contract says.
-    unsafe fn run(self) -> FfiResult<()> {
+    pub(crate) unsafe fn run(self) -> FfiResult<()> {
         let RunCall {
             engine,
             kernel,

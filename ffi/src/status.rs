@@ -66,6 +66,8 @@ pub(crate) fn code_of(e: &Error) -> coexec_status {
         Error::AllDevicesFailed { .. } | Error::GpuLostMidPackage { .. } => {
             COEXEC_ERROR_DEVICE_LOST
         }
+        Error::ProgramStep { source, .. } => code_of(source),
+        Error::HostStep(_) => COEXEC_ERROR_KERNEL_FAILED,
         _ => COEXEC_ERROR_INTERNAL,
     }
 }

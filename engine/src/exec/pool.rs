@@ -22,6 +22,12 @@
 //! for that long after a job (yielding) before it parks, so that the next run
 //! of a program of several kernels finds it awake.
 //!
+//! While an [`AwakeHold`] is alive ([`Pool::hold_awake`], taken by a program
+//! of several kernels for its whole run), a thread that finished a job does
+//! not park at all: it spins (yielding) on its mail flag until the next job
+//! or until the last hold is dropped, so the kernels of the program run back
+//! to back without a futex wake-up of the workers between them.
+//!
 //! Broadcasts from several caller threads are serialized by a mutex held for the whole
 //! broadcast. A job that calls `broadcast` on its own pool gets [`PoolError::Reentrant`]
 //! instead of a deadlock.
@@ -115,6 +121,9 @@ struct Shared {
     slots: Vec<Slot>,
     /// Number of posted jobs not finished yet in the current broadcast.
     remaining: AtomicUsize,
+    /// Live [`AwakeHold`]s: while non-zero, idle threads spin instead of
+    /// parking.
+    holds: AtomicUsize,
 }
 
 /// Locks a mutex, ignoring poisoning: no code holding these locks can panic midway through an
@@ -208,7 +217,27 @@ fn spin_window() -> Option<Duration> {
 /// Waits for mail: spins (yielding the core after the first few tries)
 /// until `spin_until` watching the mail flag, then parks. Returns once mail
 /// may have come (the caller re-checks the mailbox).
-fn wait_for_mail(slot: &Slot, spin_until: &mut Option<Instant>) {
+fn wait_for_mail(slot: &Slot, holds: &AtomicUsize, spin_until: &mut Option<Instant>) {
+    // Relaxed: the hold count is a hint of how to wait, never data; a
+    // thread that misses a new hold parks and is unparked by the next post
+    // as ever, one that misses its release spins one more round.
+    if holds.load(Ordering::Relaxed) > 0 {
+        let mut tries = 0u32;
+        while holds.load(Ordering::Relaxed) > 0 {
+            // Relaxed: see `Slot::post`. A load first: the swap writes the
+            // line, which would pull it from the poster's core at every
+            // try.
+            if slot.mail.load(Ordering::Relaxed) && slot.mail.swap(false, Ordering::Relaxed) {
+                return;
+            }
+            if tries < 64 {
+                std::hint::spin_loop();
+            } else {
+                thread::yield_now();
+            }
+            tries += 1;
+        }
+    }
     if let Some(until) = *spin_until {
         let mut tries = 0u32;
         while Instant::now() < until {
@@ -239,7 +268,7 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
     loop {
         let command = lock(&slot.mailbox).take();
         match command {
-            None => wait_for_mail(slot, &mut spin_until),
+            None => wait_for_mail(slot, &shared.holds, &mut spin_until),
             Some(Command::Exit) => break,
             Some(Command::Run { job, caller }) => {
                 let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
@@ -289,6 +318,7 @@ impl Pool {
                 })
                 .collect(),
             remaining: AtomicUsize::new(0),
+            holds: AtomicUsize::new(0),
         });
         let mut pool = Pool {
             shared: Arc::clone(&shared),
@@ -341,6 +371,19 @@ impl Pool {
     /// Whether the pool has no thread.
     pub fn is_empty(&self) -> bool {
         self.threads.is_empty()
+    }
+
+    /// Keeps the pool's threads awake between jobs until the returned hold
+    /// is dropped: a thread that finished a job spins (yielding its core
+    /// after a few tries) for the next one instead of parking, so
+    /// back-to-back broadcasts (the steps of a program) wake no thread.
+    /// Holds nest; the threads park again once the last one is dropped.
+    /// Costs the cores of the threads for as long as it is held, also
+    /// while the caller runs host code between broadcasts.
+    pub fn hold_awake(&self) -> AwakeHold<'_> {
+        // Relaxed: see `wait_for_mail` (a hint; the mailbox orders data).
+        self.shared.holds.fetch_add(1, Ordering::Relaxed);
+        AwakeHold { pool: self }
     }
 
     /// For each thread, whether pinning it succeeded (`false` also for unpinned specs).
@@ -430,6 +473,25 @@ impl Pool {
             .iter()
             .map(|slot| lock(&slot.panic).take().map_or(Ok(()), Err))
             .collect())
+    }
+}
+
+/// Keeps a [`Pool`]'s threads awake while alive; see [`Pool::hold_awake`].
+#[must_use = "the threads park again as soon as the hold is dropped"]
+pub struct AwakeHold<'p> {
+    pool: &'p Pool,
+}
+
+impl std::fmt::Debug for AwakeHold<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwakeHold").finish_non_exhaustive()
+    }
+}
+
+impl Drop for AwakeHold<'_> {
+    fn drop(&mut self) {
+        // Relaxed: see `wait_for_mail`.
+        self.pool.shared.holds.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -673,7 +735,7 @@ mod tests {
         };
         let t = Instant::now();
         let mut until = Some(t + Duration::from_secs(20));
-        wait_for_mail(&slot, &mut until);
+        wait_for_mail(&slot, &AtomicUsize::new(0), &mut until);
         assert!(t.elapsed() < Duration::from_secs(10));
         assert!(until.is_some(), "still within the window");
         assert!(matches!(lock(&slot.mailbox).take(), Some(Command::Exit)));
@@ -685,9 +747,69 @@ mod tests {
             me.unpark();
         });
         let mut until = Some(Instant::now());
-        wait_for_mail(&slot, &mut until);
+        wait_for_mail(&slot, &AtomicUsize::new(0), &mut until);
         assert_eq!(until, None);
         waker.join().unwrap();
+    }
+
+    /// Under a hold, a waiting thread never parks: it returns on mail
+    /// with no unpark at all, and once the hold count is back to 0 it
+    /// parks (here: until unparked).
+    #[test]
+    fn held_threads_spin_until_mail_or_release() {
+        let slot = Arc::new(Slot {
+            mailbox: Mutex::new(None),
+            mail: AtomicBool::new(false),
+            panic: Mutex::new(None),
+        });
+        let holds = Arc::new(AtomicUsize::new(1));
+        // Mail without unpark: only a spinning thread sees it.
+        let poster = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(20));
+                slot.post(Command::Exit);
+            })
+        };
+        wait_for_mail(&slot, &holds, &mut None);
+        assert!(matches!(lock(&slot.mailbox).take(), Some(Command::Exit)));
+        poster.join().unwrap();
+        // Released: the thread leaves the spin and parks until unparked.
+        let me = thread::current();
+        let releaser = {
+            let holds = holds.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(20));
+                holds.store(0, Ordering::Relaxed);
+                thread::sleep(Duration::from_millis(20));
+                me.unpark();
+            })
+        };
+        wait_for_mail(&slot, &holds, &mut None);
+        assert_eq!(holds.load(Ordering::Relaxed), 0);
+        releaser.join().unwrap();
+    }
+
+    /// Broadcasts under a hold run every job once each, and the hold
+    /// count goes back to 0 when the holds (nested) are dropped.
+    #[test]
+    fn broadcasts_under_a_hold_run_once_each() {
+        let pool = unpinned(3);
+        let count = AtomicUsize::new(0);
+        {
+            let _a = pool.hold_awake();
+            let _b = pool.hold_awake();
+            for _ in 0..50 {
+                pool.broadcast(&|_| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap();
+            }
+            assert_eq!(pool.shared.holds.load(Ordering::Relaxed), 2);
+        }
+        assert_eq!(count.load(Ordering::Relaxed), 150);
+        assert_eq!(pool.shared.holds.load(Ordering::Relaxed), 0);
+        pool.broadcast(&|_| {}).unwrap();
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod errors;
 mod footprints;
 mod header;
 mod misuse;
+mod program;
 mod reduce;
 mod shaders;
 mod spirv_cpu;
