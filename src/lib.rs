@@ -113,14 +113,15 @@
 //! ```
 
 pub use coexec_engine::{
-    energy, error, reduce, shader, version_string, AllocatorBackend, Args, Buffer, BufferId,
-    CacheLevel, CorePlan, CoreSet, CpuArgs, CpuFn, CpuImpl, CpuTopology, DeviceKind, DeviceReport,
-    DeviceType, Devices, DriverEmulation, Engine, EngineOptions, Error, Footprint, GapStats,
-    GpuChoice, HostCoherence, IndexSpace, Kernel, MemoryHeap, MemoryPlacement, MemoryType,
-    NumaNode, Objective, Package, PackageLog, PackageRecord, PhysicalCore, PhysicalDeviceInfo,
-    PlanRequest, QueueFamily, ReduceOp, Reduction, Report, Result, SchedError, Scheduler,
-    ShaderCores, ShaderInterface, SpirvBinding, SyncMode, TopologyError, TransferQueue,
-    TransferSpan, Transfers, Validation, VkError, VkResultCode, DEFAULT_K, MAX_GPUS,
+    energy, error, pci_locality, reduce, shader, version_string, AllocatorBackend, Args, Buffer,
+    BufferId, CacheLevel, CorePlan, CoreSet, CpuArgs, CpuFn, CpuImpl, CpuTopology, DeviceKind,
+    DeviceReport, DeviceType, Devices, DriverEmulation, Engine, EngineOptions, Error, Footprint,
+    GapStats, GpuChoice, HostCoherence, IndexSpace, Kernel, MemoryHeap, MemoryPlacement,
+    MemoryType, NumaNode, Objective, Package, PackageLog, PackageRecord, PciAddress, PciLocality,
+    PhysicalCore, PhysicalDeviceInfo, PlanRequest, QueueFamily, ReduceOp, Reduction, Report,
+    Result, SchedError, Scheduler, ShaderCores, ShaderInterface, SpirvBinding, SyncMode,
+    TopologyError, TransferQueue, TransferSpan, Transfers, Validation, VkError, VkResultCode,
+    DEFAULT_K, MAX_GPUS,
 };
 pub use coexec_engine::{AwakeHold, Flow, Program, ProgramReport, StepReport};
 

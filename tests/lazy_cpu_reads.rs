@@ -141,3 +141,99 @@ fn a_co_executed_lazy_run_downloads_only_what_the_cpu_reads() {
     assert_eq!(b.as_slice(), &want_b[..]);
     common::assert_validation_clean(&e);
 }
+
+/// The GPU report of a run with one GPU.
+fn gpu_of(r: &coexec::Report) -> &coexec::DeviceReport {
+    let mut gpus = r.devices.iter().filter(|d| d.kind == DeviceKind::Gpu);
+    let g = gpus.next().expect("a GPU took part");
+    assert!(gpus.next().is_none(), "one GPU: {r:?}");
+    g
+}
+
+#[test]
+fn cpu_packages_read_from_each_gpus_mirrors() {
+    // Two GPUs (lavapipe twice), each with mirrors of its own.
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: coexec::Validation::IfAvailable,
+        pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
+        profiles: false,
+        duplicate_devices: 2,
+        memory: MemoryPlacement::Staged,
+        host_coherence: HostCoherence::Lazy,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    if e.host_coherence() != HostCoherence::Lazy || e.memory_placement() != MemoryPlacement::Staged
+    {
+        return; // COEXEC_MEMORY / COEXEC_HOST_COHERENCE chose otherwise.
+    }
+    assert_eq!(e.gpu_count(), 2);
+    e.sync_per_cpu_package(true);
+    let n = 1usize << 14;
+    let k = kernel(&e);
+    let init: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(40_503)).collect();
+    let a = e.buffer_from_slice(&init).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    let mut c = e.buffer::<u32>(n).unwrap();
+    let halves = Scheduler::Static {
+        powers: Some(vec![1.0, 1.0]),
+    };
+    let run = |x: &coexec::Buffer<u32>, o: &mut coexec::Buffer<u32>, sched, devices| {
+        e.hold_cpu_until_gpus_claim(1);
+        e.run(
+            &k,
+            Args::new()
+                .input(x)
+                .footprint(HALO)
+                .output(o)
+                .push(&(n as u32)),
+            IndexSpace::D1(n as u64),
+            sched,
+            devices,
+        )
+        .unwrap()
+    };
+    let want_b = reference(&init);
+    let want_c = reference(&want_b);
+    let gpu_alone = Scheduler::Static { powers: None };
+    // GPU 1 alone writes `b` (stale in its mirrors); the CPU beside GPU 1
+    // downloads from GPU 1's mirror only what its packages read.
+    run(&a, &mut b, &gpu_alone, Devices::gpu(1));
+    let r = run(&b, &mut c, &halves, Devices::gpu(1).with_cpu());
+    let cpu = r
+        .devices
+        .iter()
+        .find(|d| d.kind == DeviceKind::Cpu)
+        .unwrap();
+    let down = gpu_of(&r).transfers.download_bytes;
+    assert!(cpu.items > 0 && gpu_of(&r).items > 0, "{r:?}");
+    assert!(
+        down >= 4 * cpu.items,
+        "{down} bytes for {} CPU items",
+        cpu.items
+    );
+    assert!(
+        down <= 4 * (cpu.items + 2 * cpu.packages as u64),
+        "{down} bytes"
+    );
+    assert_eq!(c.as_slice(), &want_c[..]);
+    assert_eq!(b.as_slice(), &want_b[..]);
+    // GPU 0 alone writes `b` again; the run of the CPU beside GPU 1 brings
+    // back all of it at its start (GPU 1 uploads what it reads from the
+    // host copy), and every byte comes out right.
+    run(&a, &mut b, &gpu_alone, Devices::gpu(0));
+    let r = run(&b, &mut c, &halves, Devices::gpu(1).with_cpu());
+    assert!(gpu_of(&r).transfers.download_bytes >= 4 * n as u64, "{r:?}");
+    assert_eq!(c.as_slice(), &want_c[..]);
+    // The CPU beside both GPUs: everything stale syncs at the start.
+    run(&a, &mut b, &gpu_alone, Devices::gpu(1));
+    let thirds = Scheduler::Static {
+        powers: Some(vec![1.0, 1.0, 1.0]),
+    };
+    run(&b, &mut c, &thirds, Devices::ALL);
+    assert_eq!(c.as_slice(), &want_c[..]);
+    assert_eq!(b.as_slice(), &want_b[..]);
+    common::assert_validation_clean(&e);
+}

@@ -106,9 +106,13 @@ fn hguided_falls_back_to_one_device_once_co_execution_cannot_pay() {
         .devices
         .iter()
         .all(|d| d.declined_s != Some(f64::INFINITY)));
-    // Once measured, the CPU sits the run out and its workers stay parked.
+    // Once measured, the CPU sits the run out and its workers stay parked
+    // (after the learner has measured the GPU alone against co-executing).
     let mut later = run(&e, &k, &sched);
-    for _ in 0..3 {
+    for _ in 0..8 {
+        if sat_out(&later, DeviceKind::Cpu) {
+            break;
+        }
         later = run(&e, &k, &sched);
     }
     assert!(sat_out(&later, DeviceKind::Cpu), "{:#?}", later.devices);
@@ -132,12 +136,59 @@ fn profile_child_process() {
     let k = count_kernel(&e, common::count_cpu());
     let r = run(&e, &k, &Scheduler::hguided());
     println!("from_profile={}", r.from_profile);
+    let ran: Vec<&str> = r
+        .devices
+        .iter()
+        .filter(|d| d.items > 0)
+        .map(|d| match d.kind {
+            DeviceKind::Cpu => "cpu",
+            _ => "gpu",
+        })
+        .collect();
+    println!("first_ran={}", ran.join(","));
     for _ in 0..3 {
         run(&e, &k, &Scheduler::hguided());
     }
 }
 
 fn child(dir: &Path, profile_env: Option<&str>) -> Option<bool> {
+    child_output(dir, profile_env)
+        .lines()
+        .find_map(|l| l.strip_prefix("from_profile="))
+        .map(|v| v.trim() == "true")
+}
+
+/// The devices that took part in the child's first run (`cpu`, `gpu` or
+/// both, comma-separated).
+fn child_first_ran(dir: &Path) -> String {
+    child_output(dir, None)
+        .lines()
+        .find_map(|l| l.strip_prefix("first_ran="))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The configuration a profile measured fastest, as the devices it runs.
+fn fastest_in_profile(text: &str) -> &'static str {
+    let mut best = (f64::INFINITY, "");
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_ascii_whitespace().collect();
+        let (devices, t) = match f.as_slice() {
+            ["time", "together", t] => ("cpu,gpu", t),
+            ["time", "alone", "0", t] => ("cpu", t),
+            ["time", "alone", _, t] => ("gpu", t),
+            _ => continue,
+        };
+        let t: f64 = t.parse().unwrap();
+        if t < best.0 {
+            best = (t, devices);
+        }
+    }
+    best.1
+}
+
+fn child_output(dir: &Path, profile_env: Option<&str>) -> String {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
@@ -152,10 +203,7 @@ fn child(dir: &Path, profile_env: Option<&str>) -> Option<bool> {
     };
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
-    text.lines()
-        .find_map(|l| l.strip_prefix("from_profile="))
-        .map(|v| v.trim() == "true")
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
@@ -178,6 +226,11 @@ fn a_profile_written_by_one_process_is_used_by_the_next() {
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains("\ncost "), "{text}");
     assert!(text.contains("\ntime "), "{text}");
+    // The next process starts from it: its first run is the profile's
+    // fastest configuration.
+    let fastest = fastest_in_profile(&text);
+    assert!(!fastest.is_empty(), "{text}");
+    assert_eq!(child_first_ran(&dir), fastest, "{text}");
     assert_eq!(
         child(&dir, None),
         Some(true),

@@ -336,7 +336,7 @@ fn the_spirv_devices_threads_are_pinned_to_the_workers_cores() {
     assert_eq!(cpu_list("0-2,5"), [0, 1, 2, 5]);
 }
 
-/// On a staged engine (mirrors on GPU 0) the SPIR-V CPU device reads and
+/// On a staged engine (mirrors on each GPU) the SPIR-V CPU device reads and
 /// writes the host bytes, as the CPU workers do: every item once per run.
 #[test]
 fn the_spirv_path_co_executes_with_a_staged_gpu() {

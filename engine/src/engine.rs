@@ -157,10 +157,11 @@ pub struct EngineOptions {
     /// ([`MemoryPlacement`]; `Auto`, the default, stages on a discrete GPU
     /// only). The environment variable `COEXEC_MEMORY=auto|zero-copy|staged`
     /// overrides it (read once per process). [`Engine::memory_placement`]
-    /// says what was chosen. An engine over several GPUs is zero-copy:
-    /// each buffer's bytes are host memory of the engine's, imported into
-    /// every device with `VK_EXT_external_memory_host`, so every device and
-    /// the CPU code see the same bytes.
+    /// says what was chosen. On an engine over several GPUs each buffer's
+    /// bytes are host memory of the engine's, imported into every device
+    /// with `VK_EXT_external_memory_host`, so every device and the CPU code
+    /// see the same bytes; staged, each GPU also keeps device-local mirrors
+    /// of its own, each uploaded with what that GPU reads.
     pub memory: MemoryPlacement,
     /// Staged engines: when what the GPU wrote reaches the host copies
     /// ([`HostCoherence`]; `Eager`, the default, downloads it before the
@@ -211,7 +212,7 @@ pub struct EngineOptions {
     /// implementation runs its SPIR-V there (the "spirv" CPU path; see
     /// [`CpuImpl`]). Off by default, since the extra device makes the
     /// engine a multi-device one (every buffer is host memory imported into
-    /// each device; a staged GPU 0 keeps its mirrors, see
+    /// each device; each staged GPU keeps its own mirrors, see
     /// [`EngineOptions::memory`]); also
     /// on with [`CpuImpl::Spirv`] or the environment variable
     /// `COEXEC_SPIRV_CPU=1`. Where no CPU Vulkan device is installed, such
@@ -510,6 +511,7 @@ impl Engine {
                 workers: options.workers,
                 cpu_vulkan_devices: cpu_impls,
                 gpu_loops: (chosen.len() - cpu_impls) * copies,
+                gpu_local_pus: local_pus(&chosen, copies),
             })
             .map_err(|e| Error::Cpu {
                 message: "planning the cores".into(),
@@ -570,28 +572,38 @@ impl Engine {
         let mut units = Vec::with_capacity(devices.len());
         for (g, device) in devices.into_iter().enumerate() {
             let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
-            // Staged memory mirrors the buffers on the first GPU only (see
-            // `UnifiedMemory::new_shared`).
+            // Staged memory mirrors the buffers on every GPU (see
+            // `UnifiedMemory::new_shared`), not on the SPIR-V CPU device,
+            // which reads host memory.
             let stager = match memory.placement() {
-                MemoryPlacement::Staged if g == 0 => Some(Arc::new(Mutex::new(
+                MemoryPlacement::Staged if g < gpu_count => Some(Arc::new(Mutex::new(
                     vk::transfer::Stager::new(device.clone())?,
                 ))),
                 _ => None,
             };
-            let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
-            if let (Some(_), HostCoherence::Lazy) = (&stager, coherence) {
-                let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
-                // A stager of the buffers' own: CPU packages sync while the
-                // dispatch loop holds the runs' stager.
-                let own = vk::transfer::Stager::new(device.clone())?;
-                memory.make_lazy(Arc::new(Mutex::new(own)), ns);
-            }
             units.push(GpuUnit {
                 device,
                 ring: Mutex::new(ring),
                 thread: workers + g,
                 stager,
             });
+        }
+        let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
+        let staged = units[..gpu_count].iter().all(|u| u.stager.is_some());
+        if staged && coherence == HostCoherence::Lazy {
+            let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
+            // Stagers of the buffers' own, one per GPU (on its transfer
+            // queue where it has one): CPU packages sync while the GPU's
+            // dispatch loop holds the runs' stager.
+            let stagers = units[..gpu_count]
+                .iter()
+                .map(|u| {
+                    Ok(Arc::new(Mutex::new(vk::transfer::Stager::new(
+                        u.device.clone(),
+                    )?)))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            memory.make_lazy(stagers, ns);
         }
         let spirv = (units.len() > gpu_count).then(|| units.pop()).flatten();
         // NVML only for one NVIDIA GPU (vendor 0x10de; several GPUs: left
@@ -645,7 +657,7 @@ impl Engine {
             .plan(&PlanRequest {
                 workers,
                 cpu_vulkan_devices: 1,
-                gpu_loops: 0,
+                ..Default::default()
             })
             .ok()?;
         plan.cpu_vulkan_devices
@@ -859,22 +871,25 @@ impl Engine {
     /// the stale bytes it reads (test hook; cargo feature `test-hooks`).
     /// Off by default there, since such a download queues behind the GPU's
     /// packages in flight (a hung package would make the CPU's wait time
-    /// out); the run then downloads every stale range at its start. A GPU
-    /// with a dedicated transfer queue always syncs per CPU package.
+    /// out); the run then downloads every stale range at its start. A run
+    /// of the CPU with one GPU that has a dedicated transfer queue (or of
+    /// the CPU alone, where every GPU has one) always syncs per CPU
+    /// package; a run of the CPU with several GPUs syncs at its start.
     #[cfg(feature = "test-hooks")]
     pub fn sync_per_cpu_package(&self, on: bool) {
         // Relaxed: a setting read at the start of later runs.
         self.inner.cpu_package_sync.store(on, Ordering::Relaxed);
     }
 
-    /// Whether CPU packages sync what they read (see
+    /// Whether the CPU packages of a run with engine GPU `gpu` (`None`:
+    /// the CPU alone) sync what they read (see
     /// [`Engine::sync_per_cpu_package`]).
-    pub(crate) fn cpu_package_sync(&self) -> bool {
-        let dedicated = self
-            .inner
-            .gpus
-            .first()
-            .is_some_and(|g| g.device.has_transfer_queue());
+    pub(crate) fn cpu_package_sync(&self, gpu: Option<usize>) -> bool {
+        let gpus = &self.inner.gpus;
+        let dedicated = match gpu {
+            Some(g) => gpus.get(g).is_some_and(|u| u.device.has_transfer_queue()),
+            None => !gpus.is_empty() && gpus.iter().all(|u| u.device.has_transfer_queue()),
+        };
         // Relaxed: as in `sync_per_cpu_package`.
         dedicated || self.inner.cpu_package_sync.load(Ordering::Relaxed)
     }
@@ -1366,6 +1381,25 @@ fn profile_dir(options: &EngineOptions) -> Option<PathBuf> {
 }
 
 /// What a GPU's measurements depend on: the device and its driver.
+/// For each GPU dispatch loop of `chosen` (each GPU `copies` times, CPU
+/// implementations left out, as [`PlanRequest::gpu_loops`] counts them),
+/// the PUs local to its GPU where its PCI address and sysfs tell them
+/// (empty where unknown: lavapipe, no `VK_EXT_pci_bus_info`, no sysfs).
+fn local_pus(chosen: &[PhysicalDeviceInfo], copies: usize) -> Vec<Vec<usize>> {
+    chosen
+        .iter()
+        .filter(|d| d.device_type != DeviceType::Cpu)
+        .flat_map(|d| {
+            let pus = d
+                .pci_bus
+                .and_then(crate::exec::topology::pci_locality)
+                .map(|l| l.local_pus)
+                .unwrap_or_default();
+            std::iter::repeat_n(pus, copies)
+        })
+        .collect()
+}
+
 fn describe_gpu(info: &PhysicalDeviceInfo) -> String {
     format!(
         "gpu {} {:04x}:{:04x} driver {} cache {}",

@@ -9,12 +9,15 @@
 //! device, so a profile serves only the same device set. It is reset when the kernel runs over another
 //! index space, seeded from the profile of that space's shape class when
 //! one exists on disk, and written back when it has moved. Beside it, the
-//! kernel keeps the measured time of each configuration it ran there.
+//! kernel keeps the measured time of each configuration it ran there, and
+//! the correction of the co-executed split from how its runs ended (see
+//! [`crate::split`]).
 
 use crate::exec::kernel::{IndexSpace, Kernel, Learned};
 use crate::outcomes::Mode;
 use crate::profile::{Profile, ProfileKey, ProfileStore};
 use crate::sched::{alone_time, single_device, Cost, PowerEstimator, Scheduler};
+use crate::split::Share;
 use std::path::PathBuf;
 use std::sync::MutexGuard;
 
@@ -79,6 +82,9 @@ impl Learning {
                     for &(mode, t) in &profile.times {
                         learned.outcomes.seed(mode, t);
                     }
+                    for &(slot, f) in &profile.split {
+                        learned.split.seed(slot, f);
+                    }
                     learned.from_profile =
                         profile.costs.iter().any(Option::is_some) || !profile.times.is_empty();
                     learned.saved = profile;
@@ -92,18 +98,28 @@ impl Learning {
     /// After a successful run: trusts what it measured, records the run's
     /// time under the configuration the learner chose (`outcome`: the
     /// configuration, the run's seconds and units; `None` when the caller
-    /// chose), and writes the kernel's figures to its profile when they
-    /// moved since they were last saved or loaded.
+    /// chose), corrects the split from how a co-executed run the learner
+    /// chose ended (`shares`: what each device did; see
+    /// [`crate::split`]), and writes the kernel's figures to its profile
+    /// when they moved since they were last saved or loaded.
     ///
     /// The first run of a kernel object over a space is not recorded: it
     /// pays one-time costs (a pipeline's first use, first touches of the
     /// buffers) that say nothing about the configuration.
-    pub(crate) fn after_run(&self, kernel: &Kernel, outcome: Option<(Mode, f64, u64)>) {
+    pub(crate) fn after_run(
+        &self,
+        kernel: &Kernel,
+        outcome: Option<(Mode, f64, u64)>,
+        shares: &[Share],
+    ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             learned.outcomes.record(mode, seconds, units);
+            if mode == Mode::Together {
+                learned.split.update(shares);
+            }
         }
         let Some(key) = learned.key.clone() else {
             return;
@@ -113,11 +129,24 @@ impl Learning {
                 .map(|s| kernel.estimator.cost(s))
                 .collect(),
             times: learned.outcomes.measured(),
+            split: learned.split.scales(),
         };
         if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
             learned.saved = now;
         }
+    }
+
+    /// The scale of each run device's rate in the split (`slots`: each run
+    /// device's estimator slot), from how earlier co-executed runs ended.
+    /// All 1 where `COEXEC_SPLIT=0` (to measure what the correction
+    /// changes).
+    pub(crate) fn split_scales(&self, kernel: &Kernel, slots: &[usize]) -> Vec<f64> {
+        if !split_on_in_env() {
+            return vec![1.0; slots.len()];
+        }
+        let learned = lock(kernel);
+        slots.iter().map(|&s| learned.split.factor(s)).collect()
     }
 
     /// The devices of a run, in the order of `present` (each as its engine
@@ -156,14 +185,18 @@ impl Learning {
             }
             Mode::Together => None,
         };
-        let chosen = lock(kernel)
-            .outcomes
-            .choose(&candidates, model, &predict, units);
+        let (chosen, incumbent, measured) = {
+            let mut learned = lock(kernel);
+            let o = &mut learned.outcomes;
+            let chosen = o.choose(&candidates, model, &predict, units);
+            (chosen, o.incumbent(), o.measured())
+        };
         tracing::debug!(
             units,
             ?model,
             ?chosen,
-            measured = ?lock(kernel).outcomes.measured(),
+            ?incumbent,
+            ?measured,
             "configuration of the next run"
         );
         let sit = present
@@ -243,7 +276,14 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|(m, _)| *m == mode)
             .is_none_or(|&(_, b)| differs(b, t))
     });
-    costs || times
+    let split = now.split.iter().any(|&(slot, f)| {
+        saved
+            .split
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .is_none_or(|&(_, b)| differs(b, f))
+    });
+    costs || times || split
 }
 
 fn differs(a: f64, b: f64) -> bool {
@@ -283,6 +323,14 @@ fn profiles_on_in_env() -> bool {
 fn fallback_on_in_env() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("COEXEC_FALLBACK").map_or(true, |v| v.trim() != "0"))
+}
+
+/// `COEXEC_SPLIT=0` plans co-executed runs from the learned costs alone,
+/// without the correction from how earlier runs ended (to measure what it
+/// changes). Read once per process.
+fn split_on_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_SPLIT").map_or(true, |v| v.trim() != "0"))
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ mod outcomes;
 mod profile;
 mod program;
 pub mod shader;
+mod split;
 
 layer!(exec);
 layer!(mem);
@@ -73,7 +74,8 @@ pub use exec::report::{
     DeviceReport, GapStats, PackageLog, PackageRecord, Report, TransferSpan, Transfers,
 };
 pub use exec::topology::{
-    CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PhysicalCore, PlanRequest, TopologyError,
+    pci_locality, CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PciAddress, PciLocality,
+    PhysicalCore, PlanRequest, TopologyError,
 };
 pub use mem::{
     is_unified_memory, AllocatorBackend, Buffer, BufferId, HostCoherence, MemoryPlacement,

@@ -3,6 +3,10 @@
 //! it ran: see [`crate::outcomes`]), kept on disk beside the pipeline cache
 //! so that the next process's first run starts informed.
 //!
+//! Beside them it keeps the scales of the devices' rates in a co-executed
+//! split (see [`crate::split`]; lines `split SLOT SCALE`, which profiles
+//! written before them lack).
+//!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
 //! kernel), each device of the run (the CPU's model and worker count; the
@@ -33,6 +37,8 @@ pub(crate) struct Profile {
     pub(crate) costs: Vec<Option<Cost>>,
     /// Seconds per unit of each configuration that ran.
     pub(crate) times: Vec<(Mode, f64)>,
+    /// The scale of a slot's rate in a co-executed split, where not 1.
+    pub(crate) split: Vec<(usize, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -132,6 +138,11 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "cost {i} {:e} {:e}", c.overhead_s, c.rate);
         }
     }
+    for &(slot, f) in &profile.split {
+        if f.is_finite() && f > 0.0 {
+            let _ = writeln!(s, "split {slot} {f:e}");
+        }
+    }
     for &(mode, t) in &profile.times {
         if t.is_finite() && t > 0.0 {
             let _ = match mode {
@@ -156,6 +167,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
     let mut p = Profile {
         costs: vec![None; devices],
         times: Vec::new(),
+        split: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -179,6 +191,14 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                     return Err(bad());
                 }
                 p.costs[i] = Some(cost);
+            }
+            Some("split") => {
+                let i = slot(f.next())?;
+                let scale = num(f.next())?;
+                if !(scale.is_finite() && scale > 0.0) {
+                    return Err(bad());
+                }
+                p.split.push((i, scale));
             }
             Some("time") => {
                 let mode = match f.next() {
@@ -248,6 +268,7 @@ mod tests {
         Profile {
             costs: c.to_vec(),
             times: Vec::new(),
+            split: Vec::new(),
         }
     }
 
@@ -264,6 +285,7 @@ mod tests {
         let p = Profile {
             costs: vec![None, Some(GPU)],
             times: vec![(Mode::Together, 1.5e-9), (Mode::Alone(1), 2.25e-9)],
+            split: vec![(0, 1.25), (1, 0.75)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -298,6 +320,8 @@ mod tests {
                 key("2").text
             ),
             &format!("coexec-profile 2\nkey {}\ntime apart 1e-9\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\nsplit 0 -1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\nsplit 5 1\n", key("2").text),
             &format!(
                 "coexec-profile 2\nkey {}\ntime together inf\n",
                 key("2").text

@@ -49,11 +49,14 @@ impl RunDevices<'_> {
         usize::from(self.cpu) + k
     }
 
-    /// The position in the run of the GPU that holds the mirrors on a
-    /// staged engine (engine GPU 0, see `UnifiedMemory::new_shared`), if it
-    /// takes part.
-    fn staged_gpu(&self) -> Option<usize> {
-        self.gpus.iter().position(|&(g, _)| g == 0)
+    /// The engine GPU that is the run's only device, if one is (no CPU
+    /// workers, no other GPU; `n_gpus`: the engine's GPUs, the SPIR-V CPU
+    /// device past them).
+    fn only_gpu(&self, n_gpus: usize) -> Option<usize> {
+        match self.gpus.as_slice() {
+            [(g, _)] if !self.cpu && *g < n_gpus => Some(*g),
+            _ => None,
+        }
     }
 
     /// The run's devices in order (CPU, then each GPU) as the plan sees
@@ -171,6 +174,7 @@ impl Engine {
             inner: &kernel.estimator,
             map: &engine_index,
             transfers: self.transfer_cost(kernel, &args, &run, geometry),
+            scale: inner.learning.split_scales(kernel, &engine_index),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
@@ -189,9 +193,22 @@ impl Engine {
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
         let energy = self.energy(time_s, &devices_out);
-        inner
-            .learning
-            .after_run(kernel, run.mode.map(|m| (m, time_s, geometry.units)));
+        // `devices_out` lists the run's devices in `engine_index` order.
+        let shares: Vec<crate::split::Share> = engine_index
+            .iter()
+            .zip(&devices_out)
+            .map(|(&slot, d)| crate::split::Share {
+                slot,
+                items: d.items,
+                start_s: d.first_start_s,
+                finish_s: d.finish_s,
+            })
+            .collect();
+        inner.learning.after_run(
+            kernel,
+            run.mode.map(|m| (m, time_s, geometry.units)),
+            &shares,
+        );
         Ok(Report {
             time_s,
             items: geometry.package(0..geometry.units).len(),
@@ -326,24 +343,22 @@ impl Engine {
         Ok((run, scheduler))
     }
 
-    /// Each GPU's binding set of the run's buffers (their mirrors on a
-    /// staged run, their views on GPUs after the first), in the run's GPU
-    /// order.
+    /// Each GPU's binding set of the run's buffers (its own mirrors on a
+    /// staged run, else its views of the host bytes), in the run's GPU
+    /// order; `stagings`: each GPU's staged plan, in that order.
     fn bind_all(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         run: &RunDevices<'_>,
-        staging: Option<&Staging<'_>>,
+        stagings: &[Option<Staging<'_>>],
     ) -> Result<Vec<crate::vk::BindingSet>> {
         let mut sets = Vec::with_capacity(run.gpus.len());
-        for &(g, _) in &run.gpus {
+        for (k, &(g, _)) in run.gpus.iter().enumerate() {
             let (pipeline, _) =
                 crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
-            let bufs: Vec<_> = match staging {
-                // Only engine GPU 0 holds mirrors; the others bind the host
-                // bytes.
-                Some(s) if g == 0 => s.bindings(),
+            let bufs: Vec<_> = match stagings.get(k) {
+                Some(Some(s)) => s.bindings()?,
                 _ => args
                     .buffers
                     .iter()
@@ -370,29 +385,31 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
-        // Lazy host coherence: the CPU's packages, and those of GPUs other
-        // than the staged one (they read host memory), read and write the
-        // host copies, which must hold what earlier runs left in the mirrors.
-        // With GPU 0 at most beside the CPU, each CPU package downloads only
-        // what it reads where that download does not queue behind the
-        // GPU's packages (see `mem::coherence`).
-        let per_cpu_package = run.cpu && self.cpu_package_sync();
-        let host_side = run.gpus.iter().any(|&(g, _)| g != 0) || (run.cpu && !per_cpu_package);
-        let synced = match host_side {
-            true => crate::exec::staging::sync_for_host(&args.buffers)?,
-            false => 0,
-        };
-        let per_package = AtomicU64::new(0);
-        let cpu_sync = (per_cpu_package && !host_side && inner.memory.lazy().is_some())
-            .then_some(&per_package);
-        // Staged memory mirrors the buffers on engine GPU 0 only.
-        let staging = match (run.staged_gpu(), &kernel.pipeline) {
-            (Some(_), Some(p)) if inner.memory.placement() == MemoryPlacement::Staged => {
-                Some(Staging::new(&args.buffers, p.interface(), shared.geometry)?)
-            }
+        // Lazy host coherence: the CPU's packages read and write the host
+        // copies, and a GPU uploads what it reads from them, so they must
+        // hold what earlier runs left in any other GPU's mirrors. A run of
+        // the CPU with one GPU at most whose downloads do not queue behind
+        // its packages (see `Engine::cpu_package_sync`) leaves that GPU's
+        // stale bytes to each CPU package: it downloads what it reads.
+        let n = inner.gpus.len();
+        let only = run.only_gpu(n);
+        let per_package_gpu = match run.gpus.as_slice() {
+            [] => Some(None),
+            [(g, _)] if *g < n => Some(Some(*g)),
             _ => None,
         };
-        let sets = self.bind_all(kernel, args, run, staging.as_ref())?;
+        let per_cpu_package = run.cpu
+            && inner.memory.lazy().is_some()
+            && per_package_gpu.is_some_and(|g| self.cpu_package_sync(g));
+        let synced = match (per_cpu_package, per_package_gpu.flatten()) {
+            (true, Some(g)) => crate::exec::staging::sync_for_host(&args.buffers, |j| j != g)?,
+            (true, None) => 0,
+            (false, _) => crate::exec::staging::sync_for_host(&args.buffers, |j| only != Some(j))?,
+        };
+        let per_package = AtomicU64::new(0);
+        let cpu_sync = per_cpu_package.then_some(&per_package);
+        let stagings = self.stagings(kernel, args, run, shared.geometry)?;
+        let sets = self.bind_all(kernel, args, run, &stagings)?;
         let use_cpu = run.cpu;
         let board = StealBoard::new(
             if use_cpu && stealing() {
@@ -427,9 +444,7 @@ impl Engine {
             .enumerate()
             .filter_map(|(k, set)| {
                 let mut role = self.gpu_role(kernel, args, run, k, shared, set, &board)?;
-                if Some(k) == run.staged_gpu() {
-                    role.staging = staging.as_ref();
-                }
+                role.staging = stagings.get(k).and_then(Option::as_ref);
                 Some(role)
             })
             .collect();
@@ -468,28 +483,13 @@ impl Engine {
             })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
-        let staged_lane = run.staged_gpu().map(|k| &lanes.gpus[k]);
-        // (A run without the staged GPU reports no device of its own to
-        // count its start's downloads against.)
-        if let Some(lane) = staged_lane {
+        // (A run without a GPU reports no device of its own to count its
+        // start's downloads against.)
+        if let Some(lane) = lanes.gpus.first() {
             // Relaxed: the workers were joined above.
             lane.add_download(synced + per_package.load(Ordering::Relaxed));
         }
-        match (&staging, staged_lane) {
-            (Some(s), Some(lane)) => {
-                lane.staged(s);
-                // A failed GPU may be lost with what it left in the
-                // mirrors: bring it back now, or fail the run.
-                if lane.failed() {
-                    lane.add_download(crate::exec::staging::sync_for_host(&args.buffers)?);
-                }
-            }
-            // CPU packages wrote the host copies of the outputs alone.
-            (None, _) if inner.memory.placement() == MemoryPlacement::Staged => {
-                crate::exec::staging::outputs_written_by_host(&args.buffers, shared.geometry.space)
-            }
-            _ => {}
-        }
+        self.settle_mirrors(args, run, &stagings, &lanes.gpus, shared.geometry)?;
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
@@ -501,35 +501,101 @@ impl Engine {
         Ok(Lanes { time_s, ..lanes })
     }
 
-    /// A staged GPU's run device index and the seconds per unit its
-    /// transfers are expected to add (`None`: zero-copy, or no GPU).
+    /// Each run GPU's staged plan, in run order (`None`: zero-copy, or the
+    /// SPIR-V CPU device): on a staged engine every GPU binds its own
+    /// mirrors.
+    fn stagings<'a>(
+        &self,
+        kernel: &Kernel,
+        args: &'a Args<'_>,
+        run: &RunDevices<'_>,
+        geometry: &Geometry,
+    ) -> Result<Vec<Option<Staging<'a>>>> {
+        let staged = self.inner.memory.placement() == MemoryPlacement::Staged;
+        let n_gpus = self.inner.gpus.len();
+        run.gpus
+            .iter()
+            .map(|&(g, _)| match &kernel.pipeline {
+                Some(p) if staged && g < n_gpus => {
+                    Staging::new(&args.buffers, p.interface(), geometry, g).map(Some)
+                }
+                _ => Ok(None),
+            })
+            .collect()
+    }
+
+    /// After the claimants of a run: what each mirror holds (see
+    /// [`crate::exec::staging::finish_all`]), and, lazy, the host copies
+    /// brought up to date from the mirrors of each GPU that failed while
+    /// they can still be read (or the run fails).
+    fn settle_mirrors(
+        &self,
+        args: &Args<'_>,
+        run: &RunDevices<'_>,
+        stagings: &[Option<Staging<'_>>],
+        lanes: &[gpu::Lane],
+        geometry: &Geometry,
+    ) -> Result<()> {
+        let staged: Vec<&Staging<'_>> = stagings.iter().flatten().collect();
+        if staged.is_empty() {
+            if self.inner.memory.placement() == MemoryPlacement::Staged {
+                // CPU packages wrote the host copies of the outputs alone.
+                crate::exec::staging::outputs_written_by_host(&args.buffers, geometry.space);
+            }
+            return Ok(());
+        }
+        for (s, lane) in stagings.iter().zip(lanes) {
+            if let Some(s) = s {
+                lane.staged(s);
+            }
+        }
+        crate::exec::staging::finish_all(&staged);
+        for ((s, lane), &(g, _)) in stagings.iter().zip(lanes).zip(&run.gpus) {
+            // A failed GPU may be lost with what it left in its mirrors.
+            if s.is_some() && lane.failed() {
+                let bytes = crate::exec::staging::sync_for_host(&args.buffers, |j| j == g)?;
+                lane.add_download(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each staged GPU's run device index and the seconds per unit its
+    /// transfers are expected to add (empty: zero-copy, or no GPU).
     fn transfer_cost(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         run: &RunDevices<'_>,
         geometry: &Geometry,
-    ) -> Option<(usize, f64)> {
-        // Staged memory mirrors the buffers on engine GPU 0 only.
-        let k = run.staged_gpu()?;
-        let (unit, pipeline) = (run.gpus[k].1, kernel.pipeline.as_ref()?);
+    ) -> Vec<(usize, f64)> {
+        let Some(pipeline) = kernel.pipeline.as_ref() else {
+            return Vec::new();
+        };
         if self.inner.memory.placement() != MemoryPlacement::Staged {
-            return None;
+            return Vec::new();
         }
-        let stager = unit.stager.as_ref()?;
-        let rates = stager
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .rates()
-            .clone();
-        let (up, down) = crate::exec::staging::bytes_per_unit(
-            &args.buffers,
-            pipeline.interface(),
-            geometry.space,
-            // Bytes of the whole space over its units: per unit.
-            geometry.total,
-        );
-        Some((run.gpu_device(k), rates.seconds_per_unit(up, down)))
+        let mut out = Vec::new();
+        for (k, &(g, unit)) in run.gpus.iter().enumerate() {
+            let Some(stager) = unit.stager.as_ref() else {
+                continue;
+            };
+            let rates = stager
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .rates()
+                .clone();
+            let (up, down) = crate::exec::staging::bytes_per_unit(
+                &args.buffers,
+                pipeline.interface(),
+                geometry.space,
+                // Bytes of the whole space over its units: per unit.
+                geometry.total,
+                g,
+            );
+            out.push((run.gpu_device(k), rates.seconds_per_unit(up, down)));
+        }
+        out
     }
 
     /// The role in a run of its `k`-th GPU, whose buffers `set` binds.
@@ -664,21 +730,28 @@ impl Engine {
 }
 
 /// Maps run device indices to the kernel's estimator slots (0: CPU, `1 + g`:
-/// engine GPU `g`), and adds a staged GPU's transfers to its cost.
+/// engine GPU `g`), and adds each staged GPU's transfers to its cost.
 pub(crate) struct Remap<'a> {
     inner: &'a ThroughputEstimator,
     map: &'a [usize],
-    /// The staged GPU's run device index and the seconds per unit its
+    /// Each staged GPU's run device index and the seconds per unit its
     /// transfers add (see [`crate::sched::transfers`]).
-    transfers: Option<(usize, f64)>,
+    transfers: Vec<(usize, f64)>,
+    /// Each run device's rate scale from how earlier co-executed runs
+    /// ended (see [`crate::split`]); missing entries are 1.
+    scale: Vec<f64>,
 }
 
 impl Remap<'_> {
-    /// `cost` of run device `device` with its transfers.
-    fn shipped(&self, device: usize, cost: Cost) -> Cost {
-        match self.transfers {
-            Some((d, s)) if d == device => crate::sched::transfers::with_transfers(cost, s),
-            _ => cost,
+    /// `cost` of run device `device`, its rate scaled, with its transfers.
+    fn shipped(&self, device: usize, mut cost: Cost) -> Cost {
+        let scale = self.scale.get(device).copied().unwrap_or(1.0);
+        if scale.is_finite() && scale > 0.0 {
+            cost.rate *= scale;
+        }
+        match self.transfers.iter().find(|&&(d, _)| d == device) {
+            Some(&(_, s)) => crate::sched::transfers::with_transfers(cost, s),
+            None => cost,
         }
     }
 }
@@ -733,7 +806,8 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: None,
+            transfers: Vec::new(),
+            scale: Vec::new(),
         };
         assert_eq!(remap.cost(0), est.cost(1));
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
@@ -744,7 +818,8 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: None,
+            transfers: Vec::new(),
+            scale: Vec::new(),
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
@@ -776,7 +851,8 @@ mod tests {
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: Some((1, 7.5e-6)),
+            transfers: vec![(1, 7.5e-6)],
+            scale: Vec::new(),
         };
         let gpu = remap.cost(1).unwrap();
         let raw = est.cost(1).unwrap();
@@ -794,10 +870,59 @@ mod tests {
             plan.claimant(1, 0).share()
         };
         let plain = Remap {
-            transfers: None,
+            transfers: Vec::new(),
+            scale: Vec::new(),
             ..remap
         };
         assert_eq!(gpu_share(&plain), 800);
         assert_eq!(gpu_share(&remap), 500);
+        // The split's scale from how co-executed runs ended: the GPU's rate
+        // at 0.25 of its fit makes it as fast as the CPU (half), the
+        // overhead untouched; records are not scaled.
+        let scaled = Remap {
+            scale: vec![1.0, 0.25],
+            ..plain
+        };
+        assert_eq!(gpu_share(&scaled), 500);
+        let c = scaled.cost(1).unwrap();
+        assert_eq!(c.overhead_s, raw.overhead_s);
+        assert!((c.rate - raw.rate * 0.25).abs() < 1e-6);
+        assert!((scaled.power(1).unwrap() - c.rate).abs() < 1e-6);
+        // Bad scales are ignored.
+        let bad = Remap {
+            scale: vec![f64::NAN, 0.0],
+            ..scaled
+        };
+        assert_eq!(bad.cost(0), est.cost(0));
+        assert_eq!(bad.cost(1), est.cost(1));
+    }
+
+    /// Several staged GPUs: each pays its own transfers, a GPU without
+    /// any (zero-copy fallback, or no entry) its compute alone.
+    #[test]
+    fn remap_adds_each_staged_gpus_own_transfers() {
+        use super::Remap;
+        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
+        let est = ThroughputEstimator::new(4);
+        for d in 0..4 {
+            let cost = Cost {
+                overhead_s: 1e-4,
+                rate: 4e5,
+            };
+            est.seed(d, cost, 8.0);
+        }
+        let map = [0usize, 1, 2, 3];
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
+            scale: Vec::new(),
+        };
+        let rate = |d: usize| remap.cost(d).unwrap().rate;
+        // 2.5 us of compute a unit: 10 us with 7.5 of transfers, 5 with 2.5.
+        assert!((rate(1) - 1e5).abs() < 1e-3, "{}", rate(1));
+        assert!((rate(2) - 2e5).abs() < 1e-3, "{}", rate(2));
+        assert_eq!(remap.cost(3), est.cost(3));
+        assert_eq!(remap.cost(0), est.cost(0));
     }
 }

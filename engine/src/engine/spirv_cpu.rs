@@ -155,6 +155,7 @@ impl Engine {
                 workers,
                 cpu_vulkan_devices: 0,
                 gpu_loops: 1,
+                ..Default::default()
             })
             .ok()?;
         Some(cores(&plan).pus.len()).filter(|&n| n > 0)

@@ -133,12 +133,12 @@ pub(crate) struct LostItems {
 }
 
 impl Lane {
-    /// After a staged run: updates the mirrors' residency (see
-    /// [`Staging::finish`]) and counts the fallbacks.
+    /// After a staged run: counts the buffers bound zero-copy (the run
+    /// updates the mirrors' residency, see
+    /// [`finish_all`](super::staging::finish_all)).
     pub(crate) fn staged(&self, staging: &Staging<'_>) {
         let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
         d.transfers.zero_copy_fallbacks = staging.fallbacks;
-        staging.finish();
     }
 
     /// Adds `bytes` downloaded for the host outside the loop (lazy host

@@ -258,6 +258,9 @@ pub(crate) struct Learned {
     pub(crate) saved: crate::profile::Profile,
     /// The measured time of each configuration run over this space.
     pub(crate) outcomes: crate::outcomes::Outcomes,
+    /// How co-executed runs over this space ended: the scales of the
+    /// devices' rates in the split.
+    pub(crate) split: crate::split::SplitScale,
     /// Runs of this kernel object over this space.
     pub(crate) runs: u64,
 }

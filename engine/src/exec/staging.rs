@@ -1,7 +1,8 @@
-//! A staged run's plan: which argument binds which mirror, what each GPU
-//! package uploads (its arguments' footprints less what their mirrors hold)
-//! and downloads (what it wrote), and what the mirrors hold after the run
-//! (see [`crate::mem::mirror`] for the residency rule).
+//! A staged run's plan on one GPU: which argument binds which of that GPU's
+//! mirrors, what each of its packages uploads (its arguments' footprints
+//! less what its mirrors hold) and downloads (what it wrote), and, over
+//! every GPU of the run ([`finish_all`]), what each mirror holds after the
+//! run (see [`crate::mem::mirror`] for the residency rule).
 
 use super::footprint::Footprint;
 use super::kernel::{Access, ArgBuffer, Geometry, IndexSpace, Package};
@@ -18,6 +19,9 @@ use std::sync::Mutex;
 /// One argument of a staged run.
 pub(crate) struct StagedArg<'a> {
     raw: &'a RawBuffer,
+    /// Its host bytes as the run's GPU sees them (the source of uploads,
+    /// the destination of downloads).
+    host: vk::Buffer,
     /// Its mirror; `None`: bound zero-copy (the mirror did not fit).
     mirror: Option<vk::Buffer>,
     /// What a GPU package reads of it, if the GPU reads it.
@@ -41,14 +45,23 @@ impl StagedArg<'_> {
 
     /// The bytes package `p` writes (outputs with a mirror only).
     fn written(&self, p: &Package, space: IndexSpace) -> Option<Range<u64>> {
-        let (_, per_item) = (self.mirror?, self.per_item?);
-        let f = Footprint::Items { per_item };
+        self.mirror?;
+        self.items_written(p, space)
+    }
+
+    /// The bytes package `p` writes (outputs, mirrored or not).
+    fn items_written(&self, p: &Package, space: IndexSpace) -> Option<Range<u64>> {
+        let f = Footprint::Items {
+            per_item: self.per_item?,
+        };
         Some(self.bytes(f.elements(p, space, self.len)))
     }
 }
 
-/// The staged plan of one run.
+/// The staged plan of one run on one GPU.
 pub(crate) struct Staging<'a> {
+    /// The engine GPU whose mirrors the run binds.
+    gpu: usize,
     args: Vec<StagedArg<'a>>,
     space: IndexSpace,
     /// The run's units as one package (a sub-range run covers part of
@@ -63,18 +76,20 @@ pub(crate) struct Staging<'a> {
 }
 
 impl<'a> Staging<'a> {
-    /// The plan for `args` of a kernel with shader interface `iface` over
-    /// `space`: gives each buffer its mirror (allocated on first use). A
-    /// mirror that cannot be allocated is [`Error::MirrorUnavailable`]
-    /// where staging was demanded, else the buffer is bound zero-copy (a
-    /// warning).
+    /// The plan on engine GPU `gpu` for `args` of a kernel with shader
+    /// interface `iface` over `space`: gives each buffer its mirror on that
+    /// GPU (allocated on first use). A mirror that cannot be allocated is
+    /// [`Error::MirrorUnavailable`] where staging was demanded, else the
+    /// buffer is bound zero-copy (a warning).
     pub(crate) fn new(
         args: &'a [ArgBuffer<'a>],
         iface: &ShaderInterface,
         geometry: &Geometry,
+        gpu: usize,
     ) -> Result<Self> {
         let space = geometry.space;
         let mut out = Staging {
+            gpu,
             args: Vec::with_capacity(args.len()),
             space,
             run: geometry.package(0..geometry.units),
@@ -88,17 +103,23 @@ impl<'a> Staging<'a> {
             let reduce = matches!(a.access, Access::Reduce { .. });
             let mirror = match reduce {
                 true => None,
-                false => mirror_of(i, a.raw)?,
+                false => mirror_of(i, a.raw, gpu)?,
             };
+            let host = a
+                .raw
+                .view_on(gpu)
+                .map(|(h, _)| h)
+                .ok_or(Error::ForeignBuffer { binding: i as u32 })?;
             out.fallbacks += u32::from(mirror.is_none() && !reduce);
             let reads = gpu_reads(i, a, iface);
             // Host writes since the last run (or untracked ones) leave
             // nothing of the mirror valid.
             let gen = a.raw.host_generation();
-            a.raw.mirror().valid(gen, a.raw.untracked());
+            a.raw.mirrors().slot(gpu).valid(gen, a.raw.untracked());
             let len = a.len as u64;
             out.args.push(StagedArg {
                 raw: a.raw,
+                host,
                 mirror,
                 reads: reads.then(|| a.footprint()),
                 per_item: match a.access {
@@ -120,13 +141,18 @@ impl<'a> Staging<'a> {
             .all(|a| a.per_item.is_none() || a.mirror.is_some())
     }
 
-    /// What the descriptor set binds: each mirror, or the buffer itself.
-    pub(crate) fn bindings(&self) -> Vec<BufferBinding<'a>> {
+    /// What the descriptor set binds: each mirror, or the buffer's host
+    /// bytes on the GPU.
+    pub(crate) fn bindings(&self) -> Result<Vec<BufferBinding<'a>>> {
         self.args
             .iter()
-            .map(|a| match a.mirror {
-                Some(m) => BufferBinding::mirrored(a.raw, m),
-                None => BufferBinding::of(a.raw),
+            .enumerate()
+            .map(|(i, a)| {
+                match a.mirror {
+                    Some(m) => BufferBinding::mirrored(a.raw, m, self.gpu),
+                    None => BufferBinding::on(a.raw, self.gpu),
+                }
+                .ok_or(Error::ForeignBuffer { binding: i as u32 })
             })
             .collect()
     }
@@ -146,13 +172,15 @@ impl<'a> Staging<'a> {
                 planned.insert(c.offset..c.offset + c.bytes);
             }
             let missing = {
-                let mut slot = a.raw.mirror();
-                let valid = slot.valid(a.raw.host_generation(), false);
+                let mut mirrors = a.raw.mirrors();
+                let valid = mirrors
+                    .slot(self.gpu)
+                    .valid(a.raw.host_generation(), false);
                 valid.missing(want)
             };
             for m in missing.into_iter().flat_map(|m| planned.missing(m)) {
                 copies.push(Copy {
-                    src: a.raw.handle(),
+                    src: a.host,
                     dst,
                     offset: m.start,
                     bytes: m.end - m.start,
@@ -193,8 +221,9 @@ impl<'a> Staging<'a> {
         for c in copies {
             if let Some(a) = self.args.iter().find(|a| a.mirror == Some(c.dst)) {
                 let gen = a.raw.host_generation();
-                let mut slot = a.raw.mirror();
-                slot.valid(gen, false).insert(c.offset..c.offset + c.bytes);
+                let mut mirrors = a.raw.mirrors();
+                let valid = mirrors.slot(self.gpu).valid(gen, false);
+                valid.insert(c.offset..c.offset + c.bytes);
             }
         }
     }
@@ -209,7 +238,7 @@ impl<'a> Staging<'a> {
                 let r = a.written(p, self.space)?;
                 (!r.is_empty()).then_some(Copy {
                     src: a.mirror?,
-                    dst: a.raw.handle(),
+                    dst: a.host,
                     offset: r.start,
                     bytes: r.end - r.start,
                 })
@@ -229,33 +258,53 @@ impl<'a> Staging<'a> {
         }
     }
 
-    /// After the run: in each output's mirror, the bytes of the run's items
-    /// (of its sub-range, not of the rest of the space, which the run left
-    /// as it was) are valid only where a GPU package wrote and downloaded them (CPU
-    /// packages, and GPU packages whose outcome is unknown, wrote the host
-    /// copy alone). Lazy outputs: the GPU's bytes are stale on the host,
-    /// the others not.
-    pub(crate) fn finish(&self) {
-        let done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
-        for (a, gpu) in self.args.iter().zip(done.iter()) {
-            let Some(written) = a.written(&self.run, self.space) else {
+}
+
+/// After the run, over the stagings of its GPUs (all of one run's
+/// arguments): in every mirror of each output (those of GPUs that sat the
+/// run out included), the bytes of the run's items (of its sub-range, not
+/// of the rest of the space, which the run left as it was) are valid only
+/// where that GPU's packages wrote and downloaded them (CPU packages, other
+/// GPUs' packages and those whose outcome is unknown wrote the host copy
+/// or another mirror). Lazy outputs: the bytes a GPU wrote are stale on the
+/// host in that GPU's mirror alone.
+pub(crate) fn finish_all(stagings: &[&Staging<'_>]) {
+    let Some(first) = stagings.first() else {
+        return;
+    };
+    for (i, a) in first.args.iter().enumerate() {
+        let Some(written) = a.items_written(&first.run, first.space) else {
+            continue;
+        };
+        let gen = a.raw.host_generation();
+        let mut mirrors = a.raw.mirrors();
+        mirrors.forget(gen, false, written);
+        for s in stagings {
+            let (Some(sa), Some(done)) = (s.args.get(i), s.done(i)) else {
                 continue;
             };
-            let gen = a.raw.host_generation();
-            let mut slot = a.raw.mirror();
+            if sa.mirror.is_none() {
+                continue;
+            }
+            let slot = mirrors.slot(s.gpu);
             let valid = slot.valid(gen, false);
-            valid.remove(written.clone());
-            for r in gpu.ranges() {
+            for r in done.ranges() {
                 valid.insert(r.clone());
             }
-            if a.lazy {
-                let stale = slot.stale_mut();
-                stale.remove(written);
-                for r in gpu.ranges() {
-                    stale.insert(r.clone());
+            if sa.lazy {
+                for r in done.ranges() {
+                    slot.stale_mut().insert(r.clone());
                 }
             }
         }
+    }
+}
+
+impl Staging<'_> {
+    /// The bytes of argument `i` this GPU's packages wrote and downloaded.
+    fn done(&self, i: usize) -> Option<RangeSet> {
+        let d = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
+        d.get(i).cloned()
     }
 }
 
@@ -270,8 +319,9 @@ fn gpu_reads(i: usize, a: &ArgBuffer<'_>, iface: &ShaderInterface) -> bool {
     }
 }
 
-/// The bytes per unit a staged GPU run of `args` over `space` (`units`
-/// units) is expected to move (up, down), as if the GPU ran every unit:
+/// The bytes per unit a staged run of `args` over `space` (`units` units)
+/// on engine GPU `gpu` is expected to move (up, down), as if that GPU ran
+/// every unit:
 /// what its footprints that follow the items lack in the mirrors, and the
 /// outputs' items. A whole-buffer read is paid once, not per unit, and is
 /// left out; so are buffers bound zero-copy.
@@ -280,6 +330,7 @@ pub(crate) fn bytes_per_unit(
     iface: &ShaderInterface,
     space: IndexSpace,
     units: u64,
+    gpu: usize,
 ) -> (f64, f64) {
     let all = Package {
         units: 0..units,
@@ -291,7 +342,8 @@ pub(crate) fn bytes_per_unit(
     for (i, a) in args.iter().enumerate() {
         let len = a.len as u64;
         let elem = a.raw.bytes() / len.max(1);
-        let mut slot = a.raw.mirror();
+        let mut mirrors = a.raw.mirrors();
+        let slot = mirrors.slot(gpu);
         let reduce = matches!(a.access, Access::Reduce { .. });
         if reduce || (slot.failed && !a.raw.memory().staging_demanded()) {
             continue;
@@ -317,12 +369,13 @@ fn lazy(raw: &RawBuffer) -> bool {
     raw.memory().lazy().is_some() && !raw.untracked()
 }
 
-/// Before a run in which the CPU takes part (lazy host coherence): makes
-/// the host copy of every buffer it binds current; the bytes downloaded.
-pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>]) -> Result<u64> {
+/// Before a run (lazy host coherence): makes the host copy of every buffer
+/// it binds current from the mirrors of the engine GPUs `which` accepts;
+/// the bytes downloaded.
+pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> bool) -> Result<u64> {
     let mut bytes = 0;
     for a in args {
-        bytes += a.raw.sync()?;
+        bytes += a.raw.sync_where(&which)?;
     }
     Ok(bytes)
 }
@@ -358,24 +411,24 @@ pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace)
             .min(len)
             .saturating_mul(elem);
         let gen = a.raw.host_generation();
-        let mut slot = a.raw.mirror();
-        slot.valid(gen, false).remove(0..end);
-        // (Empty already: each CPU package synced its items first.)
-        slot.stale_mut().remove(0..end);
+        // (Nothing stale there: runs with the CPU start by syncing, or
+        // each CPU package synced its items first.)
+        a.raw.mirrors().forget(gen, false, 0..end);
     }
 }
 
-/// The mirror of argument `i`, allocated on first use; `None` when it does
-/// not fit and staging was not demanded.
-fn mirror_of(i: usize, raw: &RawBuffer) -> Result<Option<vk::Buffer>> {
-    let mut slot = raw.mirror();
+/// The mirror of argument `i` on engine GPU `gpu`, allocated on first use;
+/// `None` when it does not fit and staging was not demanded.
+fn mirror_of(i: usize, raw: &RawBuffer, gpu: usize) -> Result<Option<vk::Buffer>> {
+    let mut mirrors = raw.mirrors();
+    let slot = mirrors.slot(gpu);
     if let Some(m) = &slot.mirror {
         return Ok(Some(m.buffer));
     }
     if slot.failed && !raw.memory().staging_demanded() {
         return Ok(None);
     }
-    match Mirror::new(raw.memory(), raw.bytes()) {
+    match Mirror::new(raw.memory(), gpu, raw.bytes()) {
         Ok(m) => {
             let handle = m.buffer;
             slot.mirror = Some(m);
@@ -385,7 +438,9 @@ fn mirror_of(i: usize, raw: &RawBuffer) -> Result<Option<vk::Buffer>> {
         Err(e) if raw.memory().staging_demanded() => Err(Error::MirrorUnavailable {
             binding: i as u32,
             bytes: raw.bytes(),
-            device: raw.device().info().name.clone(),
+            device: raw
+                .view_on(gpu)
+                .map_or_else(String::new, |(_, d)| d.info().name.clone()),
             source: Box::new(e),
         }),
         Err(e) => {

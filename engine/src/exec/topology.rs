@@ -11,7 +11,10 @@
 mod affinity;
 #[cfg(feature = "hwloc")]
 mod hwloc;
+mod pci;
 mod sysfs;
+
+pub use pci::{pci_locality, PciAddress, PciLocality};
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -123,6 +126,10 @@ pub struct PlanRequest {
     pub cpu_vulkan_devices: usize,
     /// Number of GPU dispatch loop threads (one per discrete/integrated GPU).
     pub gpu_loops: usize,
+    /// For each GPU dispatch loop (in order), the OS indices of the PUs
+    /// local to its GPU ([`pci_locality`]); a loop past the end, or with
+    /// none, has no known locality.
+    pub gpu_local_pus: Vec<Vec<usize>>,
 }
 
 /// How cores are split between the engine's roles.
@@ -137,7 +144,10 @@ pub struct PlanRequest {
 ///    around and share cores (device `d` gets core `d % C`, with a warning).
 /// 2. **GPU dispatch loops**: the cores after the devices' form the remaining list. Loop `g`
 ///    (in order) takes the *last* core of the remaining list as a dedicated core (all its PUs)
-///    when at least 2 cores would still remain for workers after taking it; otherwise it
+///    when at least 2 cores would still remain for workers after taking it (where its GPU's
+///    local PUs are known, [`PlanRequest::gpu_local_pus`], the last core of the remaining list
+///    that has one of them, so that the loop runs on its GPU's NUMA node; the last core when
+///    none has); otherwise it
 ///    *shares the last worker's core*: its set is all PUs of the last core left for workers
 ///    (or of the last core of the machine when none is left). A dispatch loop mostly waits on
 ///    fences, so sharing costs the worker little, whereas a dedicated core on a small machine
@@ -296,7 +306,15 @@ impl CpuTopology {
         let mut worker_cores: Vec<&PhysicalCore> = cores[used..].to_vec();
         let mut dedicated: Vec<CoreSet> = Vec::new();
         while dedicated.len() < req.gpu_loops && worker_cores.len() >= 3 {
-            let core = worker_cores.pop().expect("len >= 3");
+            let local = req
+                .gpu_local_pus
+                .get(dedicated.len())
+                .map_or(&[][..], Vec::as_slice);
+            let at = worker_cores
+                .iter()
+                .rposition(|c| c.pus.iter().any(|p| local.contains(p)))
+                .unwrap_or(worker_cores.len() - 1);
+            let core = worker_cores.remove(at);
             dedicated.push(CoreSet {
                 pus: core.pus.clone(),
             });
@@ -490,7 +508,31 @@ mod tests {
             workers,
             cpu_vulkan_devices,
             gpu_loops,
+            gpu_local_pus: Vec::new(),
         }
+    }
+
+    /// Two sockets of 8 cores (node 0: cores 0-7, node 1: 8-15): each
+    /// loop takes a core of its GPU's node, the workers the rest; an
+    /// unknown locality keeps today's choice (the last core).
+    #[test]
+    fn gpu_loops_sit_on_their_gpus_nodes() {
+        let topo = CpuTopology::synthetic(16, 1);
+        let node = |n: usize| (n * 8..n * 8 + 8).collect::<Vec<_>>();
+        let mut r = req(None, 0, 2);
+        r.gpu_local_pus = vec![node(0), node(1)];
+        let plan = topo.plan(&r).unwrap();
+        assert_eq!(pus(&plan.gpu_loops), vec![vec![7], vec![15]]);
+        assert_eq!(plan.workers.len(), 14);
+        let taken: Vec<usize> = plan.workers.iter().flat_map(|c| c.pus.clone()).collect();
+        assert!(!taken.contains(&7) && !taken.contains(&15));
+        // Unknown for loop 0, node 0 for loop 1.
+        r.gpu_local_pus = vec![Vec::new(), node(0)];
+        let plan = topo.plan(&r).unwrap();
+        assert_eq!(pus(&plan.gpu_loops), vec![vec![15], vec![7]]);
+        // PUs that no core has: the last core, as without locality.
+        r.gpu_local_pus = vec![vec![99]];
+        assert_eq!(pus(&topo.plan(&r).unwrap().gpu_loops)[0], vec![15]);
     }
 
     fn pus(sets: &[CoreSet]) -> Vec<Vec<usize>> {

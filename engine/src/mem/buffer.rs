@@ -1,7 +1,7 @@
 //! Typed unified buffers.
 
 use super::backend::Block;
-use super::mirror::{MirrorSlot, STAGED_USAGE};
+use super::mirror::{Mirrors, STAGED_USAGE};
 use super::peers::{HostBlock, PeerView};
 use super::{MemoryPlacement, UnifiedMemory};
 use crate::error::{Error, Result, VkResultExt};
@@ -51,8 +51,8 @@ pub(crate) struct RawBuffer {
     /// The host memory is written behind the API's back (imported memory,
     /// C host pointers): staged runs upload it every time they read it.
     untracked: bool,
-    /// The device-local mirror of staged runs.
-    mirror: Mutex<MirrorSlot>,
+    /// The device-local mirrors of staged runs, one per engine GPU.
+    mirrors: Mutex<Mirrors>,
     /// Multi-device engines: the views of the other devices (engine GPUs
     /// 1..), dropped after the first device's import (see `super::peers`).
     peers: Vec<PeerView>,
@@ -112,7 +112,7 @@ impl RawBuffer {
             id,
             host_gen: AtomicU64::new(0),
             untracked,
-            mirror: Mutex::new(MirrorSlot::default()),
+            mirrors: Mutex::new(Mirrors::default()),
             peers: Vec::new(),
             host: None,
         };
@@ -338,9 +338,9 @@ impl RawBuffer {
         self.untracked
     }
 
-    /// The mirror slot, locked.
-    pub(crate) fn mirror(&self) -> MutexGuard<'_, MirrorSlot> {
-        self.mirror.lock().unwrap_or_else(|p| p.into_inner())
+    /// The mirror slots, locked.
+    pub(crate) fn mirrors(&self) -> MutexGuard<'_, Mirrors> {
+        self.mirrors.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -377,14 +377,15 @@ impl<'a> BufferBinding<'a> {
         })
     }
 
-    /// The binding of `raw`'s device-local mirror `mirror` (of the same
-    /// size, kept alive with `raw`).
-    pub(crate) fn mirrored(raw: &'a RawBuffer, mirror: vk::Buffer) -> Self {
-        BufferBinding {
+    /// The binding of `raw`'s device-local mirror `mirror` on engine GPU
+    /// `gpu` (of the same size, kept alive with `raw`); `None` past the
+    /// engine's devices.
+    pub(crate) fn mirrored(raw: &'a RawBuffer, mirror: vk::Buffer, gpu: usize) -> Option<Self> {
+        raw.view_on(gpu).map(|(_, device)| BufferBinding {
             raw,
             handle: mirror,
-            device: raw.device(),
-        }
+            device,
+        })
     }
 
     /// The buffer.
@@ -420,10 +421,8 @@ impl Drop for RawBuffer {
         if let Some(block) = self.block.take() {
             self.memory.backend.free(block);
         }
-        let mirror = self.mirror.get_mut().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = mirror.mirror.take() {
-            m.free(&self.memory);
-        }
+        let mirrors = self.mirrors.get_mut().unwrap_or_else(|p| p.into_inner());
+        mirrors.free_all(&self.memory);
         if let Some(imported) = self.imported.take() {
             // SAFETY: the buffer bound to it was destroyed above; the memory
             // object belongs to this buffer alone. The host pages stay the
@@ -621,7 +620,7 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// lacked are dropped (call [`sync`](Self::sync) before writing through
     /// such a pointer after a run).
     pub fn host_written(&mut self) {
-        self.raw.mirror().stale_mut().clear();
+        self.raw.mirrors().clear_stale();
         let gen = self.raw.host_gen.get_mut();
         *gen = gen.wrapping_add(1);
     }

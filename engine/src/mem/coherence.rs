@@ -14,18 +14,21 @@
 //!     [`Buffer::try_as_slice`], which report a failed download as an error
 //!     where the infallible accessors cannot (they panic: a failed download
 //!     means the device was lost with the only copy of those bytes);
-//!   - at the start of every run in which a GPU other than engine GPU 0
-//!     takes part (its packages read and write the host copies; only GPU 0
-//!     has mirrors), for every buffer the run binds;
-//!   - before each CPU package of a run (the CPU workers with engine GPU 0
-//!     at most), for what the package reads: each argument's footprint of
-//!     its items (an output's: its own items), so a co-executed run
+//!   - at the start of a run, for every buffer the run binds, from the
+//!     mirror of each GPU unless that GPU is the run's only device (the
+//!     CPU's packages read and write the host copies, and another GPU
+//!     uploads what it reads from them: each discrete GPU has mirrors of
+//!     its own). In a run of the CPU with one GPU at most whose transfers
+//!     do not queue behind its packages (a dedicated transfer queue), that
+//!     GPU's mirrors are left out: before each CPU package, what the
+//!     package reads is downloaded instead (each argument's footprint of
+//!     its items, an output's: its own items), so a co-executed run
 //!     downloads only what the CPU reads, not every stale range. A CPU
 //!     function that reads outside its footprint reads stale data there,
 //!     as a staged GPU does;
-//!   - at the end of a run whose GPU failed, while the mirror can still be
-//!     read: a failure to download then fails the run, so that no host range
-//!     is taken for current when it is not.
+//!   - at the end of a run in which a GPU failed, from that GPU's mirror,
+//!     while it can still be read: a failure to download then fails the
+//!     run, so that no host range is taken for current when it is not.
 //!
 //!   [`Buffer::host_written`] declares the host copy current (stale ranges
 //!   are dropped: the host's own writes win); pointers taken earlier must be
@@ -33,8 +36,9 @@
 //!   Buffers whose host memory is written or read behind the engine's back
 //!   (imported host memory, the C ABI's host pointers: *untracked*) stay
 //!   eager. Dropping a buffer needs nothing. A buffer belongs to one engine
-//!   (a foreign buffer is refused), and only engine GPU 0 binds mirrors, so
-//!   no other device reads one.
+//!   (a foreign buffer is refused), and a GPU binds only its own mirrors,
+//!   so no other device reads one. A byte range is stale in at most one
+//!   mirror: when a run ends, what a GPU wrote leaves every other mirror.
 //!
 //! Lazy is not the default because the infallible accessors cannot return
 //! the error of a download from a lost device.
@@ -47,8 +51,10 @@
 //! [`Buffer::host_written`]: super::Buffer::host_written
 
 use super::buffer::RawBuffer;
+use super::mirror::MirrorSlot;
 use crate::error::{Error, Result, VkError};
 use crate::vk::transfer::{Copy, Direction, Stager};
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// When GPU results of a staged run reach the host copies (see the module
@@ -91,10 +97,10 @@ pub(crate) fn env_override() -> Option<HostCoherence> {
 }
 
 /// What a lazy engine's buffers download with: a stager of their own on
-/// the engine's GPU (not the one its runs hold: a CPU package syncs what it
-/// reads while the GPU's dispatch loop runs), and its GPU timeout.
+/// each GPU (by engine GPU; not the ones its runs hold: a CPU package syncs
+/// what it reads while the GPU's dispatch loop runs), and the GPU timeout.
 pub(crate) struct LazySync {
-    pub(crate) stager: Arc<Mutex<Stager>>,
+    pub(crate) stagers: Vec<Arc<Mutex<Stager>>>,
     pub(crate) timeout_ns: u64,
 }
 
@@ -104,44 +110,90 @@ fn failed(e: VkError) -> Error {
     Error::Vulkan(e)
 }
 
+/// The stale ranges of `slot` within `range`.
+fn wanted(slot: &MirrorSlot, range: &Range<u64>) -> Vec<Range<u64>> {
+    let stale = slot.stale().ranges().iter();
+    stale
+        .map(|r| r.start.max(range.start)..r.end.min(range.end))
+        .filter(|r| r.start < r.end)
+        .collect()
+}
+
+/// A transfer that did not end in time.
+fn timed_out() -> Error {
+    Error::Vulkan(VkError::Timeout {
+        call: "vkWaitSemaphores",
+    })
+}
+
 impl RawBuffer {
-    /// Downloads the byte ranges stale on the host (lazy engines); the
-    /// bytes moved. On error the ranges stay stale.
+    /// Downloads the byte ranges stale on the host (lazy engines), from
+    /// every GPU's mirror; the bytes moved. On error the ranges not yet
+    /// brought back stay stale.
     pub(crate) fn sync(&self) -> Result<u64> {
-        self.sync_range(0..self.bytes())
+        self.sync_range_where(0..self.bytes(), |_| true)
+    }
+
+    /// [`RawBuffer::sync`] for the mirrors of the engine GPUs `which`
+    /// accepts; the bytes moved.
+    pub(crate) fn sync_where(&self, which: impl Fn(usize) -> bool) -> Result<u64> {
+        self.sync_range_where(0..self.bytes(), which)
     }
 
     /// [`RawBuffer::sync`] of the stale bytes within `range` only (what a
-    /// CPU package reads, in a run with the engine's staged GPU: see
-    /// [`crate::exec::staging::sync_package`]). Callable while a run's
-    /// dispatch loop holds the engine's stager: lazy engines download with
-    /// a stager of their own.
-    pub(crate) fn sync_range(&self, range: std::ops::Range<u64>) -> Result<u64> {
-        let wanted = |slot: &super::mirror::MirrorSlot| -> Vec<std::ops::Range<u64>> {
-            let stale = slot.stale().ranges().iter();
-            stale
-                .map(|r| r.start.max(range.start)..r.end.min(range.end))
-                .filter(|r| r.start < r.end)
-                .collect()
-        };
-        if wanted(&self.mirror()).is_empty() {
+    /// CPU package reads: see [`crate::exec::staging::sync_package`]), from
+    /// every GPU's mirror. Callable while a run's dispatch loop holds its
+    /// GPU's stager: lazy engines download with stagers of their own.
+    pub(crate) fn sync_range(&self, range: Range<u64>) -> Result<u64> {
+        self.sync_range_where(range, |_| true)
+    }
+
+    /// [`RawBuffer::sync_range`] for the mirrors of the engine GPUs `which`
+    /// accepts; the bytes moved.
+    fn sync_range_where(&self, range: Range<u64>, which: impl Fn(usize) -> bool) -> Result<u64> {
+        if !self.mirrors().any_stale() {
             return Ok(0);
         }
         let Some(lazy) = self.memory().lazy() else {
             return Ok(0);
         };
-        // Lock order: stager, then mirror slot (as the dispatch loop).
-        let mut stager = lazy.stager.lock().unwrap_or_else(|p| p.into_inner());
-        let mut slot = self.mirror();
+        let mut bytes = 0;
+        for (g, stager) in lazy.stagers.iter().enumerate() {
+            if which(g) {
+                bytes += self.sync_gpu(g, stager, &range, lazy.timeout_ns)?;
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// Downloads what engine GPU `g`'s mirror holds stale on the host
+    /// within `range`, through `stager` (that GPU's); the bytes moved.
+    fn sync_gpu(
+        &self,
+        g: usize,
+        stager: &Mutex<Stager>,
+        range: &Range<u64>,
+        timeout_ns: u64,
+    ) -> Result<u64> {
+        if wanted(self.mirrors().slot(g), range).is_empty() {
+            return Ok(0);
+        }
+        let Some((dst, _)) = self.view_on(g) else {
+            return Ok(0);
+        };
+        // Lock order: stager, then mirror slots (as the dispatch loop).
+        let mut stager = stager.lock().unwrap_or_else(|p| p.into_inner());
+        let mut mirrors = self.mirrors();
+        let slot = mirrors.slot(g);
         let Some(src) = slot.mirror.as_ref().map(|m| m.buffer) else {
             return Ok(0);
         };
-        let ranges = wanted(&slot);
+        let ranges = wanted(slot, range);
         let copies: Vec<Copy> = ranges
             .iter()
             .map(|r| Copy {
                 src,
-                dst: self.handle(),
+                dst,
                 offset: r.start,
                 bytes: r.end - r.start,
             })
@@ -149,28 +201,24 @@ impl RawBuffer {
         if copies.is_empty() {
             return Ok(0);
         }
-        // SAFETY: the mirror and the buffer belong to this device, are
-        // `bytes()` long (the ranges lie within), carry the transfer usage
-        // of staged engines, and live while `self` does; the batch is
-        // waited for below (or, on timeout, by the stager's drop, which the
-        // engine's device outlives). No `after`: the runs that wrote the
-        // mirror drained their GPU work before returning, and the batch's
-        // leading barrier orders it after their dispatches on the compute
-        // queue; on a separate transfer queue, after the batch each run
-        // submitted at its end, which waited for its last dispatch
-        // (`Stager::after_dispatches`). A run in progress writes none of
-        // these bytes (stale bytes are ones it does not write: its CPU
-        // packages sync before they write, its GPU packages write their
-        // own items).
-        let value = unsafe { stager.submit(Direction::Download, &copies, None, lazy.timeout_ns) }
+        // SAFETY: the mirror and the host bytes' view are of engine GPU
+        // `g`, the stager's device; both are `bytes()` long (the ranges lie
+        // within), carry the transfer usage of staged engines, and live
+        // while `self` does; the batch is waited for below (or, on timeout,
+        // by the stager's drop, which the engine's devices outlive). No
+        // `after`: the runs that wrote the mirror drained their GPU work
+        // before returning, and the batch's leading barrier orders it after
+        // their dispatches on the compute queue; on a separate transfer
+        // queue, after the batch each run submitted at its end, which
+        // waited for its last dispatch (`Stager::after_dispatches`). A run
+        // in progress writes none of these bytes (stale bytes are ones it
+        // does not write: its CPU packages sync before they write, its GPU
+        // packages write their own items).
+        let value = unsafe { stager.submit(Direction::Download, &copies, None, timeout_ns) }
             .map_err(failed)?
-            .ok_or(Error::Vulkan(VkError::Timeout {
-                call: "vkWaitSemaphores",
-            }))?;
-        if !stager.wait(value, lazy.timeout_ns).map_err(failed)? {
-            return Err(Error::Vulkan(VkError::Timeout {
-                call: "vkWaitSemaphores",
-            }));
+            .ok_or_else(timed_out)?;
+        if !stager.wait(value, timeout_ns).map_err(failed)? {
+            return Err(timed_out());
         }
         for r in ranges {
             slot.stale_mut().remove(r);

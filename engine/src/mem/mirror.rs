@@ -1,8 +1,10 @@
 //! Device-local mirrors of unified buffers, for staged runs (see
 //! [`MemoryPlacement::Staged`](super::MemoryPlacement::Staged)).
 //!
-//! A buffer's mirror is allocated the first time a staged GPU run binds it,
-//! kept with the buffer and freed with it. Residency rule: the mirror holds
+//! Each discrete GPU of a staged engine keeps its own mirror of a buffer
+//! (one [`MirrorSlot`] per engine GPU, in [`Mirrors`]). A buffer's mirror on
+//! a GPU is allocated the first time a staged run on that GPU binds it,
+//! kept with the buffer and freed with it. Residency rule: each mirror holds
 //! the host copy's bytes in the byte ranges `valid`, as of host-write
 //! generation `generation`; every `&mut` host access through the API
 //! ([`Buffer::as_mut_slice`], `DerefMut`, [`Buffer::host_written`]) bumps
@@ -13,6 +15,11 @@
 //! lazy host coherence ([`super::coherence`]) GPU packages download nothing:
 //! what they wrote is valid in the mirror and recorded as `stale` on the
 //! host until a download brings it back.
+//! Several GPUs: what one GPU's packages wrote is valid in that GPU's mirror
+//! only; every other mirror loses those bytes when the run ends (see
+//! `Staging::finish_all`), so a GPU that reads them later uploads them from
+//! the host copy (made current first, see [`super::coherence`]). A byte range
+//! is stale on the host in at most one mirror.
 //! Buffers whose host memory is written behind the engine's back (imported
 //! host memory, the C ABI's host pointers) are marked untracked: every run
 //! starts with nothing of them valid.
@@ -27,10 +34,58 @@ use crate::error::{Error, Result, VkResultExt};
 use ash::vk;
 use std::sync::Arc;
 
-/// A device-local copy of one buffer.
+/// A device-local copy of one buffer on one engine GPU.
 pub(crate) struct Mirror {
     pub(crate) buffer: vk::Buffer,
     block: Option<Block>,
+    /// The engine GPU whose memory holds it.
+    gpu: usize,
+}
+
+/// A buffer's mirrors, one slot per engine GPU (grown on first use).
+#[derive(Default)]
+pub(crate) struct Mirrors {
+    slots: Vec<MirrorSlot>,
+}
+
+impl Mirrors {
+    /// The slot of engine GPU `gpu`.
+    pub(crate) fn slot(&mut self, gpu: usize) -> &mut MirrorSlot {
+        if self.slots.len() <= gpu {
+            self.slots.resize_with(gpu + 1, MirrorSlot::default);
+        }
+        &mut self.slots[gpu]
+    }
+
+    /// Whether some mirror holds bytes the host copy lacks.
+    pub(crate) fn any_stale(&self) -> bool {
+        self.slots.iter().any(|s| !s.stale.ranges().is_empty())
+    }
+
+    /// The host copy was declared current: no mirror holds newer bytes.
+    pub(crate) fn clear_stale(&mut self) {
+        for s in &mut self.slots {
+            s.stale.clear();
+        }
+    }
+
+    /// The host copy's bytes `r` changed, or their current value lies in
+    /// another mirror: no mirror holds them any longer.
+    pub(crate) fn forget(&mut self, gen: u64, untracked: bool, r: std::ops::Range<u64>) {
+        for s in &mut self.slots {
+            s.valid(gen, untracked).remove(r.clone());
+            s.stale.remove(r.clone());
+        }
+    }
+
+    /// Frees every mirror (the buffer is dropped).
+    pub(crate) fn free_all(&mut self, memory: &UnifiedMemory) {
+        for s in &mut self.slots {
+            if let Some(m) = s.mirror.take() {
+                m.free(memory);
+            }
+        }
+    }
 }
 
 /// What a buffer keeps of its mirror.
@@ -106,9 +161,9 @@ fn within_budget(device: &crate::vk::Device, ty: u32, bytes: u64) -> Result<()> 
 }
 
 impl Mirror {
-    /// A device-local buffer of `bytes` bytes on `memory`'s device, through
-    /// its allocator backend.
-    pub(crate) fn new(memory: &Arc<UnifiedMemory>, bytes: u64) -> Result<Mirror> {
+    /// A device-local buffer of `bytes` bytes on engine GPU `gpu` of
+    /// `memory`, through that device's allocator backend.
+    pub(crate) fn new(memory: &Arc<UnifiedMemory>, gpu: usize, bytes: u64) -> Result<Mirror> {
         #[cfg(feature = "test-hooks")]
         if memory.mirror_fault().is_some() {
             return Err(Error::Allocation {
@@ -116,7 +171,10 @@ impl Mirror {
                 message: "mirror allocation failed (injected)".into(),
             });
         }
-        let device = memory.device();
+        let (device, backend) = memory.gpu(gpu).ok_or_else(|| Error::Allocation {
+            bytes,
+            message: format!("engine GPU {gpu} has no allocator for mirrors"),
+        })?;
         let mut info = vk::BufferCreateInfo::default()
             .size(bytes)
             .usage(STAGED_USAGE)
@@ -135,6 +193,7 @@ impl Mirror {
         let mut m = Mirror {
             buffer,
             block: None,
+            gpu,
         };
         // SAFETY: `buffer` was just created on this device.
         let req = unsafe { device.raw().get_buffer_memory_requirements(buffer) };
@@ -148,10 +207,7 @@ impl Mirror {
             m.free(memory);
             return Err(e);
         }
-        let block = match memory
-            .backend
-            .allocate_device_local(req, ty, "coexec mirror")
-        {
+        let block = match backend.allocate_device_local(req, ty, "coexec mirror") {
             Ok(b) => b,
             Err(e) => {
                 m.free(memory);
@@ -176,12 +232,16 @@ impl Mirror {
 
     /// Destroys the buffer and frees its memory.
     pub(crate) fn free(mut self, memory: &UnifiedMemory) {
+        let Some((device, backend)) = memory.gpu(self.gpu) else {
+            return;
+        };
         // SAFETY: runs that bind a mirror wait for their GPU work before
         // returning, and the mirror is freed only with its buffer (or on
-        // the error path of its creation), so nothing pending uses it.
-        unsafe { memory.device().raw().destroy_buffer(self.buffer, None) };
+        // the error path of its creation), so nothing pending uses it; it
+        // was created on `device` (engine GPU `self.gpu`).
+        unsafe { device.raw().destroy_buffer(self.buffer, None) };
         if let Some(block) = self.block.take() {
-            memory.backend.free(block);
+            backend.free(block);
         }
     }
 }

@@ -3,8 +3,9 @@
 //! written as slices by CPU code, with no copies.
 //!
 //! Staged engines ([`MemoryPlacement::Staged`]) also give each buffer a GPU
-//! run binds a device-local mirror (module `mirror`), which the run keeps
-//! in step with the host copy.
+//! run binds a device-local mirror on that GPU (module `mirror`; every
+//! discrete GPU of the engine keeps its own), which the run keeps in step
+//! with the host copy.
 //!
 //! Two allocator backends sit behind one internal trait: gpu-allocator (the
 //! default) and Vulkan Memory Allocator through vk-mem (cargo feature `vma`).
@@ -32,9 +33,12 @@ use std::sync::Arc;
 
 /// Allocates unified buffers on one device.
 pub struct UnifiedMemory {
-    // Field order: the backend (and its memory blocks) is dropped before the
-    // device it allocates from.
+    // Field order: the backends (and their memory blocks) are dropped before
+    // the devices they allocate from.
     backend: Box<dyn Backend>,
+    /// Staged multi-device engines: the allocator of each other device
+    /// (engine GPUs 1..), for its mirrors.
+    peer_backends: Vec<Box<dyn Backend>>,
     device: Arc<Device>,
     /// The engine's other devices (multi-device engines): every buffer is
     /// imported into each of them too (see module `peers`).
@@ -90,6 +94,7 @@ impl UnifiedMemory {
         let import_alignment = import_alignment(&device);
         Ok(Arc::new(UnifiedMemory {
             backend,
+            peer_backends: Vec::new(),
             device,
             peers: Vec::new(),
             memory_type,
@@ -109,12 +114,12 @@ impl UnifiedMemory {
     /// device needs `VK_EXT_external_memory_host`
     /// ([`Error::HostImportUnsupported`] otherwise).
     ///
-    /// Where `requested` (after `COEXEC_MEMORY`) stages on the first device,
-    /// that device, and only it, gets device-local mirrors (the placement is
-    /// [`MemoryPlacement::Staged`]): the other GPUs read and write the host
-    /// bytes as the CPU workers do, so a memory-bound kernel can still run
-    /// on the first GPU alone at device-local speed, and a compute-bound one
-    /// on every GPU. Mirrors on every GPU are not built.
+    /// Where `requested` (after `COEXEC_MEMORY`) stages on the first device
+    /// (the placement is [`MemoryPlacement::Staged`]), every device gets
+    /// device-local mirrors through an allocator of its own (`backend`'s
+    /// kind): each GPU of a run uploads what it reads into its own mirrors
+    /// (see module `mirror`). A device whose allocator cannot be created
+    /// fails the engine.
     pub fn new_shared(
         devices: &[Arc<Device>],
         backend: AllocatorBackend,
@@ -136,11 +141,10 @@ impl UnifiedMemory {
         let one = Self::new(first.clone(), backend, engine_id, requested)?;
         let mut one = Arc::into_inner(one).expect("just built, not shared");
         if one.placement == MemoryPlacement::Staged {
-            tracing::info!(
-                "staged memory on {} only: the other {} GPU(s) of the engine read host memory",
-                first.info().name,
-                rest.len()
-            );
+            for d in rest {
+                let ty = d.info().unified_memory_type().unwrap_or(0);
+                one.peer_backends.push(backend::create(d, backend, ty)?);
+            }
         }
         one.peers = rest.to_vec();
         one.import_alignment = Some(alignment);
@@ -148,13 +152,26 @@ impl UnifiedMemory {
     }
 
     /// Makes host coherence lazy (staged engines only; see [`coherence`]):
-    /// buffers download through `stager`, waiting up to `timeout_ns`.
+    /// a buffer's mirror on engine GPU `g` downloads through `stagers[g]`,
+    /// waiting up to `timeout_ns`.
     pub(crate) fn make_lazy(
         &self,
-        stager: Arc<std::sync::Mutex<crate::vk::transfer::Stager>>,
+        stagers: Vec<Arc<std::sync::Mutex<crate::vk::transfer::Stager>>>,
         timeout_ns: u64,
     ) {
-        let _ = self.lazy.set(coherence::LazySync { stager, timeout_ns });
+        let _ = self.lazy.set(coherence::LazySync {
+            stagers,
+            timeout_ns,
+        });
+    }
+
+    /// Engine GPU `gpu`'s device and the allocator of its mirrors (`None`
+    /// past the devices, or for a peer of a zero-copy engine).
+    pub(crate) fn gpu(&self, gpu: usize) -> Option<(&Arc<Device>, &dyn Backend)> {
+        match gpu {
+            0 => Some((&self.device, &*self.backend)),
+            g => Some((self.peers.get(g - 1)?, &**self.peer_backends.get(g - 1)?)),
+        }
     }
 
     /// The lazy-coherence state, where host coherence is lazy.

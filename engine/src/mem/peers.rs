@@ -12,8 +12,10 @@
 //! way. So CPU code, and the kernels of every device, read and write the
 //! very same bytes; no device has a copy to keep in step.
 //!
-//! Multi-device engines are zero-copy only: staged memory (device-local
-//! mirrors) is a single-device feature for now. Every device of a
+//! On a staged engine each device also keeps device-local mirrors of the
+//! buffers its runs bind (see [`super::mirror`]): the views then carry
+//! transfer usage, since they are the source and destination of that
+//! device's uploads and downloads. Every device of a
 //! multi-device engine must offer `VK_EXT_external_memory_host` (Mesa
 //! lavapipe, NVIDIA, AMD and Intel drivers do); the engine leaves out a GPU
 //! that does not.
@@ -80,7 +82,8 @@ pub(crate) struct PeerView {
 
 impl PeerView {
     /// Imports `alloc_bytes` bytes at `ptr` into `device` and binds a
-    /// storage buffer of `bytes` bytes to them.
+    /// buffer of `bytes` bytes and `usage` (storage, and transfers on a
+    /// staged engine) to them.
     ///
     /// # Safety
     /// `ptr .. ptr + alloc_bytes` is host memory that stays allocated until
@@ -91,14 +94,23 @@ impl PeerView {
         ptr: NonNull<u8>,
         bytes: u64,
         alloc_bytes: u64,
+        usage: vk::BufferUsageFlags,
     ) -> Result<PeerView> {
         let mut external = vk::ExternalMemoryBufferCreateInfo::default()
             .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
-        let info = vk::BufferCreateInfo::default()
+        let mut info = vk::BufferCreateInfo::default()
             .size(bytes)
-            .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+            .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
             .push_next(&mut external);
+        // Shared with the peer's separate transfer queue's family (see
+        // `vk::queues`): no ownership transfers.
+        let families = device.concurrent_families();
+        if let Some(f) = &families {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(f);
+        }
         // SAFETY: plain object creation on a live device; size > 0; the
         // external-memory chain is core (Vulkan 1.1).
         let buffer = unsafe { device.raw().create_buffer(&info, None) }.call("vkCreateBuffer")?;
@@ -262,9 +274,13 @@ impl RawBuffer {
             return Ok(());
         };
         let peers = self.memory().peers().to_vec();
+        let usage = match self.memory().placement() {
+            super::MemoryPlacement::Staged => super::mirror::STAGED_USAGE,
+            _ => vk::BufferUsageFlags::STORAGE_BUFFER,
+        };
         for device in &peers {
             // SAFETY: forwarded from this function's contract.
-            let view = unsafe { PeerView::import(device, ptr, self.bytes(), alloc_bytes) }?;
+            let view = unsafe { PeerView::import(device, ptr, self.bytes(), alloc_bytes, usage) }?;
             self.push_peer(view);
         }
         Ok(())

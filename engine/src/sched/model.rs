@@ -245,9 +245,10 @@ pub fn alone_time(cost: Cost, claimants: usize, units: u64) -> f64 {
 /// together at best `T_co = units / sum rate'_j`, where `rate'_j` is a
 /// device's rate scaled down by the part of its claimants the run can keep
 /// busy. Co-execution is declined when the
-/// fastest alone, `T_f <= (1 + min_gain) * T_co`, when one unit on a
-/// claimant of every other device takes `T_f` or more at its rate (it could
-/// add nothing),
+/// fastest alone, `T_f <= (1 + min_gain) * T_co`, when a package of one
+/// unit on a claimant of every other device, its overhead included, takes
+/// `T_f` or more (it could add nothing: the threshold below which a run is
+/// too short to wake another device, learned from its fixed costs),
 /// or when `T_f` is below `wake_s` (too short to be worth waking another
 /// device).
 pub fn single_device(
@@ -270,14 +271,18 @@ pub fn single_device(
         .map(|&(c, n)| alone_time(c, n as usize, units))
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
-    // One unit on a claimant of another device (at its rate: see below on
-    // overheads): if even that outlasts the fastest alone, the others can
-    // add nothing.
+    // One package of one unit on a claimant of another device, its fixed
+    // cost included: if even that outlasts the fastest alone, the others
+    // can add nothing, and waking them only costs (a GPU whose every
+    // package pays milliseconds on an irregular kernel, next to a CPU that
+    // does a short run in a fraction of that). The fitted overhead never
+    // exceeds the quickest package the device ran, so this errs towards
+    // co-executing.
     let one_unit = known
         .iter()
         .enumerate()
         .filter(|(j, _)| *j != fastest)
-        .map(|(_, (c, n))| n / c.rate)
+        .map(|(_, (c, n))| n * c.time(1.0))
         .fold(f64::INFINITY, f64::min);
     if t_f < wake_s || one_unit >= t_f {
         return Some(fastest);
@@ -517,14 +522,21 @@ mod tests {
             Some(0)
         );
         // Overheads count for the device alone (a slow-to-start GPU on a
-        // small run is not the fastest), not against co-executing: there
-        // the guards keep its packages out at run time.
+        // small run is not the fastest), and against waking a device whose
+        // one package outlasts the fastest alone: a GPU that pays 5 ms a
+        // package beside a CPU that does the run in 1.25 ms sits it out...
         let laggard = Cost {
             overhead_s: 5e-3,
             rate: 1e8,
         };
         assert_eq!(
             single_device(&[(Some(cpu2), 1), (Some(laggard), 1)], 100_000, 0.05, 0.0),
+            Some(0)
+        );
+        // ...but not from a run of 10 ms on: there the guards keep its
+        // packages to what pays at run time.
+        assert_eq!(
+            single_device(&[(Some(cpu2), 1), (Some(laggard), 1)], 800_000, 0.05, 0.0),
             None
         );
         // Anything unknown: co-execute (and measure).

@@ -272,7 +272,7 @@ impl Plan {
             total,
             claimants,
             claimant_share,
-            granule: devices.iter().map(|d| d.granule.max(1)).collect(),
+            granule: granules(devices, total),
         })
     }
 
@@ -768,6 +768,30 @@ struct Pool {
     fastest_claimant: f64,
 }
 
+/// The package granule of each of `devices` in a run of `total` units:
+/// each device's own (a GPU's wave), except where the run is too small to
+/// give every device with a granule (each GPU) a whole one: their granules
+/// then shrink to an even split of the run, so that each GPU can take part.
+/// A compute-bound kernel's partial wave takes about its part of a full
+/// wave's time, so half a wave on each of two GPUs beats a full one on one;
+/// whether a GPU takes such a package at all is the cost model's decision
+/// (the overhead floor and the finish-time guard, as for any package).
+fn granules(devices: &[DeviceSlot], total: u64) -> Vec<u64> {
+    let own: Vec<u64> = devices.iter().map(|d| d.granule.max(1)).collect();
+    let wide = own.iter().filter(|&&g| g > 1).count() as u64;
+    let needed = own
+        .iter()
+        .filter(|&&g| g > 1)
+        .fold(0u64, |a, &g| a.saturating_add(g));
+    if wide < 2 || needed <= total {
+        return own;
+    }
+    let even = total.div_ceil(wide).max(1);
+    own.into_iter()
+        .map(|g| if g > 1 { g.min(even) } else { g })
+        .collect()
+}
+
 /// `n` rounded up to whole granules, capped at `left`.
 fn whole_granules(n: u64, granule: u64, left: u64) -> u64 {
     n.div_ceil(granule).saturating_mul(granule).min(left)
@@ -1042,6 +1066,62 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &[DeviceSlot::cpu(2)], 1000, &est).unwrap();
         let mut w = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut w, 1000, &est), 250);
+    }
+
+    /// A run smaller than one wave per GPU: the GPUs' granules shrink to
+    /// an even split; larger runs, one GPU, and the CPU keep their own.
+    #[test]
+    fn small_runs_split_granules_between_gpus() {
+        let wave = |n: usize| vec![DeviceSlot::gpu().with_granule(1056); n];
+        assert_eq!(granules(&wave(2), 1024), [512, 512]);
+        assert_eq!(granules(&wave(3), 1024), [342, 342, 342]);
+        assert_eq!(granules(&wave(4), 3000), [750; 4]);
+        // Enough for a whole wave each: unchanged.
+        assert_eq!(granules(&wave(2), 2112), [1056, 1056]);
+        assert_eq!(granules(&wave(1), 10), [1056]);
+        let mut mixed = vec![DeviceSlot::cpu(4)];
+        mixed.extend(wave(2));
+        assert_eq!(granules(&mixed, 1024), [1, 512, 512]);
+        // A GPU of unknown width (granule 1) does not count.
+        let odd = [DeviceSlot::gpu(), DeviceSlot::gpu().with_granule(1056)];
+        assert_eq!(granules(&odd, 100), [1, 1056]);
+        assert_eq!(granules(&wave(2), 1), [1, 1]);
+    }
+
+    /// 2 to 4 simulated GPUs of equal measured speed on a run of fewer
+    /// work-groups than one of them holds in a wave (nbody at 262144 on
+    /// H200s): HGuided gives every GPU a part, none more than an even
+    /// split's granule, and covers the run exactly once.
+    #[test]
+    fn a_run_under_one_wave_spreads_over_every_gpu() {
+        for m in 2..=4usize {
+            let est = crate::sched::ThroughputEstimator::new(m);
+            for d in 0..m {
+                for _ in 0..4 {
+                    est.record(d, 1024, 4e-2);
+                }
+            }
+            let slots = vec![DeviceSlot::gpu().with_granule(1056); m];
+            let total = 1024;
+            let p = Plan::new(&hg(None, 2.0, 1), &slots, total, &est).unwrap();
+            let queue = WorkQueue::new(total);
+            let mut claimants: Vec<_> = (0..m).map(|d| p.claimant(d, 0)).collect();
+            let mut got = vec![0u64; m];
+            let mut covered = 0;
+            'run: loop {
+                for (d, c) in claimants.iter_mut().enumerate() {
+                    let Some((r, _)) = p.claim(&queue, c, &est) else {
+                        break 'run;
+                    };
+                    got[d] += r.end - r.start;
+                    covered += r.end - r.start;
+                    queue.complete(r.end - r.start);
+                }
+            }
+            assert_eq!(covered, total, "{m} GPUs: {got:?}");
+            let even = total.div_ceil(m as u64);
+            assert!(got.iter().all(|&u| u > 0 && u <= even), "{m} GPUs: {got:?}");
+        }
     }
 
     #[test]

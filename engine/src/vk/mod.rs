@@ -253,6 +253,9 @@ pub struct PhysicalDeviceInfo {
     /// Compute shaders may use the relative subgroup shuffles
     /// (`subgroupShuffleUp`/`Down`, `GL_KHR_shader_subgroup_shuffle_relative`).
     pub subgroup_shuffle_relative: bool,
+    /// The device's PCI address, where it offers `VK_EXT_pci_bus_info`
+    /// (its NUMA node is then [`pci_locality`](crate::pci_locality)'s).
+    pub pci_bus: Option<crate::exec::topology::PciAddress>,
 }
 
 /// How wide a GPU is: its shader cores (NVIDIA SMs, AMD compute units) and
@@ -313,6 +316,8 @@ impl PhysicalDeviceInfo {
                 .any(|e| e.extension_name_as_c_str().ok() == Some(n))
         };
         let shader_cores = Self::shader_cores(instance, pd, &has_ext);
+        let pci_bus = (effective >= vk::API_VERSION_1_1 && has_ext(ash::ext::pci_bus_info::NAME))
+            .then(|| Self::pci_bus(instance, pd));
         let mut id = vk::PhysicalDeviceIDProperties::default();
         let mut sg = vk::PhysicalDeviceSubgroupProperties::default();
         if effective >= vk::API_VERSION_1_1 {
@@ -396,6 +401,24 @@ impl PhysicalDeviceInfo {
                 && sg
                     .supported_operations
                     .contains(vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE),
+            pci_bus,
+        }
+    }
+
+    /// The PCI address of a Vulkan 1.1+ device that offers
+    /// `VK_EXT_pci_bus_info`.
+    fn pci_bus(instance: &Instance, pd: vk::PhysicalDevice) -> crate::exec::topology::PciAddress {
+        let mut pci = vk::PhysicalDevicePCIBusInfoPropertiesEXT::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut pci);
+        // SAFETY: Vulkan 1.1 entry point (the instance is 1.1+, the caller
+        // checked the device); the chain holds a structure of an extension
+        // the device supports.
+        unsafe { instance.raw().get_physical_device_properties2(pd, &mut p2) };
+        crate::exec::topology::PciAddress {
+            domain: pci.pci_domain,
+            bus: pci.pci_bus,
+            device: pci.pci_device,
+            function: pci.pci_function,
         }
     }
 

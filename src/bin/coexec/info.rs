@@ -86,11 +86,15 @@ fn print_plan(engine: &Engine) {
     for g in 0..engine.gpu_count() {
         if let Some(d) = engine.gpu_info(g) {
             println!(
-                "  gpu{g}: [{}] {} (completion: {})",
+                "  gpu{g}: [{}] {} (completion: {}), {}",
                 d.index,
                 d.name,
-                d.sync_mode()
+                d.sync_mode(),
+                locality(d.pci_bus)
             );
+            if let Some(c) = plan.gpu_loops.get(g) {
+                println!("      dispatch loop on PUs {:?}", c.pus);
+            }
         }
     }
     println!(
@@ -108,13 +112,27 @@ fn print_plan(engine: &Engine) {
             std::env::var("LP_NUM_THREADS").unwrap_or_else(|_| "unset".into())
         );
     }
-    for c in &plan.gpu_loops {
-        println!("  GPU dispatch loop: PUs {:?}", c.pus);
-    }
     println!(
         "  unified buffers: memory type {} via {}; GPU runs: {} (COEXEC_MEMORY, auto by default)",
         engine.memory_type(),
         engine.allocator(),
         engine.memory_placement()
     );
+}
+
+/// A GPU's PCI address and NUMA node, as far as known (the dispatch loop
+/// is pinned near it where they are).
+fn locality(pci: Option<coexec::PciAddress>) -> String {
+    let Some(addr) = pci else {
+        return "PCI address unknown (no VK_EXT_pci_bus_info): loop on the default core".into();
+    };
+    match coexec::pci_locality(addr) {
+        Some(l) => format!(
+            "PCI {addr}, NUMA node {}, {} local PU(s)",
+            l.numa_node
+                .map_or_else(|| "unknown".to_string(), |n| n.to_string()),
+            l.local_pus.len()
+        ),
+        None => format!("PCI {addr}, not in sysfs: loop on the default core"),
+    }
 }
