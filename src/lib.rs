@@ -120,7 +120,8 @@ pub use coexec_engine::{
     MemoryType, NumaNode, Objective, Package, PackageLog, PackageRecord, PciAddress, PciLocality,
     PhysicalCore, PhysicalDeviceInfo, PlanRequest, QueueFamily, ReduceOp, Reduction, Report,
     Result, SchedError, Scheduler, ShaderCores, ShaderInterface, SpirvBinding, SyncMode,
-    TopologyError, Transfers, Validation, VkError, VkResultCode, DEFAULT_K, MAX_GPUS,
+    TopologyError, TransferQueue, TransferSpan, Transfers, Validation, VkError, VkResultCode,
+    DEFAULT_K, MAX_GPUS,
 };
 pub use coexec_engine::{AwakeHold, Flow, Program, ProgramReport, StepReport};
 

@@ -32,7 +32,9 @@ pub fn write_chrome_trace(path: &Path, report: &Report, title: &str) -> Result<(
 
 /// The run as a Chrome trace-event JSON document (open it in
 /// <https://ui.perfetto.dev> or `chrome://tracing`). Each device is a
-/// process, each CPU worker or GPU queue a thread, each package a slice.
+/// process, each CPU worker or GPU queue a thread, each package a slice;
+/// a staged GPU's transfer batches are slices of one more thread of its
+/// process, "transfers" (upload or download, with their bytes).
 pub fn chrome_trace(report: &Report, title: &str) -> Value {
     let mut events = Vec::new();
     for (d, dev) in report.devices.iter().enumerate() {
@@ -51,6 +53,27 @@ pub fn chrome_trace(report: &Report, title: &str) -> Value {
                 "args": { "name": name }
             }));
         }
+    }
+    for (d, dev) in report.devices.iter().enumerate() {
+        if report.packages.transfers().iter().any(|t| t.device == d) {
+            events.push(json!({
+                "ph": "M", "name": "thread_name", "pid": d, "tid": dev.claimants,
+                "args": { "name": "transfers" }
+            }));
+        }
+    }
+    for t in report.packages.transfers() {
+        let tid = report.devices.get(t.device).map_or(1, |d| d.claimants);
+        events.push(json!({
+            "ph": "X",
+            "name": if t.upload { "upload" } else { "download" },
+            "cat": "transfer",
+            "pid": t.device,
+            "tid": tid,
+            "ts": t.start_s * 1e6,
+            "dur": (t.end_s - t.start_s).max(0.0) * 1e6,
+            "args": { "bytes": t.bytes }
+        }));
     }
     for p in &report.packages {
         events.push(json!({

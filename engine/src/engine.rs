@@ -26,7 +26,7 @@ use crate::mem::{AllocatorBackend, Buffer, HostCoherence, MemoryPlacement, Unifi
 use crate::sched::{Scheduler, ThroughputEstimator};
 use crate::vk::{
     self, ComputePipeline, Device, DeviceOptions, DeviceType, DriverEmulation, Instance,
-    PhysicalDeviceInfo, SyncMode, Validation,
+    PhysicalDeviceInfo, SyncMode, TransferQueue, Validation,
 };
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -177,6 +177,13 @@ pub struct EngineOptions {
     /// `COEXEC_EMULATE_DRIVER=native|vulkan1.1|no-timelines` overrides it.
     /// [`Engine::sync_mode`] says what the device uses.
     pub driver: DriverEmulation,
+    /// Staged engines: where uploads and downloads are submitted
+    /// ([`TransferQueue`]; `Auto`, the default, takes a dedicated queue
+    /// where the GPU has a transfer-only family, else the compute queue).
+    /// The environment variable `COEXEC_TRANSFER_QUEUE=auto|compute|separate`
+    /// overrides it; [`Engine::separate_transfers`] says what the engine's
+    /// first GPU uses.
+    pub transfer_queue: TransferQueue,
     /// What HGuided minimizes: time (the default) or the energy-delay
     /// product, leaving out a device whose speed-up costs more energy than
     /// it saves ([`Objective`]; it uses each device's power learned from
@@ -234,6 +241,7 @@ impl Default for EngineOptions {
             memory: MemoryPlacement::Auto,
             host_coherence: HostCoherence::Eager,
             driver: DriverEmulation::Native,
+            transfer_queue: TransferQueue::Auto,
             objective: Objective::Time,
             duplicate_devices: 0,
             spirv_cpu: false,
@@ -410,6 +418,8 @@ struct Inner {
     /// Units the GPUs claim before the CPU workers start (test hook).
     #[cfg(feature = "test-hooks")]
     cpu_hold: Mutex<Option<u64>>,
+    /// See [`Engine::sync_per_cpu_package`].
+    cpu_package_sync: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -579,12 +589,20 @@ impl Engine {
             });
         }
         let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
-        let stagers: Option<Vec<_>> = units[..gpu_count]
-            .iter()
-            .map(|u| u.stager.clone())
-            .collect();
-        if let (Some(stagers), HostCoherence::Lazy) = (stagers, coherence) {
+        let staged = units[..gpu_count].iter().all(|u| u.stager.is_some());
+        if staged && coherence == HostCoherence::Lazy {
             let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
+            // Stagers of the buffers' own, one per GPU (on its transfer
+            // queue where it has one): CPU packages sync while the GPU's
+            // dispatch loop holds the runs' stager.
+            let stagers = units[..gpu_count]
+                .iter()
+                .map(|u| {
+                    Ok(Arc::new(Mutex::new(vk::transfer::Stager::new(
+                        u.device.clone(),
+                    )?)))
+                })
+                .collect::<Result<Vec<_>>>()?;
             memory.make_lazy(stagers, ns);
         }
         let spirv = (units.len() > gpu_count).then(|| units.pop()).flatten();
@@ -623,6 +641,7 @@ impl Engine {
                 fault: Mutex::new(Vec::new()),
                 #[cfg(feature = "test-hooks")]
                 cpu_hold: Mutex::new(None),
+                cpu_package_sync: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -722,6 +741,20 @@ impl Engine {
     /// ([`EngineOptions::driver`]).
     pub fn sync_mode(&self) -> SyncMode {
         self.device().sync_mode()
+    }
+
+    /// Whether the engine's staged transfers run ordered with its
+    /// dispatches by semaphores alone (on a dedicated transfer queue, or
+    /// as forced by [`TransferQueue::Separate`]); `false` for a zero-copy
+    /// engine.
+    pub fn separate_transfers(&self) -> bool {
+        self.memory_placement() == MemoryPlacement::Staged && self.device().separate_transfers()
+    }
+
+    /// Whether the engine's staged transfers go to a queue other than its
+    /// compute queue.
+    pub fn dedicated_transfer_queue(&self) -> bool {
+        self.memory_placement() == MemoryPlacement::Staged && self.device().has_transfer_queue()
     }
 
     /// The allocator backend of the engine's buffers.
@@ -831,6 +864,34 @@ impl Engine {
             .cpu_hold
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(units);
+    }
+
+    /// Lazy host coherence on a GPU whose transfers share its compute
+    /// queue: whether each CPU package of a co-executed run downloads only
+    /// the stale bytes it reads (test hook; cargo feature `test-hooks`).
+    /// Off by default there, since such a download queues behind the GPU's
+    /// packages in flight (a hung package would make the CPU's wait time
+    /// out); the run then downloads every stale range at its start. A run
+    /// of the CPU with one GPU that has a dedicated transfer queue (or of
+    /// the CPU alone, where every GPU has one) always syncs per CPU
+    /// package; a run of the CPU with several GPUs syncs at its start.
+    #[cfg(feature = "test-hooks")]
+    pub fn sync_per_cpu_package(&self, on: bool) {
+        // Relaxed: a setting read at the start of later runs.
+        self.inner.cpu_package_sync.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the CPU packages of a run with engine GPU `gpu` (`None`:
+    /// the CPU alone) sync what they read (see
+    /// [`Engine::sync_per_cpu_package`]).
+    pub(crate) fn cpu_package_sync(&self, gpu: Option<usize>) -> bool {
+        let gpus = &self.inner.gpus;
+        let dedicated = match gpu {
+            Some(g) => gpus.get(g).is_some_and(|u| u.device.has_transfer_queue()),
+            None => !gpus.is_empty() && gpus.iter().all(|u| u.device.has_transfer_queue()),
+        };
+        // Relaxed: as in `sync_per_cpu_package`.
+        dedicated || self.inner.cpu_package_sync.load(Ordering::Relaxed)
     }
 
     /// Makes every new device-local mirror allocation fail from now on
@@ -1246,6 +1307,7 @@ fn open_devices(
     let dev_opts = DeviceOptions {
         pipeline_cache_dir: options.pipeline_cache_dir.clone(),
         driver,
+        transfer_queue: TransferQueue::from_env().unwrap_or(options.transfer_queue),
     };
     let is_cpu = |d: &&PhysicalDeviceInfo| d.device_type == DeviceType::Cpu;
     let (instance, mut cpu_devices) = match plan.cpu_vulkan_devices.first() {

@@ -70,7 +70,9 @@ pub use program::{Flow, Program, ProgramReport, StepReport};
 pub mod reduce {
     pub use crate::exec::reduce::{tree, CombineFn, Element, ReduceOp, Reduction, GLSL_INCLUDE};
 }
-pub use exec::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Report, Transfers};
+pub use exec::report::{
+    DeviceReport, GapStats, PackageLog, PackageRecord, Report, TransferSpan, Transfers,
+};
 pub use exec::topology::{
     pci_locality, CacheLevel, CorePlan, CoreSet, CpuTopology, NumaNode, PciAddress, PciLocality,
     PhysicalCore, PlanRequest, TopologyError,
@@ -81,5 +83,5 @@ pub use mem::{
 pub use sched::{DeviceKind, SchedError, Scheduler, DEFAULT_K};
 pub use vk::{
     version_string, DeviceType, DriverEmulation, MemoryHeap, MemoryType, PhysicalDeviceInfo,
-    QueueFamily, ShaderCores, ShaderInterface, SpirvBinding, SyncMode, Validation,
+    QueueFamily, ShaderCores, ShaderInterface, SpirvBinding, SyncMode, TransferQueue, Validation,
 };

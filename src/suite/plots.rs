@@ -30,6 +30,10 @@ pub fn device_colour(kind: DeviceKind) -> RGBColor {
 /// Colour of the co-executed series in scaling plots.
 pub const COEXEC_COLOUR: RGBColor = RGBColor(0, 158, 115);
 
+/// The colours of uploads and downloads in timelines.
+const UPLOAD_COLOUR: RGBColor = RGBColor(204, 121, 167);
+const DOWNLOAD_COLOUR: RGBColor = RGBColor(86, 180, 233);
+
 const FONT: &str = "sans-serif";
 const GREY: RGBColor = RGBColor(110, 110, 110);
 
@@ -362,6 +366,10 @@ pub fn timeline_chart(path: &Path, title: &str, report: &Report) -> Result<(), S
             };
             rows.push((d, lane, name));
         }
+        // A staged GPU's transfers: one more row, lane `claimants`.
+        if report.packages.transfers().iter().any(|t| t.device == d) {
+            rows.push((d, dev.claimants.max(1), format!("{which} transfers")));
+        }
         gpu += usize::from(dev.kind == DeviceKind::Gpu);
     }
     let n = rows.len().max(1);
@@ -439,6 +447,24 @@ pub fn timeline_chart(path: &Path, title: &str, report: &Report) -> Result<(), S
             ])
             .map_err(err)?;
     }
+    for t in report.packages.transfers() {
+        let Some(dev) = report.devices.get(t.device) else {
+            continue;
+        };
+        let colour = if t.upload {
+            UPLOAD_COLOUR
+        } else {
+            DOWNLOAD_COLOUR
+        };
+        let y = y_of(t.device, dev.claimants.max(1));
+        let corners = [
+            (t.start_s * scale, y + 0.2),
+            (t.end_s.max(t.start_s) * scale, y + 0.8),
+        ];
+        chart
+            .draw_series([Rectangle::new(corners, colour.mix(0.6).filled())])
+            .map_err(err)?;
+    }
     // Each device's last finish, as a dashed vertical line.
     let mut entries = Vec::new();
     for dev in &report.devices {
@@ -468,6 +494,23 @@ pub fn timeline_chart(path: &Path, title: &str, report: &Report) -> Result<(), S
                 ))
                 .map_err(err)?;
         }
+    }
+    let moved = |up: bool| -> u64 {
+        let spans = report.packages.transfers().iter();
+        spans.filter(|t| t.upload == up).map(|t| t.bytes).sum()
+    };
+    if !report.packages.transfers().is_empty() {
+        let mb = |b: u64| b as f64 / 1e6;
+        entries.push((
+            UPLOAD_COLOUR,
+            format!("upload: {:.2} MB", mb(moved(true))),
+            0,
+        ));
+        entries.push((
+            DOWNLOAD_COLOUR,
+            format!("download: {:.2} MB", mb(moved(false))),
+            0,
+        ));
     }
     entries.push((GREY, "dashed: each device's last finish".into(), 2));
     legend(&side.margin(40, 0, 0, 0), "one box = one package", &entries)?;

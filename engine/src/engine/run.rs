@@ -15,6 +15,7 @@ use crate::sched::{
     WorkQueue,
 };
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// The devices of one run.
@@ -386,9 +387,27 @@ impl Engine {
         let inner = &*self.inner;
         // Lazy host coherence: the CPU's packages read and write the host
         // copies, and a GPU uploads what it reads from them, so they must
-        // hold what earlier runs left in any other GPU's mirrors.
-        let only = run.only_gpu(inner.gpus.len());
-        let synced = crate::exec::staging::sync_for_host(&args.buffers, |j| only != Some(j))?;
+        // hold what earlier runs left in any other GPU's mirrors. A run of
+        // the CPU with one GPU at most whose downloads do not queue behind
+        // its packages (see `Engine::cpu_package_sync`) leaves that GPU's
+        // stale bytes to each CPU package: it downloads what it reads.
+        let n = inner.gpus.len();
+        let only = run.only_gpu(n);
+        let per_package_gpu = match run.gpus.as_slice() {
+            [] => Some(None),
+            [(g, _)] if *g < n => Some(Some(*g)),
+            _ => None,
+        };
+        let per_cpu_package = run.cpu
+            && inner.memory.lazy().is_some()
+            && per_package_gpu.is_some_and(|g| self.cpu_package_sync(g));
+        let synced = match (per_cpu_package, per_package_gpu.flatten()) {
+            (true, Some(g)) => crate::exec::staging::sync_for_host(&args.buffers, |j| j != g)?,
+            (true, None) => 0,
+            (false, _) => crate::exec::staging::sync_for_host(&args.buffers, |j| only != Some(j))?,
+        };
+        let per_package = AtomicU64::new(0);
+        let cpu_sync = per_cpu_package.then_some(&per_package);
         let stagings = self.stagings(kernel, args, run, shared.geometry)?;
         let sets = self.bind_all(kernel, args, run, &stagings)?;
         let use_cpu = run.cpu;
@@ -408,6 +427,7 @@ impl Engine {
             geometry: shared.geometry,
             workers: inner.workers,
             board: &board,
+            sync: cpu_sync,
             #[cfg(feature = "test-hooks")]
             hold_units: (!run.gpus.is_empty())
                 .then(|| {
@@ -466,7 +486,8 @@ impl Engine {
         // (A run without a GPU reports no device of its own to count its
         // start's downloads against.)
         if let Some(lane) = lanes.gpus.first() {
-            lane.add_download(synced);
+            // Relaxed: the workers were joined above.
+            lane.add_download(synced + per_package.load(Ordering::Relaxed));
         }
         self.settle_mirrors(args, run, &stagings, &lanes.gpus, shared.geometry)?;
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {

@@ -110,6 +110,8 @@ pub(super) fn open(
         pipeline_cache_dir: options.pipeline_cache_dir.clone(),
         // The same emulation as the engine's other devices.
         driver: DriverEmulation::from_env().unwrap_or(options.driver),
+        // It stages nothing.
+        transfer_queue: crate::vk::TransferQueue::Compute,
     };
     let validation = options.validation;
     let open = || -> Result<Arc<Device>> {

@@ -18,6 +18,10 @@ pub(crate) struct CpuRole<'a> {
     pub(crate) workers: usize,
     /// Where the workers split each other's packages.
     pub(crate) board: &'a StealBoard,
+    /// Lazy host coherence: each package first downloads the stale bytes
+    /// it reads; the bytes downloaded are added here (`None`: the run
+    /// synced every buffer at its start, or there is nothing stale).
+    pub(crate) sync: Option<&'a std::sync::atomic::AtomicU64>,
     /// Test hook: units the GPUs must have claimed before a worker claims
     /// its first package (see `Engine::hold_cpu_until_gpus_claim`).
     #[cfg(feature = "test-hooks")]
@@ -266,9 +270,16 @@ pub(crate) fn worker_loop(
             };
             let pkg = role.geometry.package(chunk.clone());
             let start = Instant::now();
-            let (outcome, failure) = reduce::call(role.kernel, role.args, role.geometry, &chunk);
+            let failed = match sync_reads(role, &pkg) {
+                Ok(()) => {
+                    let (outcome, failure) =
+                        reduce::call(role.kernel, role.args, role.geometry, &chunk);
+                    call_failure(outcome, failure, &pkg.units, worker)
+                }
+                Err(e) => Some(e),
+            };
             let end = Instant::now();
-            if let Some(err) = call_failure(outcome, failure, &pkg.units, worker) {
+            if let Some(err) = failed {
                 // The run fails: nobody claims or steals more.
                 role.board.withdraw(worker);
                 lane.panic = Some(err);
@@ -299,6 +310,18 @@ pub(crate) fn worker_loop(
     if let Some(slot) = lanes.0.get(worker) {
         *slot.lock().unwrap_or_else(|p| p.into_inner()) = lane;
     }
+}
+
+/// Lazy host coherence: downloads the stale bytes package `p` reads
+/// (see [`CpuRole::sync`]).
+fn sync_reads(role: &CpuRole<'_>, p: &super::kernel::Package) -> Result<(), Error> {
+    let Some(total) = role.sync else {
+        return Ok(());
+    };
+    let bytes = super::staging::sync_package(&role.args.buffers, p, role.geometry.space)?;
+    // Relaxed: a sum read once the workers are joined (the join orders it).
+    total.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
 }
 
 /// The error of a kernel call that panicked or reported a failure

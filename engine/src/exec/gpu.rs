@@ -6,7 +6,9 @@ use super::cpu::Idle;
 #[cfg(feature = "test-hooks")]
 use super::inject::Injected;
 use super::kernel::Geometry;
-use super::report::{DeviceReport, GapStats, PackageLog, PackageRecord, Transfers};
+use super::report::{
+    DeviceReport, GapStats, PackageLog, PackageRecord, TransferSpan, Transfers,
+};
 use super::settle::{settle, Outcome, RingObserver};
 use super::pipeline::{Download, Pipeline, TransferError};
 use super::staging::Staging;
@@ -112,6 +114,8 @@ struct LaneData {
     lost_units: u64,
     /// Staged transfers.
     transfers: Transfers,
+    /// Their batches, for traces.
+    spans: Vec<TransferSpan>,
 }
 
 /// The loop's results, written once at its end.
@@ -189,6 +193,7 @@ impl Lane {
             note: None,
         };
         log.push_lane(d.records);
+        log.push_transfers(d.spans);
         (report, lost)
     }
 }
@@ -509,17 +514,25 @@ impl Loop<'_, '_> {
     /// # Safety
     /// As for [`DispatchRing::submit`].
     unsafe fn submit_dispatch(&mut self, d: Dispatch<'_>) -> Result<u64, VkError> {
+        let wait = self.transfers.as_ref().and_then(Pipeline::dispatch_wait);
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self
             .injected
             .as_mut()
             .filter(|i| i.due(self.data.records.len()))
         {
+            // The injected submissions wait for no semaphore: the upload
+            // is waited for on the host first.
+            if let Some((c, v)) = wait {
+                c.wait(v, u64::MAX)?;
+            }
             // SAFETY: as for `submit` (function contract).
             return unsafe { inj.submit(&mut self.ring, d) };
         }
-        // SAFETY: function contract.
-        unsafe { self.ring.submit(d.pipeline, d.set, d.push, d.base, d.count) }
+        // SAFETY: function contract; `wait` is the stager's completion (a
+        // timeline of this device: separate transfers need timelines),
+        // which the engine keeps as long as the ring.
+        unsafe { self.ring.submit_after(d, wait) }
     }
 
     /// Staged runs, before package `units`: submits the upload of what it
@@ -756,6 +769,14 @@ impl Loop<'_, '_> {
         if self.ring.last_ticket() > 0 && !matches!(self.ring.drain(self.timeout_ns()), Ok(true)) {
             let _ = device.wait_idle();
         }
+        // Later transfers (the next run's uploads, lazy downloads) follow
+        // this run's dispatches.
+        let (last, timeout_ns) = (self.ring.last_ticket(), self.timeout_ns());
+        if let Some(t) = self.transfers.as_mut() {
+            if !t.close(self.ring.completion(), last, timeout_ns) {
+                let _ = device.wait_idle();
+            }
+        }
         // A transfer batch that timed out may still run: the run's buffers
         // must outlive it too. Uploads that completed make their bytes
         // valid in the mirrors.
@@ -765,8 +786,20 @@ impl Loop<'_, '_> {
             }
         }
         self.settle_transfers();
-        if let Some(t) = &self.transfers {
+        if let Some(t) = &mut self.transfers {
             self.data.transfers.seconds += t.seconds;
+            let (device, t0) = (self.role.device, self.t0);
+            let at = |i: Instant| i.saturating_duration_since(t0).as_secs_f64();
+            self.data.spans = std::mem::take(&mut t.spans)
+                .into_iter()
+                .map(|(upload, bytes, start, end)| TransferSpan {
+                    device,
+                    upload,
+                    bytes,
+                    start_s: at(start),
+                    end_s: at(end),
+                })
+                .collect();
         }
         #[cfg(feature = "test-hooks")]
         if let Some(inj) = self.injected {

@@ -45,11 +45,17 @@ pub(crate) struct Download<T> {
 /// The transfers of one staged run on one GPU.
 pub(crate) struct Pipeline<'r, T> {
     stager: std::sync::MutexGuard<'r, Stager>,
-    /// Uploads in flight: the batch's value and its copies.
-    uploads: VecDeque<(u64, Vec<Copy>)>,
+    /// Uploads in flight: the batch's value, its copies, and when it was
+    /// submitted.
+    uploads: VecDeque<(u64, Vec<Copy>, Instant)>,
     downloads: VecDeque<Download<T>>,
+    /// The value of the last upload batch of the run (0: none).
+    last_upload: u64,
     /// Wall seconds the loop spent submitting and waiting for transfers.
     pub(crate) seconds: f64,
+    /// The completed batches: upload or not, bytes, submitted, seen
+    /// complete.
+    pub(crate) spans: Vec<(bool, u64, Instant, Instant)>,
 }
 
 impl<'r, T> Pipeline<'r, T> {
@@ -59,7 +65,9 @@ impl<'r, T> Pipeline<'r, T> {
             stager,
             uploads: VecDeque::new(),
             downloads: VecDeque::new(),
+            last_upload: 0,
             seconds: 0.0,
+            spans: Vec::new(),
         }
     }
 
@@ -75,11 +83,13 @@ impl<'r, T> Pipeline<'r, T> {
         if copies.is_empty() {
             return Ok(0);
         }
+        let submitted = Instant::now();
         self.submit(Direction::Upload, &copies, None, timeout_ns)?;
         let value = self.stager_last();
+        self.last_upload = value;
         staging.queued(&copies);
         let bytes = copies.iter().map(|c| c.bytes).sum();
-        self.uploads.push_back((value, copies));
+        self.uploads.push_back((value, copies, submitted));
         Ok(bytes)
     }
 
@@ -114,6 +124,25 @@ impl<'r, T> Pipeline<'r, T> {
         Ok(None)
     }
 
+    /// On a separate transfer queue, what the next dispatch waits for: the
+    /// last upload batch of the run (and so every batch before it); `None`
+    /// on the compute queue (submission order and barriers order them) or
+    /// before the first upload.
+    pub(crate) fn dispatch_wait(&self) -> Option<(&Completion, u64)> {
+        (self.stager.separate() && self.last_upload > 0)
+            .then(|| (self.stager.completion(), self.last_upload))
+    }
+
+    /// At the end of the run: orders later batches after its dispatches,
+    /// the last of which is ticket `last` of `ring` (see
+    /// [`Stager::after_dispatches`]).
+    pub(crate) fn close(&mut self, ring: &Completion, last: u64, timeout_ns: u64) -> bool {
+        // SAFETY: `ring` is the completion of this device's dispatch ring,
+        // which the engine keeps as long as its stager.
+        let r = unsafe { self.stager.after_dispatches(ring, last, timeout_ns) };
+        matches!(r, Ok(true))
+    }
+
     /// Whether a download is in flight.
     pub(crate) fn has_downloads(&self) -> bool {
         !self.downloads.is_empty()
@@ -138,11 +167,14 @@ impl<'r, T> Pipeline<'r, T> {
                 ));
             }
         }
-        while let Some((value, _)) = self.uploads.front() {
+        let now = Instant::now();
+        while let Some((value, ..)) = self.uploads.front() {
             if !self.stager.reached(*value).map_err(failed)? {
                 break;
             }
-            let (_, copies) = self.uploads.pop_front().expect("front exists");
+            let (_, copies, submitted) = self.uploads.pop_front().expect("front exists");
+            let bytes = copies.iter().map(|c| c.bytes).sum();
+            self.spans.push((true, bytes, submitted, now));
             staging.uploaded(&copies);
         }
         let mut done = Vec::new();
@@ -151,6 +183,7 @@ impl<'r, T> Pipeline<'r, T> {
                 break;
             }
             let d = self.downloads.pop_front().expect("front exists");
+            self.spans.push((false, d.bytes, d.submitted, now));
             if d.alone {
                 let s = d.submitted.elapsed().as_secs_f64();
                 self.stager.rates().record(Direction::Download.way(), d.bytes, s);

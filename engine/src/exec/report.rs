@@ -28,6 +28,22 @@ pub struct PackageRecord {
     pub stolen: bool,
 }
 
+/// One batch of staged transfers of a GPU, for traces: from its
+/// submission to its completion being observed by the dispatch loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransferSpan {
+    /// Index of the GPU in [`Report::devices`].
+    pub device: usize,
+    /// `true`: host buffers to mirrors; `false`: mirrors to host buffers.
+    pub upload: bool,
+    /// Bytes copied.
+    pub bytes: u64,
+    /// Seconds from the run's start to the batch's submission.
+    pub start_s: f64,
+    /// Seconds from the run's start to its completion being observed.
+    pub end_s: f64,
+}
+
 /// Every package a run executed, kept as one list per claimant (each in the
 /// order its claimant ran them).
 ///
@@ -38,6 +54,8 @@ pub struct PackageRecord {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PackageLog {
     lanes: Vec<Vec<PackageRecord>>,
+    /// The GPUs' staged transfer batches.
+    transfers: Vec<TransferSpan>,
 }
 
 impl PackageLog {
@@ -46,6 +64,17 @@ impl PackageLog {
         if !records.is_empty() {
             self.lanes.push(records);
         }
+    }
+
+    /// Adds one GPU's transfer batches.
+    pub(crate) fn push_transfers(&mut self, spans: Vec<TransferSpan>) {
+        self.transfers.extend(spans);
+    }
+
+    /// The GPUs' staged transfer batches (empty for zero-copy runs), GPU
+    /// by GPU, each GPU's in submission order.
+    pub fn transfers(&self) -> &[TransferSpan] {
+        &self.transfers
     }
 
     /// Number of packages.

@@ -380,6 +380,22 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> boo
     Ok(bytes)
 }
 
+/// Lazy host coherence, before CPU package `p` of a run over `space`:
+/// downloads the stale bytes of what it reads, each argument's footprint of
+/// its items (outputs: their own items, which it may read before writing);
+/// the bytes downloaded.
+pub(crate) fn sync_package(args: &[ArgBuffer<'_>], p: &Package, space: IndexSpace) -> Result<u64> {
+    let mut bytes = 0;
+    for a in args {
+        let len = a.len as u64;
+        let elem = a.raw.bytes() / len.max(1);
+        let r = a.footprint().elements(p, space, len);
+        let end = r.end.saturating_mul(elem).min(a.raw.bytes());
+        bytes += a.raw.sync_range(r.start.saturating_mul(elem).min(end)..end)?;
+    }
+    Ok(bytes)
+}
+
 /// After a run without a staged GPU (CPU only) over `space`: the outputs'
 /// host copies changed where the run's items are.
 pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace) {
@@ -395,7 +411,8 @@ pub(crate) fn outputs_written_by_host(args: &[ArgBuffer<'_>], space: IndexSpace)
             .min(len)
             .saturating_mul(elem);
         let gen = a.raw.host_generation();
-        // (Nothing stale there: runs with the CPU start by syncing.)
+        // (Nothing stale there: runs with the CPU start by syncing, or
+        // each CPU package synced its items first.)
         a.raw.mirrors().forget(gen, false, 0..end);
     }
 }

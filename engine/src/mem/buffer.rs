@@ -80,6 +80,14 @@ impl RawBuffer {
             .size(bytes)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // Shared with a separate transfer queue's family (see
+        // `vk::queues`): no ownership transfers.
+        let families = device.concurrent_families();
+        if let Some(f) = &families {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(f);
+        }
         if let Some(ext) = external {
             info = info.push_next(ext);
         }

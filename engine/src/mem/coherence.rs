@@ -18,7 +18,14 @@
 //!     mirror of each GPU unless that GPU is the run's only device (the
 //!     CPU's packages read and write the host copies, and another GPU
 //!     uploads what it reads from them: each discrete GPU has mirrors of
-//!     its own);
+//!     its own). In a run of the CPU with one GPU at most whose transfers
+//!     do not queue behind its packages (a dedicated transfer queue), that
+//!     GPU's mirrors are left out: before each CPU package, what the
+//!     package reads is downloaded instead (each argument's footprint of
+//!     its items, an output's: its own items), so a co-executed run
+//!     downloads only what the CPU reads, not every stale range. A CPU
+//!     function that reads outside its footprint reads stale data there,
+//!     as a staged GPU does;
 //!   - at the end of a run in which a GPU failed, from that GPU's mirror,
 //!     while it can still be read: a failure to download then fails the
 //!     run, so that no host range is taken for current when it is not.
@@ -44,8 +51,10 @@
 //! [`Buffer::host_written`]: super::Buffer::host_written
 
 use super::buffer::RawBuffer;
+use super::mirror::MirrorSlot;
 use crate::error::{Error, Result, VkError};
 use crate::vk::transfer::{Copy, Direction, Stager};
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// When GPU results of a staged run reach the host copies (see the module
@@ -87,8 +96,9 @@ pub(crate) fn env_override() -> Option<HostCoherence> {
     })
 }
 
-/// What a lazy engine's buffers download with: each GPU's stager (by
-/// engine GPU) and the GPU timeout.
+/// What a lazy engine's buffers download with: a stager of their own on
+/// each GPU (by engine GPU; not the ones its runs hold: a CPU package syncs
+/// what it reads while the GPU's dispatch loop runs), and the GPU timeout.
 pub(crate) struct LazySync {
     pub(crate) stagers: Vec<Arc<Mutex<Stager>>>,
     pub(crate) timeout_ns: u64,
@@ -98,6 +108,15 @@ pub(crate) struct LazySync {
 /// unknown on the host.
 fn failed(e: VkError) -> Error {
     Error::Vulkan(e)
+}
+
+/// The stale ranges of `slot` within `range`.
+fn wanted(slot: &MirrorSlot, range: &Range<u64>) -> Vec<Range<u64>> {
+    let stale = slot.stale().ranges().iter();
+    stale
+        .map(|r| r.start.max(range.start)..r.end.min(range.end))
+        .filter(|r| r.start < r.end)
+        .collect()
 }
 
 /// A transfer that did not end in time.
@@ -112,12 +131,26 @@ impl RawBuffer {
     /// every GPU's mirror; the bytes moved. On error the ranges not yet
     /// brought back stay stale.
     pub(crate) fn sync(&self) -> Result<u64> {
-        self.sync_where(|_| true)
+        self.sync_range_where(0..self.bytes(), |_| true)
     }
 
     /// [`RawBuffer::sync`] for the mirrors of the engine GPUs `which`
     /// accepts; the bytes moved.
     pub(crate) fn sync_where(&self, which: impl Fn(usize) -> bool) -> Result<u64> {
+        self.sync_range_where(0..self.bytes(), which)
+    }
+
+    /// [`RawBuffer::sync`] of the stale bytes within `range` only (what a
+    /// CPU package reads: see [`crate::exec::staging::sync_package`]), from
+    /// every GPU's mirror. Callable while a run's dispatch loop holds its
+    /// GPU's stager: lazy engines download with stagers of their own.
+    pub(crate) fn sync_range(&self, range: Range<u64>) -> Result<u64> {
+        self.sync_range_where(range, |_| true)
+    }
+
+    /// [`RawBuffer::sync_range`] for the mirrors of the engine GPUs `which`
+    /// accepts; the bytes moved.
+    fn sync_range_where(&self, range: Range<u64>, which: impl Fn(usize) -> bool) -> Result<u64> {
         if !self.mirrors().any_stale() {
             return Ok(0);
         }
@@ -127,16 +160,22 @@ impl RawBuffer {
         let mut bytes = 0;
         for (g, stager) in lazy.stagers.iter().enumerate() {
             if which(g) {
-                bytes += self.sync_gpu(g, stager, lazy.timeout_ns)?;
+                bytes += self.sync_gpu(g, stager, &range, lazy.timeout_ns)?;
             }
         }
         Ok(bytes)
     }
 
-    /// Downloads what engine GPU `g`'s mirror holds stale on the host,
-    /// through `stager` (that GPU's); the bytes moved.
-    fn sync_gpu(&self, g: usize, stager: &Mutex<Stager>, timeout_ns: u64) -> Result<u64> {
-        if self.mirrors().slot(g).stale().ranges().is_empty() {
+    /// Downloads what engine GPU `g`'s mirror holds stale on the host
+    /// within `range`, through `stager` (that GPU's); the bytes moved.
+    fn sync_gpu(
+        &self,
+        g: usize,
+        stager: &Mutex<Stager>,
+        range: &Range<u64>,
+        timeout_ns: u64,
+    ) -> Result<u64> {
+        if wanted(self.mirrors().slot(g), range).is_empty() {
             return Ok(0);
         }
         let Some((dst, _)) = self.view_on(g) else {
@@ -149,9 +188,8 @@ impl RawBuffer {
         let Some(src) = slot.mirror.as_ref().map(|m| m.buffer) else {
             return Ok(0);
         };
-        let copies: Vec<Copy> = slot
-            .stale()
-            .ranges()
+        let ranges = wanted(slot, range);
+        let copies: Vec<Copy> = ranges
             .iter()
             .map(|r| Copy {
                 src,
@@ -170,14 +208,21 @@ impl RawBuffer {
         // by the stager's drop, which the engine's devices outlive). No
         // `after`: the runs that wrote the mirror drained their GPU work
         // before returning, and the batch's leading barrier orders it after
-        // their dispatches on this queue.
+        // their dispatches on the compute queue; on a separate transfer
+        // queue, after the batch each run submitted at its end, which
+        // waited for its last dispatch (`Stager::after_dispatches`). A run
+        // in progress writes none of these bytes (stale bytes are ones it
+        // does not write: its CPU packages sync before they write, its GPU
+        // packages write their own items).
         let value = unsafe { stager.submit(Direction::Download, &copies, None, timeout_ns) }
             .map_err(failed)?
             .ok_or_else(timed_out)?;
         if !stager.wait(value, timeout_ns).map_err(failed)? {
             return Err(timed_out());
         }
-        slot.stale_mut().clear();
+        for r in ranges {
+            slot.stale_mut().remove(r);
+        }
         Ok(copies.iter().map(|c| c.bytes).sum())
     }
 

@@ -175,10 +175,18 @@ impl Mirror {
             bytes,
             message: format!("engine GPU {gpu} has no allocator for mirrors"),
         })?;
-        let info = vk::BufferCreateInfo::default()
+        let mut info = vk::BufferCreateInfo::default()
             .size(bytes)
             .usage(STAGED_USAGE)
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        // Shared with a separate transfer queue's family (see
+        // `vk::queues`): no ownership transfers.
+        let families = device.concurrent_families();
+        if let Some(f) = &families {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(f);
+        }
         // SAFETY: plain object creation on a live device; bytes > 0 (a
         // buffer's size).
         let buffer = unsafe { device.raw().create_buffer(&info, None) }.call("vkCreateBuffer")?;

@@ -98,11 +98,19 @@ impl PeerView {
     ) -> Result<PeerView> {
         let mut external = vk::ExternalMemoryBufferCreateInfo::default()
             .handle_types(vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT);
-        let info = vk::BufferCreateInfo::default()
+        let mut info = vk::BufferCreateInfo::default()
             .size(bytes)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
             .push_next(&mut external);
+        // Shared with the peer's separate transfer queue's family (see
+        // `vk::queues`): no ownership transfers.
+        let families = device.concurrent_families();
+        if let Some(f) = &families {
+            info = info
+                .sharing_mode(vk::SharingMode::CONCURRENT)
+                .queue_family_indices(f);
+        }
         // SAFETY: plain object creation on a live device; size > 0; the
         // external-memory chain is core (Vulkan 1.1).
         let buffer = unsafe { device.raw().create_buffer(&info, None) }.call("vkCreateBuffer")?;

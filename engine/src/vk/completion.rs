@@ -12,6 +12,7 @@
 //! stager) 1, 2, ... as *tickets*, and answers "has ticket `t` completed?"
 //! the same way in every mode.
 
+use super::queues::QueueLane;
 use super::{Device, PhysicalDeviceInfo, Timeline};
 use crate::error::{VkError, VkResultCode, VkResultExt};
 use ash::vk;
@@ -136,12 +137,23 @@ pub(crate) struct Completion {
     device: Arc<Device>,
     signal: Signal,
     last: u64,
+    /// The queue its submissions go to.
+    lane: QueueLane,
 }
 
 impl Completion {
     /// Tracks submissions on `device`, at most `slots` of them in flight
     /// (fences only: a timeline tracks any number).
     pub(crate) fn new(device: &Arc<Device>, slots: usize) -> Result<Self, VkError> {
+        Self::on(device, slots, QueueLane::Compute)
+    }
+
+    /// As [`Completion::new`], for submissions to the queue of `lane`.
+    pub(crate) fn on(
+        device: &Arc<Device>,
+        slots: usize,
+        lane: QueueLane,
+    ) -> Result<Self, VkError> {
         let signal = if device.sync_mode().has_timelines() {
             Signal::Timeline(Timeline::new(device, 0)?)
         } else {
@@ -163,6 +175,7 @@ impl Completion {
             device: device.clone(),
             signal,
             last: 0,
+            lane,
         })
     }
 
@@ -202,7 +215,7 @@ impl Completion {
                 let wait = after.and_then(|(c, v)| c.timeline().map(|t| (t, v)));
                 // SAFETY: the contract, and the ticket exceeds every earlier
                 // signal of this timeline.
-                unsafe { self.device.submit_after(cb, wait, t, ticket)? };
+                unsafe { self.device.submit_after(self.lane, cb, wait, t, ticket)? };
             }
             Signal::Fences(fences) => {
                 if let Some((c, v)) = after {

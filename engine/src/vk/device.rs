@@ -1,7 +1,11 @@
-//! Logical device: one compute queue, its completion tracking
+//! Logical device: one compute queue (and a transfer queue where
+//! [`super::queues`] chooses one), its completion tracking
 //! ([`SyncMode`]), command and query objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
 
-use super::{DriverEmulation, Instance, PhysicalDeviceInfo, PipelineCache, SyncMode, Timeline};
+use super::queues::{self, QueueLane};
+use super::{
+    DriverEmulation, Instance, PhysicalDeviceInfo, PipelineCache, SyncMode, Timeline, TransferQueue,
+};
 use crate::error::{Error, Result, VkError, VkResultExt};
 use ash::vk;
 use std::path::PathBuf;
@@ -18,15 +22,25 @@ pub struct DeviceOptions {
     /// A testing aid: the device is used as the emulated older driver
     /// would offer it ([`DriverEmulation`]).
     pub driver: DriverEmulation,
+    /// Where staged transfers are submitted ([`TransferQueue`]).
+    pub transfer_queue: TransferQueue,
 }
 
-/// A logical Vulkan device with one compute queue.
+/// A logical Vulkan device with one compute queue, and a transfer queue
+/// where it has a transfer-only family (see [`TransferQueue`]).
 pub struct Device {
     instance: Arc<Instance>,
     info: PhysicalDeviceInfo,
     raw: ash::Device,
     queue: Mutex<vk::Queue>,
     family: u32,
+    /// The transfer queue, where it is not the compute queue.
+    transfer_queue: Option<Mutex<vk::Queue>>,
+    /// Its family (the compute family where they share a queue).
+    transfer_family: u32,
+    /// Transfers are ordered with dispatches by semaphores alone (see
+    /// [`super::queues`]).
+    separate_transfers: bool,
     timestamp_bits: u32,
     lost: AtomicBool,
     cache: PipelineCache,
@@ -85,10 +99,23 @@ impl Device {
         let family = info
             .compute_family()
             .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue family", info.name)))?;
-        let priorities = [1.0f32];
-        let queues = [vk::DeviceQueueCreateInfo::default()
+        let xfer = queues::plan(&info, family.index, opts.transfer_queue, sync);
+        let priorities = [1.0f32, 1.0];
+        let mut queues = vec![vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family.index)
-            .queue_priorities(&priorities)];
+            .queue_priorities(&priorities[..1])];
+        match xfer.queue {
+            // A second queue of the compute family.
+            Some((f, 1)) if f == family.index => {
+                queues[0] = queues[0].queue_priorities(&priorities[..2]);
+            }
+            Some((f, _)) => queues.push(
+                vk::DeviceQueueCreateInfo::default()
+                    .queue_family_index(f)
+                    .queue_priorities(&priorities[..1]),
+            ),
+            None => {}
+        }
         let mut v12 = vk::PhysicalDeviceVulkan12Features::default()
             .timeline_semaphore(true)
             .host_query_reset(true);
@@ -144,6 +171,11 @@ impl Device {
         };
         // SAFETY: the family and queue index 0 were requested at creation.
         let queue = unsafe { raw.get_device_queue(family.index, 0) };
+        let mut transfer_queue = None;
+        if let Some((f, i)) = xfer.queue {
+            // SAFETY: this family and queue index were requested at creation.
+            transfer_queue = Some(Mutex::new(unsafe { raw.get_device_queue(f, i) }));
+        }
         let cache = PipelineCache::open(&raw, &info, opts.pipeline_cache_dir.as_deref());
         Ok(Arc::new(Device {
             instance,
@@ -151,6 +183,9 @@ impl Device {
             raw,
             queue: Mutex::new(queue),
             family: family.index,
+            transfer_queue,
+            transfer_family: xfer.queue.map_or(family.index, |(f, _)| f),
+            separate_transfers: xfer.separate,
             timestamp_bits,
             lost: AtomicBool::new(false),
             cache,
@@ -218,6 +253,39 @@ impl Device {
         self.family
     }
 
+    /// The queue family of the transfer queue (the compute family where
+    /// transfers go to the compute queue).
+    pub fn transfer_family(&self) -> u32 {
+        self.transfer_family
+    }
+
+    /// `true` where staged transfers are ordered with the dispatches by
+    /// semaphores alone (a separate transfer queue, or the protocol forced
+    /// by [`TransferQueue::Separate`]; see [`super::queues`]).
+    pub fn separate_transfers(&self) -> bool {
+        self.separate_transfers
+    }
+
+    /// `true` where the transfer queue is a queue other than the compute
+    /// queue.
+    pub fn has_transfer_queue(&self) -> bool {
+        self.transfer_queue.is_some()
+    }
+
+    /// The two families a buffer is shared `CONCURRENT` between, where
+    /// transfers use a family other than the compute family.
+    pub(crate) fn concurrent_families(&self) -> Option<[u32; 2]> {
+        (self.transfer_family != self.family).then_some([self.family, self.transfer_family])
+    }
+
+    /// The queue of `lane`.
+    fn queue_of(&self, lane: QueueLane) -> &Mutex<vk::Queue> {
+        match (lane, &self.transfer_queue) {
+            (QueueLane::Transfer, Some(q)) => q,
+            _ => &self.queue,
+        }
+    }
+
     /// `true` when the queue family writes timestamps (and the device can
     /// reset them on the host: Vulkan 1.2).
     pub fn has_timestamps(&self) -> bool {
@@ -253,9 +321,10 @@ impl Device {
         r
     }
 
-    /// Submits `cb` once timeline `after.0` reached `after.1` (where given;
-    /// transfers wait at the transfer stage), signalling timeline `sem` to
-    /// `value` when it completes.
+    /// Submits `cb` to the queue of `lane` once timeline `after.0` reached
+    /// `after.1` (where given; the transfer lane waits at the transfer
+    /// stage, the compute lane at the compute-shader stage), signalling
+    /// timeline `sem` to `value` when it completes.
     ///
     /// # Safety
     /// `cb` is a fully recorded primary command buffer of this device that is
@@ -265,6 +334,7 @@ impl Device {
     /// device and stays alive until the submission completed.
     pub(crate) unsafe fn submit_after(
         &self,
+        lane: QueueLane,
         cb: vk::CommandBuffer,
         after: Option<(&Timeline, u64)>,
         sem: &Timeline,
@@ -279,7 +349,10 @@ impl Device {
         let n = usize::from(wait.is_some());
         let (w, wv) = wait.unwrap_or((vk::Semaphore::null(), 0));
         let (waits, wait_values) = ([w], [wv]);
-        let stages = [vk::PipelineStageFlags::TRANSFER];
+        let stages = [match lane {
+            QueueLane::Transfer => vk::PipelineStageFlags::TRANSFER,
+            QueueLane::Compute => vk::PipelineStageFlags::COMPUTE_SHADER,
+        }];
         let (waits, wait_values, stages) = (&waits[..n], &wait_values[..n], &stages[..n]);
         let mut timeline = vk::TimelineSemaphoreSubmitInfo::default()
             .wait_semaphore_values(wait_values)
@@ -290,7 +363,7 @@ impl Device {
             .command_buffers(&cbs)
             .signal_semaphores(&sems)
             .push_next(&mut timeline);
-        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let queue = self.queue_of(lane).lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the queue is externally synchronised by the mutex held here;
         // the caller guarantees the command buffer, semaphore and value rules.
         let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
@@ -333,12 +406,16 @@ impl Device {
         self.check(r)
     }
 
-    /// Waits until the queue is idle.
+    /// Waits until the queues (compute, and transfer where separate) are
+    /// idle.
     pub fn wait_idle(&self) -> Result<(), VkError> {
-        let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: the queue is externally synchronised by the mutex held here.
-        let r = unsafe { self.raw.queue_wait_idle(*queue) }.call("vkQueueWaitIdle");
-        self.check(r)
+        for q in std::iter::once(&self.queue).chain(&self.transfer_queue) {
+            let queue = q.lock().unwrap_or_else(|p| p.into_inner());
+            // SAFETY: the queue is externally synchronised by the mutex held here.
+            let r = unsafe { self.raw.queue_wait_idle(*queue) }.call("vkQueueWaitIdle");
+            self.check(r)?;
+        }
+        Ok(())
     }
 }
 

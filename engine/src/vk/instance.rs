@@ -268,10 +268,18 @@ impl Instance {
         let layer_names = [VALIDATION_LAYER.as_ptr()];
         let ext_names = [debug_utils::NAME.as_ptr()];
         let mut info = vk::InstanceCreateInfo::default().application_info(&app);
+        // `COEXEC_VALIDATION_SYNC=1`: the layer's synchronization
+        // validation too (hazards between submissions and queues).
+        let sync_features = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut features =
+            vk::ValidationFeaturesEXT::default().enabled_validation_features(&sync_features);
         if validation_on {
             info = info
                 .enabled_layer_names(&layer_names)
                 .enabled_extension_names(&ext_names);
+            if std::env::var("COEXEC_VALIDATION_SYNC").is_ok_and(|v| v == "1") {
+                info = info.push_next(&mut features);
+            }
         }
         // SAFETY: `info` and everything it points to live until the call returns.
         let raw = match unsafe { entry.create_instance(&info, None) } {

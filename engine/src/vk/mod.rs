@@ -13,6 +13,7 @@ mod device;
 pub(crate) mod gate;
 mod instance;
 mod pipeline;
+mod queues;
 mod ring;
 pub mod spirv;
 mod timeline;
@@ -29,6 +30,7 @@ pub use instance::{
     VALIDATION_LAYER,
 };
 pub use pipeline::ComputePipeline;
+pub use queues::TransferQueue;
 pub(crate) use ring::Dispatch;
 pub use ring::{DispatchRing, MAX_IN_FLIGHT};
 pub use timestamps::{GpuSpan, StampRead};
@@ -212,6 +214,9 @@ pub struct PhysicalDeviceInfo {
     pub memory_types: Vec<MemoryType>,
     /// Queue families with compute.
     pub compute_families: Vec<QueueFamily>,
+    /// A transfer-only queue family (transfer, neither compute nor
+    /// graphics: a discrete GPU's copy engines), where the device has one.
+    pub transfer_family: Option<u32>,
     /// `maxComputeWorkGroupCount`.
     pub max_group_count: [u32; 3],
     /// `maxComputeWorkGroupSize`.
@@ -349,6 +354,16 @@ impl PhysicalDeviceInfo {
                 timestamp_bits: f.timestamp_valid_bits,
             })
             .collect();
+        let transfer_family = families
+            .iter()
+            .position(|f| {
+                f.queue_count > 0
+                    && f.queue_flags.contains(vk::QueueFlags::TRANSFER)
+                    && !f
+                        .queue_flags
+                        .intersects(vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS)
+            })
+            .map(|i| i as u32);
         let l = &props.limits;
         PhysicalDeviceInfo {
             index,
@@ -367,6 +382,7 @@ impl PhysicalDeviceInfo {
             heaps,
             memory_types,
             compute_families,
+            transfer_family,
             max_group_count: l.max_compute_work_group_count,
             max_group_size: l.max_compute_work_group_size,
             max_group_invocations: l.max_compute_work_group_invocations,

@@ -120,7 +120,6 @@ impl DispatchRing {
         base: [u32; 3],
         count: [u32; 3],
     ) -> Result<u64, VkError> {
-        let ticket = self.last_ticket() + 1;
         let d = Dispatch {
             pipeline,
             set,
@@ -128,13 +127,31 @@ impl DispatchRing {
             base,
             count,
         };
+        // SAFETY: function contract.
+        unsafe { self.submit_after(d, None) }
+    }
+
+    /// [`DispatchRing::submit`] of `d`, once ticket `after.1` of `after.0`
+    /// completed where given (a separate transfer queue's upload: the
+    /// dispatch waits for it on the device, at the compute-shader stage).
+    ///
+    /// # Safety
+    /// As for [`DispatchRing::submit`]; `after`'s completion is one of
+    /// timeline semaphores of this device that outlives the submission.
+    pub(crate) unsafe fn submit_after(
+        &mut self,
+        d: Dispatch<'_>,
+        after: Option<(&Completion, u64)>,
+    ) -> Result<u64, VkError> {
+        let ticket = self.last_ticket() + 1;
         // SAFETY: the slot is idle and `d` is valid (function contract).
         let cb = unsafe { self.record(ticket, Some(d))? };
         // SAFETY: `cb` is fully recorded and not pending (slot idle: so is
         // the slot's fence, with fences; the ring has `depth` of each); the
         // completion is the ring's own, which outlives its submissions (Drop
-        // drains them first). No wait: it cannot time out.
-        let submitted = unsafe { self.completion_mut().submit(cb, None, 0)? };
+        // drains them first); `after`'s per the contract. A timeline wait
+        // is the device's: the call cannot time out.
+        let submitted = unsafe { self.completion_mut().submit(cb, after, 0)? };
         Ok(submitted.unwrap_or(ticket))
     }
 

@@ -1,23 +1,31 @@
 //! Staged transfers between host buffers and their device-local mirrors:
 //! batches of copies recorded into a ring of command buffers and submitted
-//! to the compute queue without waiting, each signalling the next value of
+//! to the device's transfer queue (see [`super::queues`]: a dedicated one,
+//! or the compute queue) without waiting, each signalling the next value of
 //! one timeline, so that uploads and downloads queue up with the packages'
 //! dispatches (package k's download overlaps package k + 1's compute).
 //!
-//! Ordering on the one queue: an upload batch ends with a barrier from its
-//! copies to every later compute shader, so a dispatch submitted after it
-//! reads what it copied; a download waits (timeline) for the package it
+//! Ordering on the compute queue: an upload batch ends with a barrier from
+//! its copies to every later compute shader, so a dispatch submitted after
+//! it reads what it copied; a download waits (timeline) for the package it
 //! brings back, and ends with a barrier to host reads, made visible by the
 //! host's wait for its value. Uploads only write mirror bytes no earlier
 //! shader of the run touched (bytes not valid in the mirror, which no
 //! earlier package read or wrote), so nothing orders them after earlier
-//! dispatches. A dedicated transfer queue is still to come.
+//! dispatches of the run; those of earlier runs come before the batch
+//! [`Stager::after_dispatches`] submitted at the end of each run.
+//!
+//! On a separate transfer queue the semaphores carry every dependency (the
+//! dispatch loop makes each dispatch wait for the last upload batch): the
+//! upload batches end with no barrier to the compute stage (a transfer-only
+//! queue has none).
 //!
 //! On a device without timeline semaphores ([`super::SyncMode::Fences`])
 //! a batch's completion is a fence, and a download's wait for its package
 //! is the host's, before submitting (the dispatch loop submits a download
 //! once it saw its package complete, so that wait does not block).
 
+use super::queues::QueueLane;
 use super::{Completion, Device};
 use crate::sched::transfers::TransferRates;
 use crate::error::{VkError, VkResultExt};
@@ -66,15 +74,18 @@ pub(crate) struct Stager {
     done: Completion,
     /// The device's transfer bandwidth, learned from the batches.
     rates: Arc<TransferRates>,
+    /// The highest dispatch ticket a batch waited for (separate queues).
+    covered: u64,
 }
 
 impl Stager {
-    /// A stager on `device`'s compute queue.
+    /// A stager on `device`'s transfer queue (its compute queue where it
+    /// has no other).
     pub(crate) fn new(device: Arc<Device>) -> Result<Self, VkError> {
         let raw = device.raw();
         let pool_info = vk::CommandPoolCreateInfo::default()
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
-            .queue_family_index(device.queue_family());
+            .queue_family_index(device.transfer_family());
         // SAFETY: plain object creation on a live device.
         let pool =
             unsafe { raw.create_command_pool(&pool_info, None) }.call("vkCreateCommandPool")?;
@@ -91,7 +102,7 @@ impl Stager {
                 return Err(VkError::from_result("vkAllocateCommandBuffers", r));
             }
         };
-        let done = match Completion::new(&device, SLOTS) {
+        let done = match Completion::on(&device, SLOTS, QueueLane::Transfer) {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: created above, never submitted.
@@ -105,6 +116,7 @@ impl Stager {
             cbs,
             done,
             rates: Arc::default(),
+            covered: 0,
         })
     }
 
@@ -143,7 +155,45 @@ impl Stager {
         // slot `value % SLOTS`'s last batch completed, above); both
         // completions belong to this device and outlive the batch (ours is
         // a field, dropped after Drop waits; `after`'s per the contract).
-        unsafe { self.done.submit(cb, after, timeout_ns) }
+        let r = unsafe { self.done.submit(cb, after, timeout_ns) };
+        if let (Ok(Some(_)), Some((_, v))) = (&r, after) {
+            self.covered = self.covered.max(v);
+        }
+        r
+    }
+
+    /// At the end of a run on a separate transfer queue: where no batch
+    /// waited for dispatch ticket `last` of `ring` (the run's last), submits
+    /// an empty batch that does, so that every later batch follows the
+    /// run's dispatches (see [`super::queues`]). `Ok(false)`: it could not
+    /// be submitted in time.
+    ///
+    /// # Safety
+    /// `ring` is the completion of this device's dispatch ring, which
+    /// outlives the batch.
+    pub(crate) unsafe fn after_dispatches(
+        &mut self,
+        ring: &Completion,
+        last: u64,
+        timeout_ns: u64,
+    ) -> Result<bool, VkError> {
+        if !self.device.separate_transfers() || last <= self.covered {
+            return Ok(true);
+        }
+        // SAFETY: no copies; `ring` per the contract.
+        let r = unsafe { self.submit(Direction::Download, &[], Some((ring, last)), timeout_ns)? };
+        Ok(r.is_some())
+    }
+
+    /// Whether batches are ordered with dispatches by semaphores alone.
+    pub(crate) fn separate(&self) -> bool {
+        self.device.separate_transfers()
+    }
+
+    /// The completion of the batches: a dispatch waits for an upload's
+    /// value on it.
+    pub(crate) fn completion(&self) -> &Completion {
+        &self.done
     }
 
     /// The value of the batch submitted last (0: none).
@@ -191,7 +241,7 @@ impl Stager {
                 .and_then(|_| raw.begin_command_buffer(cb, &begin))
         };
         self.device.check(r.call("vkBeginCommandBuffer"))?;
-        let (before, after) = barriers(direction);
+        let (before, after) = barriers(direction, self.device.separate_transfers());
         // SAFETY: the command buffer is recording; each copy names live
         // buffers of this device within their sizes (contract).
         unsafe {
@@ -220,11 +270,20 @@ type Barrier = (
     vk::AccessFlags,
 );
 
-/// The barriers before and after a batch's copies.
-fn barriers(direction: Direction) -> (Barrier, Barrier) {
+/// The barriers before and after a batch's copies; `separate`: on a
+/// separate transfer queue, where semaphores order the copies with the
+/// shaders (a transfer-only queue has no compute stage to name).
+fn barriers(direction: Direction, separate: bool) -> (Barrier, Barrier) {
     use vk::AccessFlags as A;
     use vk::PipelineStageFlags as S;
+    let chain = (
+        S::TRANSFER,
+        A::TRANSFER_WRITE,
+        S::TRANSFER,
+        A::TRANSFER_READ | A::TRANSFER_WRITE,
+    );
     match direction {
+        Direction::Upload if separate => (chain, chain),
         // Earlier copies finish before these (no earlier shader touches the
         // bytes an upload writes: see the module's notes); the copies'
         // writes reach every later shader.

@@ -1,0 +1,146 @@
+//! Which queue a device's staged transfers go to.
+//!
+//! - A *dedicated* transfer queue: a queue of a transfer-only family (a
+//!   discrete GPU's copy engines; the H200 has one). Uploads and downloads
+//!   then run beside the dispatches instead of between them.
+//! - The compute queue (the only choice on lavapipe, whose one family has
+//!   one queue): transfers and dispatches are ordered by submission order
+//!   and pipeline barriers (see [`super::transfer`]).
+//!
+//! On a separate queue nothing is ordered by submission order across the
+//! two queues; every dependency goes through timeline semaphores:
+//!
+//! - a dispatch waits (at the compute-shader stage) for the last upload
+//!   batch submitted before it, and so for every earlier batch of the
+//!   transfer queue (a semaphore signal's first scope holds every command
+//!   earlier in submission order);
+//! - a download waits (at the transfer stage) for the package it brings
+//!   back;
+//! - at the end of a run whose last dispatch no transfer waited for, an
+//!   empty batch on the transfer queue waits for it, so that later
+//!   transfers (the next run's uploads, lazy downloads on host access) come
+//!   after every dispatch that touched the mirrors.
+//!
+//! Buffers (host copies and mirrors) are created `CONCURRENT` between the
+//! two families when they differ, so no ownership transfer is needed. The
+//! dedicated queue needs timeline semaphores: with fences
+//! ([`super::SyncMode::Fences`]) transfers stay on the compute queue.
+
+use super::{PhysicalDeviceInfo, SyncMode};
+
+/// Where a device's staged transfers are submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TransferQueue {
+    /// A dedicated queue where the device has a transfer-only family, else
+    /// the compute queue.
+    #[default]
+    Auto,
+    /// Always the compute queue.
+    Compute,
+    /// A testing aid: always ordered as on a separate queue (timeline
+    /// semaphores, no reliance on submission order): a transfer-only
+    /// family's queue, else a second queue of the compute family, else the
+    /// compute queue itself (lavapipe: the cross-queue protocol then runs,
+    /// and is validated, on one queue). Needs timeline semaphores; with
+    /// fences it is the compute queue.
+    Separate,
+}
+
+impl std::str::FromStr for TransferQueue {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(TransferQueue::Auto),
+            "compute" => Ok(TransferQueue::Compute),
+            "separate" => Ok(TransferQueue::Separate),
+            other => Err(format!(
+                "unknown transfer queue {other:?} (auto, compute or separate)"
+            )),
+        }
+    }
+}
+
+impl TransferQueue {
+    /// `COEXEC_TRANSFER_QUEUE=auto|compute|separate` where set to a valid
+    /// value (an invalid one is ignored with a warning).
+    pub fn from_env() -> Option<TransferQueue> {
+        let v = std::env::var("COEXEC_TRANSFER_QUEUE").ok()?;
+        match v.parse() {
+            Ok(q) => Some(q),
+            Err(why) => {
+                tracing::warn!("COEXEC_TRANSFER_QUEUE ignored: {why}");
+                None
+            }
+        }
+    }
+}
+
+/// Which of a device's queues a submission goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum QueueLane {
+    /// The compute queue (dispatches; a semaphore wait is at the
+    /// compute-shader stage).
+    Compute,
+    /// The transfer queue, which is the compute queue where the device has
+    /// no other (a semaphore wait is at the transfer stage).
+    Transfer,
+}
+
+/// The queue chosen for transfers: `(family, index)` within it; `None` on
+/// a plan that keeps them on the compute queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TransferPlan {
+    /// The family and queue index of a queue other than the compute queue
+    /// (`None`: the compute queue itself).
+    pub(crate) queue: Option<(u32, u32)>,
+    /// Transfers are ordered with the dispatches by semaphores alone.
+    pub(crate) separate: bool,
+}
+
+/// The transfer queue of a device with facts `info` whose compute queue is
+/// queue 0 of family `compute`, under `mode` and `sync`.
+pub(crate) fn plan(
+    info: &PhysicalDeviceInfo,
+    compute: u32,
+    mode: TransferQueue,
+    sync: SyncMode,
+) -> TransferPlan {
+    let shared = TransferPlan {
+        queue: None,
+        separate: false,
+    };
+    if !sync.has_timelines() || mode == TransferQueue::Compute {
+        return shared;
+    }
+    if let Some(f) = info.transfer_family {
+        return TransferPlan {
+            queue: Some((f, 0)),
+            separate: true,
+        };
+    }
+    if mode == TransferQueue::Auto {
+        return shared;
+    }
+    let second = info
+        .compute_families
+        .iter()
+        .find(|f| f.index == compute)
+        .is_some_and(|f| f.count > 1);
+    TransferPlan {
+        queue: second.then_some((compute, 1)),
+        separate: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_bad_ones_are_refused() {
+        assert_eq!("auto".parse(), Ok(TransferQueue::Auto));
+        assert_eq!(" Separate ".parse(), Ok(TransferQueue::Separate));
+        assert_eq!("compute".parse(), Ok(TransferQueue::Compute));
+        assert!("dma".parse::<TransferQueue>().is_err());
+    }
+}

@@ -1,0 +1,220 @@
+//! Staged transfers on a separate queue (`TransferQueue::Separate`,
+//! `COEXEC_TRANSFER_QUEUE=separate`): ordered with the dispatches by timeline
+//! semaphores alone. Lavapipe has one queue family of one queue, so the
+//! protocol runs there on the compute queue itself (no reliance on
+//! submission order; the validation layer checks the waits); outputs must
+//! be byte-identical to the compute-queue path and to a host reference,
+//! across runs with host writes between them, eager and lazy.
+
+// Kernels here are GLSL compiled at run time.
+#![cfg(feature = "glsl")]
+
+mod common;
+
+use coexec::{
+    Args, CpuArgs, Devices, Engine, EngineOptions, HostCoherence, IndexSpace, Kernel,
+    MemoryPlacement, Package, Scheduler, TransferQueue,
+};
+use std::sync::Arc;
+
+fn engine(queue: TransferQueue, coherence: HostCoherence) -> Option<Engine> {
+    common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: coexec::Validation::IfAvailable,
+        pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
+        profiles: false,
+        memory: MemoryPlacement::Staged,
+        host_coherence: coherence,
+        transfer_queue: queue,
+        ..Default::default()
+    })
+}
+
+/// `o[i] = x[max(i,1)-1] + x[i] + x[min(i+1,n-1)]`: a 1-D stencil whose
+/// packages read a halo of their neighbours' inputs.
+const STENCIL_GLSL: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= p.n) return;
+    uint l = i == 0u ? 0u : i - 1u;
+    uint r = min(i + 1u, p.n - 1u);
+    o[i] = x[l] + x[i] * 3u + x[r];
+}";
+
+/// The stencil's input footprint: its items and one on each side.
+const HALO: coexec::Footprint = coexec::Footprint::Halo {
+    per_item: 1,
+    halo: 1,
+};
+
+fn reference(x: &[u32]) -> Vec<u32> {
+    let n = x.len();
+    (0..n)
+        .map(|i| {
+            let (l, r) = (i.saturating_sub(1), (i + 1).min(n - 1));
+            x[l].wrapping_add(x[i].wrapping_mul(3)).wrapping_add(x[r])
+        })
+        .collect()
+}
+
+fn kernel(e: &Engine) -> Kernel {
+    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
+        let x = a.input::<u32>(0).to_vec();
+        let o = a.output::<u32>(1);
+        let n = x.len();
+        for (k, i) in p.items.clone().enumerate() {
+            let i = i as usize;
+            let (l, r) = (i.saturating_sub(1), (i + 1).min(n - 1));
+            o[k] = x[l].wrapping_add(x[i].wrapping_mul(3)).wrapping_add(x[r]);
+        }
+    });
+    e.kernel_glsl("xfer-stencil", STENCIL_GLSL, Some(cpu))
+        .unwrap()
+}
+
+/// Sweeps the stencil `sweeps` times (ping-pong), the host rewriting part
+/// of the input before every other sweep; every output checked against
+/// the reference. The final grid.
+fn sweeps(e: &Engine, sweeps: usize, devices: Devices, sched: &Scheduler) -> Vec<u32> {
+    let n = 5_000usize;
+    let k = kernel(e);
+    let init: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let mut a = e.buffer_from_slice(&init).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    let mut host = init;
+    for s in 0..sweeps {
+        if s % 2 == 1 {
+            // A host write between runs: the next run must upload it.
+            a.as_mut_slice()[s * 7..s * 7 + 100].fill(s as u32);
+            host[s * 7..s * 7 + 100].fill(s as u32);
+        }
+        e.run(
+            &k,
+            Args::new()
+                .input(&a)
+                .footprint(HALO)
+                .output(&mut b)
+                .push(&(n as u32)),
+            IndexSpace::D1(n as u64),
+            sched,
+            devices,
+        )
+        .unwrap();
+        host = reference(&host);
+        assert_eq!(b.as_slice(), &host[..], "sweep {s}");
+        std::mem::swap(&mut a, &mut b);
+    }
+    common::assert_validation_clean(e);
+    a.to_vec()
+}
+
+fn schedulers() -> Vec<Scheduler> {
+    vec![
+        Scheduler::Static { powers: None },
+        Scheduler::Dynamic { packages: 9 },
+        Scheduler::HGuided {
+            powers: None,
+            k: coexec::DEFAULT_K,
+            min_package: 1,
+        },
+    ]
+}
+
+#[test]
+fn separate_queue_is_byte_identical_to_the_compute_queue() {
+    for coherence in [HostCoherence::Eager, HostCoherence::Lazy] {
+        let Some(sep) = engine(TransferQueue::Separate, coherence) else {
+            return;
+        };
+        let Some(one) = engine(TransferQueue::Compute, coherence) else {
+            return;
+        };
+        let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
+        if !forced && sep.memory_placement() == MemoryPlacement::Staged {
+            // Separate needs timeline semaphores (fences: the compute queue).
+            assert_eq!(sep.separate_transfers(), sep.sync_mode().has_timelines());
+            assert!(!one.separate_transfers());
+        }
+        for sched in schedulers() {
+            for devices in [Devices::GPU, Devices::ALL] {
+                let a = sweeps(&sep, 6, devices, &sched);
+                let b = sweeps(&one, 6, devices, &sched);
+                assert_eq!(a, b, "{coherence:?} {sched:?} {devices:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn uploads_and_downloads_are_counted_on_the_separate_queue() {
+    let Some(e) = engine(TransferQueue::Separate, HostCoherence::Eager) else {
+        return;
+    };
+    if e.memory_placement() != MemoryPlacement::Staged {
+        return;
+    }
+    let n = 4096usize;
+    let k = kernel(&e);
+    let x = e.buffer_from_slice(&vec![1u32; n]).unwrap();
+    let mut o = e.buffer::<u32>(n).unwrap();
+    let r = e
+        .run(
+            &k,
+            Args::new()
+                .input(&x)
+                .footprint(HALO)
+                .output(&mut o)
+                .push(&(n as u32)),
+            IndexSpace::D1(n as u64),
+            &Scheduler::Dynamic { packages: 4 },
+            Devices::GPU,
+        )
+        .unwrap();
+    let t = &r.devices[0].transfers;
+    assert_eq!(t.upload_bytes, 4 * n as u64);
+    // (`COEXEC_HOST_COHERENCE=lazy` keeps the output in the mirror.)
+    let eager = u64::from(e.host_coherence() == HostCoherence::Eager);
+    assert_eq!(t.download_bytes, eager * 4 * n as u64);
+    assert!(o.as_slice().iter().all(|&v| v == 5));
+    common::assert_validation_clean(&e);
+    check_transfer_lane(&r);
+}
+
+/// The report's transfer batches add up to its bytes, and the trace JSON
+/// and the SVG timeline show them on a lane of their own.
+fn check_transfer_lane(r: &coexec::Report) {
+    let spans = r.packages.transfers();
+    let t = &r.devices[0].transfers;
+    let sum = |up: bool| -> u64 {
+        let s = spans.iter().filter(|s| s.upload == up);
+        s.map(|s| s.bytes).sum()
+    };
+    assert_eq!(sum(true), t.upload_bytes);
+    assert_eq!(sum(false), t.download_bytes);
+    assert!(spans.iter().all(|s| s.device == 0 && s.end_s >= s.start_s));
+    let trace = coexec::trace::chrome_trace(r, "t");
+    let events = trace["traceEvents"].as_array().unwrap();
+    let lane = r.devices[0].claimants;
+    let named = events.iter().any(|e| {
+        e["name"] == "thread_name" && e["tid"] == lane && e["args"]["name"] == "transfers"
+    });
+    assert!(named, "{trace}");
+    let traced: u64 = events
+        .iter()
+        .filter(|e| e["cat"] == "transfer" && e["tid"] == lane)
+        .map(|e| e["args"]["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(traced, t.upload_bytes + t.download_bytes);
+    let svg = std::env::temp_dir().join(format!("coexec-xfer-{}.svg", std::process::id()));
+    coexec::suite::plots::timeline_chart(&svg, "t", r).unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let _ = std::fs::remove_file(&svg);
+    assert!(text.contains("GPU transfers"), "no transfer lane");
+    assert!(text.contains("upload:") && text.contains("download:"));
+}
