@@ -186,3 +186,46 @@ fn a_gpu_with_a_smaller_limit_is_left_out_of_a_multi_gpu_run() {
     );
     common::assert_validation_clean(&e);
 }
+
+/// `coexec bench --json` over more work-groups than lavapipe's GPU can
+/// dispatch (saxpy's default 2^24 items, 65536 groups of 256): the native
+/// CPU runs it, verified, and the GPU's entry has the note; with the SPIR-V
+/// CPU path (the same limit) no device can, and the command says why.
+#[test]
+fn bench_json_notes_a_device_left_out() {
+    let Some(e) = engine(false, 1) else { return };
+    if e.device().info().max_group_count[0] != 65_535 {
+        return; // another GPU: the space fits
+    }
+    let bench = |cpu_impl: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+            .args([
+                "bench",
+                "--kernel",
+                "saxpy",
+                "--devices",
+                "all",
+                "--reps",
+                "1",
+            ])
+            .args(["--cpu-impl", cpu_impl, "--json"])
+            .output()
+            .expect("coexec runs")
+    };
+    let o = bench("native");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(doc["verified"], true, "{doc}");
+    let devs = doc["per_device"].as_array().unwrap();
+    let gpu = devs.iter().find(|d| d["kind"] == "gpu").expect("{doc}");
+    assert_eq!(gpu["items"], 0, "{doc}");
+    let note = gpu["note"].as_str().unwrap_or_default();
+    assert!(note.starts_with("left out: dispatch limit"), "{note}");
+    // (Where the command opens no CPU Vulkan device, the native path runs.)
+    let o = bench("spirv");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() {
+        assert!(stderr.contains("maxComputeWorkGroupCount[0]"), "{stderr}");
+    }
+}
