@@ -23,8 +23,9 @@ Usage: he_bench.py COEXEC_BINARY OUT_JSON KERNEL:SIZE[:WORKERS] ...
 Environment: HE_REPS (default 5), HE_COLD (default 3).
 
 With HE_SWEEP=1 each spec is measured warm only (each device alone with
-hguided and static, and co-executed HGuided without hints, a process each):
-the ratio to the best single device at every size of a sweep.
+hguided and static, and co-executed HGuided without hints; HE_PROCS
+processes per configuration, interleaved, default 1, the median of their
+medians): the ratio to the best single device at every size of a sweep.
 """
 
 import json
@@ -66,18 +67,33 @@ def parse_spec(spec):
 
 def sweep(binary, out_path, specs, reps):
     """Warm co-executed HGuided against the best single device, per size."""
+    procs = int(os.environ.get("HE_PROCS", "1"))
     off = {"COEXEC_PROFILE": "off"}
     results = []
     for spec in specs:
         kernel, size, workers = parse_spec(spec)
         row = {"kernel": kernel, "size": size}
         try:
-            solo = {f"{d} {s}": bench(binary, kernel, size, workers, d, s, 3, reps, off)["time_s"]
-                    for d in ["gpu", "cpu"] for s in ["hguided", "static"]}
+            # HE_PROCS processes per configuration, interleaved, the median
+            # of their medians: between processes a short run's time moves
+            # more than between the runs of one process.
+            configs = [(d, s) for d in ["gpu", "cpu"] for s in ["hguided", "static"]]
+            configs.append(("all", "hguided"))
+            times = {c: [] for c in configs}
+            items = []
+            for _ in range(procs):
+                for d, s in configs:
+                    r = bench(binary, kernel, size, workers, d, s, 3, reps, off)
+                    times[(d, s)].append(r["time_s"])
+                    if d == "all":
+                        items.append(r["cpu_items"])
+            solo = {f"{d} {s}": statistics.median(times[(d, s)]) for d, s in configs[:-1]}
             best = min(solo, key=solo.get)
-            co = bench(binary, kernel, size, workers, "all", "hguided", 3, reps, off)
-            row.update(solo=solo, best=best, t_best=solo[best], t_co=co["time_s"],
-                       ratio=solo[best] / co["time_s"], cpu_items=co["cpu_items"])
+            t_co = statistics.median(times[configs[-1]])
+            row.update(solo=solo, best=best, t_best=solo[best], t_co=t_co,
+                       ratio=solo[best] / t_co, cpu_items=items[0] if procs == 1 else items,
+                       co_each=times[configs[-1]], procs=procs)
+            co = {"time_s": t_co, "cpu_items": items}
             print(f"{kernel:<12} {size:<12} best {best:<12} {solo[best]*1e3:9.3f} ms  "
                   f"co {co['time_s']*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {co['cpu_items']}",
                   flush=True)
@@ -90,6 +106,9 @@ def sweep(binary, out_path, specs, reps):
 
 
 def main():
+    if len(sys.argv) < 4 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
     binary, out_path, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
     reps = int(os.environ.get("HE_REPS", "5"))
     if os.environ.get("HE_SWEEP") == "1":
