@@ -294,6 +294,17 @@ fn one_dimensional_range_beyond_dispatch_limits_is_refused_clearly() {
     assert!(matches!(err, Error::DispatchLimit { axis: 0, .. }), "{err}");
     // The CPU alone has no such limit.
     run_count(e, IndexSpace::D1(n), &Scheduler::hguided(), Devices::CPU);
+    // With the CPU chosen too, the CPU runs it and the GPU is left out,
+    // with a note.
+    let r = run_count(e, IndexSpace::D1(n), &Scheduler::hguided(), Devices::ALL);
+    let gpu = r
+        .devices
+        .iter()
+        .find(|d| d.kind == coexec::DeviceKind::Gpu)
+        .unwrap();
+    assert_eq!(gpu.items, 0);
+    let note = gpu.note.as_deref().unwrap_or_default();
+    assert!(note.starts_with("left out: dispatch limit"), "{note}");
 }
 
 #[test]

@@ -184,6 +184,34 @@ fn an_explicit_sync_reports_the_bytes_and_host_writes_are_seen() {
     assert_eq!(o.to_vec(), want);
 }
 
+/// The rayon baseline reads the host copies a CPU run would: what a GPU
+/// run left in its mirror is downloaded first; and what it writes is the
+/// host's, so the next GPU run uploads it rather than read its mirror.
+#[test]
+fn the_rayon_baseline_keeps_lazy_host_coherence() {
+    // An engine of its own: the baseline is an engine-wide setting.
+    let Some(e) = engine_of(MemoryPlacement::Staged, HostCoherence::Lazy) else {
+        return;
+    };
+    if e.host_coherence() != HostCoherence::Lazy {
+        return;
+    }
+    let k = acc_kernel(&e);
+    let n = 9_001;
+    let mut o = e.buffer_from_slice(&vec![5u32; n]).unwrap();
+    let r = acc(&e, &k, &mut o, Devices::GPU);
+    assert_eq!(gpu(&r).transfers.download_bytes, 0, "left in the mirror");
+    e.set_rayon_baseline(true);
+    let r = acc(&e, &k, &mut o, Devices::CPU);
+    assert!(r.devices[0].note.as_deref().unwrap().contains("rayon"));
+    e.set_rayon_baseline(false);
+    let r = acc(&e, &k, &mut o, Devices::GPU);
+    assert_eq!(gpu(&r).transfers.upload_bytes, n as u64 * 4, "re-uploaded");
+    let want: Vec<u32> = (0..n as u32).map(|i| 5 + 3 * (i + 1)).collect();
+    assert_eq!(o.to_vec(), want);
+    common::assert_validation_clean(&e);
+}
+
 #[test]
 fn untracked_buffers_stay_eager() {
     let Some(e) = lazy() else { return };

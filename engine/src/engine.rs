@@ -6,6 +6,7 @@
 
 mod energy;
 mod gpus;
+mod limits;
 mod rayon_baseline;
 mod run;
 mod spirv_cpu;
@@ -420,6 +421,10 @@ struct Inner {
     cpu_hold: Mutex<Option<u64>>,
     /// See [`Engine::sync_per_cpu_package`].
     cpu_package_sync: std::sync::atomic::AtomicBool,
+    /// Work-group counts engine devices report at most (test hook; see
+    /// [`Engine::cap_dispatch_groups`]).
+    #[cfg(feature = "test-hooks")]
+    group_caps: Mutex<Vec<(usize, u32)>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -642,6 +647,8 @@ impl Engine {
                 #[cfg(feature = "test-hooks")]
                 cpu_hold: Mutex::new(None),
                 cpu_package_sync: std::sync::atomic::AtomicBool::new(false),
+                #[cfg(feature = "test-hooks")]
+                group_caps: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -1112,9 +1119,11 @@ impl Engine {
     ///
     /// Powers given to the scheduler are in device order: the CPU first
     /// (when selected), then the GPU. A selected device that cannot take
-    /// part (the GPU left out after a failure, or an engine without CPU
-    /// workers) has its power dropped, so the same call keeps running on
-    /// what is left.
+    /// part (the GPU left out after a failure, an engine without CPU
+    /// workers, or a device whose limits cannot dispatch or bind the run
+    /// where another chosen device can: its report notes `left out: ...`)
+    /// has its power dropped, so the same call keeps running on what is
+    /// left.
     pub fn run(
         &self,
         kernel: &Kernel,
@@ -1167,15 +1176,9 @@ impl Engine {
     }
 
     /// Checks a run's arguments: those of every run, whichever devices
-    /// take part ([`check_interface`]), then the limits of each GPU that
-    /// does (engine GPUs `gpus`).
-    fn validate_args(
-        &self,
-        kernel: &Kernel,
-        args: &Args<'_>,
-        g: &Geometry,
-        gpus: &[usize],
-    ) -> Result<()> {
+    /// take part ([`check_interface`]); each device's limits are checked
+    /// apart ([`within_limits`](Self::within_limits)).
+    fn validate_args(&self, kernel: &Kernel, args: &Args<'_>, g: &Geometry) -> Result<()> {
         for (i, b) in args.buffers.iter().enumerate() {
             if b.raw.id().engine != self.inner.id {
                 return Err(Error::ForeignBuffer { binding: i as u32 });
@@ -1200,57 +1203,8 @@ impl Engine {
         if let Some(iface) = &kernel.interface {
             check_interface(iface, args)?;
         }
-        for &gpu in gpus {
-            let spirv = self
-                .inner
-                .spirv
-                .as_ref()
-                .filter(|_| gpu == self.inner.gpus.len());
-            if let Some(unit) = self.inner.gpus.get(gpu).or(spirv) {
-                check_gpu_limits(unit.device.info(), args, g)?;
-            }
-        }
         Ok(())
     }
-}
-
-/// A GPU's limits: each binding's size and the work-groups of the index
-/// space (the CPU alone has neither).
-fn check_gpu_limits(info: &PhysicalDeviceInfo, args: &Args<'_>, g: &Geometry) -> Result<()> {
-    for (i, a) in args.buffers.iter().enumerate() {
-        if a.raw.bytes() > u64::from(info.max_storage_buffer_range) {
-            return Err(Error::BindingRange {
-                binding: i as u32,
-                bytes: a.raw.bytes(),
-                limit: info.max_storage_buffer_range,
-                device: info.name.clone(),
-            });
-        }
-    }
-    let (axis, groups) = match g.space {
-        IndexSpace::D1(_) => (0, g.groups_x),
-        IndexSpace::D2 { .. } => {
-            if g.groups_x > u64::from(info.max_group_count[0]) {
-                (0, g.groups_x)
-            } else {
-                (1, g.total)
-            }
-        }
-    };
-    if groups > u64::from(info.max_group_count[axis]) {
-        return Err(Error::DispatchLimit {
-            device: info.name.clone(),
-            axis,
-            groups,
-            limit: info.max_group_count[axis],
-            hint: if axis == 0 && matches!(g.space, IndexSpace::D1(_)) {
-                "; use a 2-D index space or a larger work-group"
-            } else {
-                ""
-            },
-        });
-    }
-    Ok(())
 }
 
 /// What the kernel's shader declares against the run's arguments: the

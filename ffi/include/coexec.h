@@ -939,6 +939,14 @@ typedef struct coexec_device_report {
      * device: the GPUs ran it alone).
      */
     int32_t cpu_impl;
+    /**
+     * Why the device did not take part though asked for, where that is not
+     * a failure, NUL-terminated (truncated to `COEXEC_NAME_MAX - 1`
+     * bytes); empty where none. E.g. `left out: dispatch limit (...)`: its
+     * `maxComputeWorkGroupCount` cannot dispatch the index space and
+     * another device ran it; or a CPU without a path to run the kernel.
+     */
+    char note[COEXEC_NAME_MAX];
 } coexec_device_report;
 
 /**

@@ -70,6 +70,7 @@ fn fill_report(r: &Report) -> coexec_report {
         transfer_s: 0.0,
         energy_j: -1.0,
         cpu_impl: -1,
+        note: [0; COEXEC_NAME_MAX],
     };
     let mut devices = [empty; COEXEC_MAX_DEVICES];
     for (o, d) in devices.iter_mut().zip(&r.devices) {
@@ -96,6 +97,7 @@ fn fill_report(r: &Report) -> coexec_report {
                 Some(::coexec_engine::CpuImpl::Spirv) => 1,
                 None => -1,
             },
+            note: name_buf(d.note.as_deref().unwrap_or_default()),
         };
     }
     if let Some(e) = &r.energy {
@@ -273,7 +275,7 @@ fn run_error(e: Error, items: u64, args: &[ArgInfo], view: &RunView) -> FfiError
         Error::DispatchLimit { axis: 0, .. } => {
             let mut f = FfiError::from(e);
             f.message.push_str(
-                " (the GPU is limited to maxComputeWorkGroupCount[0] work-groups along x, whatever the CPU does; a run on COEXEC_DEVICE_CPU alone has no such limit)",
+                " (no chosen device can dispatch that many work-groups along x; a CPU callback on COEXEC_DEVICE_CPU has no such limit)",
             );
             f
         }

@@ -596,6 +596,12 @@ pub struct coexec_device_report {
     /// CPU that could not run the kernel (no callback and no CPU Vulkan
     /// device: the GPUs ran it alone).
     pub cpu_impl: i32,
+    /// Why the device did not take part though asked for, where that is not
+    /// a failure, NUL-terminated (truncated to `COEXEC_NAME_MAX - 1`
+    /// bytes); empty where none. E.g. `left out: dispatch limit (...)`: its
+    /// `maxComputeWorkGroupCount` cannot dispatch the index space and
+    /// another device ran it; or a CPU without a path to run the kernel.
+    pub note: [c_char; COEXEC_NAME_MAX],
 }
 
 /// The result of a run.

@@ -48,8 +48,27 @@ impl Engine {
     }
 
     /// Runs `kernel`'s CPU implementation over all of `geometry` through
-    /// rayon (see [`set_rayon_baseline`](Self::set_rayon_baseline)).
+    /// rayon (see [`set_rayon_baseline`](Self::set_rayon_baseline)), with
+    /// the host coherence of a CPU run: the host copies it reads brought up
+    /// to date from the GPUs' mirrors first (lazy host coherence), and the
+    /// outputs it wrote marked as the host's afterwards (staged).
     pub(super) fn run_rayon(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        geometry: &Geometry,
+    ) -> Result<Report> {
+        crate::exec::staging::sync_for_host(&args.buffers, |_| true)?;
+        let report = self.run_rayon_chunks(kernel, args, geometry);
+        if self.inner.memory.placement() == MemoryPlacement::Staged {
+            // Written (in part, where it failed) on the host alone.
+            crate::exec::staging::outputs_written_by_host(&args.buffers, geometry.space);
+        }
+        report
+    }
+
+    /// The chunks of [`run_rayon`](Self::run_rayon) on rayon's pool.
+    fn run_rayon_chunks(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,

@@ -34,6 +34,8 @@ struct RunDevices<'e> {
     present: Vec<usize>,
     /// Why the CPU, asked for, could not take part (no implementation).
     cpu_note: Option<String>,
+    /// The devices asked for whose limits could not serve the run.
+    left_out: Vec<super::limits::LeftOut>,
 }
 
 impl RunDevices<'_> {
@@ -112,7 +114,7 @@ struct Lanes {
 }
 
 /// The GPUs a run may use, each with its engine GPU index.
-type Units<'e> = Vec<(usize, &'e GpuUnit)>;
+pub(super) type Units<'e> = Vec<(usize, &'e GpuUnit)>;
 
 impl Engine {
     /// [`run`](Self::run) and [`run_range`](Self::run_range) without the
@@ -156,9 +158,10 @@ impl Engine {
     ) -> Result<Report> {
         let inner = &*self.inner;
         let (use_cpu, units, cpu_note) = self.select(kernel, devices)?;
-        let gpu_ids: Vec<usize> = units.iter().map(|&(g, _)| g).collect();
-        self.validate_args(kernel, &args, geometry, &gpu_ids)?;
-        if self.takes_rayon_baseline(kernel, use_cpu && units.is_empty()) {
+        self.validate_args(kernel, &args, geometry)?;
+        let cpu_alone = use_cpu && units.is_empty();
+        let (units, left_out) = self.within_limits(use_cpu, units, &args, geometry)?;
+        if self.takes_rayon_baseline(kernel, cpu_alone) {
             let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
             return self.run_rayon(kernel, &args, geometry);
         }
@@ -168,6 +171,7 @@ impl Engine {
         let (mut run, scheduler) =
             self.sit_out(kernel, scheduler, devices, (use_cpu, units), geometry.units)?;
         run.cpu_note = cpu_note;
+        run.left_out = left_out;
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
         let estimates = Remap {
@@ -335,6 +339,7 @@ impl Engine {
             gpus: units.into_iter().filter(|&(g, _)| !sits(1 + g)).collect(),
             present: present.iter().map(|&(p, _)| p).collect(),
             cpu_note: None,
+            left_out: Vec::new(),
         };
         if sit.contains(&true) {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
@@ -643,7 +648,7 @@ impl Engine {
 
     /// The name of engine GPU `g` in reports: its device's, with its engine
     /// index where the engine has several.
-    fn gpu_name(&self, g: usize, unit: &GpuUnit) -> String {
+    pub(super) fn gpu_name(&self, g: usize, unit: &GpuUnit) -> String {
         let name = &unit.device.info().name;
         match self.inner.gpus.len() {
             1 => name.clone(),
@@ -716,6 +721,7 @@ impl Engine {
         if let Some(note) = &run.cpu_note {
             out.push(DeviceReport::no_cpu_path(&inner.topology.model, note));
         }
+        out.extend(self.left_out_reports(&run.left_out));
         for (g, unit) in inner.gpus.iter().enumerate() {
             if run.is_present(1 + g) && !run.gpus.iter().any(|&(u, _)| u == g) {
                 out.push(DeviceReport::sat_out(

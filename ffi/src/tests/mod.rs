@@ -5,6 +5,7 @@ mod api;
 mod errors;
 mod footprints;
 mod header;
+mod limits;
 mod misuse;
 mod program;
 mod reduce;
