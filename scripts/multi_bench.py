@@ -48,6 +48,9 @@ def items(r):
 
 
 def main():
+    if len(sys.argv) < 4 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
     binary, out_path, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
     reps = int(os.environ.get("HE_REPS", "5"))
     cold_n = int(os.environ.get("HE_COLD", "2"))
