@@ -129,7 +129,7 @@ impl ProgramReport {
 }
 
 /// A program of several kernels over the same buffers, with host steps
-/// between them; see the [module docs](self). Built by
+/// between them. Built by
 /// [`Engine::program`], run by [`Program::run`] (as many times as wanted:
 /// what the kernels learned carries over).
 ///
@@ -276,7 +276,7 @@ impl<'k, S> Program<'k, S> {
 
     /// Runs the steps in order, `iterations` times or until a host step
     /// returns [`Flow::Stop`], with the pool held awake throughout (see
-    /// the [module docs](self)).
+    /// [`Engine::keep_awake`](crate::Engine::keep_awake)).
     ///
     /// # Errors
     ///

@@ -476,7 +476,9 @@ impl Pool {
     }
 }
 
-/// Keeps a [`Pool`]'s threads awake while alive; see [`Pool::hold_awake`].
+/// Keeps the engine's worker threads and GPU dispatch threads awake while
+/// alive: returned by [`Engine::keep_awake`](crate::Engine::keep_awake), held by a
+/// program for its whole run.
 #[must_use = "the threads park again as soon as the hold is dropped"]
 pub struct AwakeHold<'p> {
     pool: &'p Pool,
