@@ -94,6 +94,28 @@ fn binomial_subgroup_variant() {
     }
 }
 
+/// One SPIR-V serves every device of an engine: the subgroup variant only
+/// where each of them runs it (an NVIDIA GPU's subgroups of 32 beside
+/// lavapipe's 8 as the SPIR-V CPU device give the private variant).
+#[test]
+fn binomial_variant_suits_every_device() {
+    use coexec::DeviceType;
+    use workloads::binomial::Variant;
+    let Some(e) = engine() else { return };
+    let mut gpu = e.device_info().clone();
+    gpu.device_type = DeviceType::Discrete;
+    gpu.subgroup_size = 32;
+    gpu.subgroup_shuffle_relative = true;
+    let mut cpu = gpu.clone();
+    cpu.device_type = DeviceType::Cpu;
+    cpu.subgroup_size = 8;
+    assert_eq!(Variant::for_devices([&gpu]), Variant::Subgroup(32));
+    assert_eq!(Variant::for_devices([&gpu, &gpu]), Variant::Subgroup(32));
+    assert_eq!(Variant::for_devices([&gpu, &cpu]), Variant::Private);
+    assert_eq!(Variant::for_devices([&cpu]), Variant::Private);
+    assert_eq!(Variant::for_devices(std::iter::empty()), Variant::Private);
+}
+
 #[test]
 fn nbody() {
     runs_and_verifies("nbody");

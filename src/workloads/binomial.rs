@@ -62,6 +62,24 @@ impl Variant {
         }
     }
 
+    /// The variant for one SPIR-V run by every device of `infos` (the
+    /// first is the engine's GPU 0): [`Variant::for_device`]'s choice for
+    /// the first where every device can run it, else [`Variant::Private`]
+    /// (lavapipe as the SPIR-V CPU device has subgroups of 8 beside an
+    /// NVIDIA GPU's 32).
+    pub fn for_devices<'a>(infos: impl IntoIterator<Item = &'a PhysicalDeviceInfo>) -> Variant {
+        let mut infos = infos.into_iter();
+        let Some(first) = infos.next() else {
+            return Variant::Private;
+        };
+        let v = Variant::for_device(first);
+        if infos.all(|info| v.supported_by(info)) {
+            v
+        } else {
+            Variant::Private
+        }
+    }
+
     /// Whether `info`'s device can run this variant.
     pub fn supported_by(self, info: &PhysicalDeviceInfo) -> bool {
         match self {
@@ -174,16 +192,18 @@ impl Binomial {
     /// `n` random options: S in [10, 100), K in [0.7 S, 1.3 S), T in
     /// [0.25, 2) years, sigma in [0.1, 0.5); the GPU variant
     /// [`Variant::for_device`] picks for the engine's device.
+    /// The same SPIR-V runs on every device of the engine (each GPU and the
+    /// SPIR-V CPU device), so a subgroup variant is taken only where every
+    /// one of them can run it.
     pub fn new(engine: &Engine, n: u64) -> Result<Self> {
-        Self::with_variant(engine, n, Variant::for_device(engine.device_info()))
+        Self::with_variant(engine, n, Variant::for_devices(spirv_devices(engine)))
     }
 
     /// As [`new`](Self::new) with the GPU variant given;
     /// [`Error::Interface`] when the engine's device cannot run it.
     pub fn with_variant(engine: &Engine, n: u64, variant: Variant) -> Result<Self> {
         let len = super::len_1d("binomial", "options", n)?;
-        let info = engine.device_info();
-        if !variant.supported_by(info) {
+        if let Some(info) = spirv_devices(engine).find(|info| !variant.supported_by(info)) {
             return Err(Error::Interface(format!(
                 "binomial: {} (subgroups of {}, relative shuffles {}) cannot run {variant:?}",
                 info.name,
@@ -283,4 +303,12 @@ impl Workload for Binomial {
                 idx.len()
             ))
     }
+}
+
+/// Every device of `engine` that runs the kernel's SPIR-V: its GPUs, and
+/// the SPIR-V CPU device where there is one.
+fn spirv_devices(engine: &Engine) -> impl Iterator<Item = &PhysicalDeviceInfo> {
+    (0..)
+        .map_while(|g| engine.gpu_info(g))
+        .chain(engine.spirv_cpu_device())
 }
