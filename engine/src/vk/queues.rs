@@ -32,10 +32,12 @@ use super::{PhysicalDeviceInfo, SyncMode};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TransferQueue {
     /// A dedicated queue where the device has a transfer-only family, else
-    /// the compute queue.
-    #[default]
+    /// the compute queue. Opt-in: on an H200 the copy queue was never
+    /// faster than the compute queue (one-shot, resident, stencil) and cost
+    /// ~36 us more per resident lazy run (BENCHMARKS.md, section 0d).
     Auto,
-    /// Always the compute queue.
+    /// Always the compute queue (the default).
+    #[default]
     Compute,
     /// A testing aid: always ordered as on a separate queue (timeline
     /// semaphores, no reliance on submission order): a transfer-only
