@@ -221,42 +221,38 @@ fn wait_for_mail(slot: &Slot, holds: &AtomicUsize, spin_until: &mut Option<Insta
     // Relaxed: the hold count is a hint of how to wait, never data; a
     // thread that misses a new hold parks and is unparked by the next post
     // as ever, one that misses its release spins one more round.
-    if holds.load(Ordering::Relaxed) > 0 {
-        let mut tries = 0u32;
-        while holds.load(Ordering::Relaxed) > 0 {
-            // Relaxed: see `Slot::post`. A load first: the swap writes the
-            // line, which would pull it from the poster's core at every
-            // try.
-            if slot.mail.load(Ordering::Relaxed) && slot.mail.swap(false, Ordering::Relaxed) {
-                return;
-            }
-            if tries < 64 {
-                std::hint::spin_loop();
-            } else {
-                thread::yield_now();
-            }
-            tries += 1;
-        }
+    if spin_for_mail(slot, || holds.load(Ordering::Relaxed) > 0) {
+        return;
     }
     if let Some(until) = *spin_until {
-        let mut tries = 0u32;
-        while Instant::now() < until {
-            // Relaxed: see `Slot::post`.
-            if slot.mail.swap(false, Ordering::Relaxed) {
-                return;
-            }
-            if tries < 64 {
-                std::hint::spin_loop();
-            } else {
-                thread::yield_now();
-            }
-            tries += 1;
+        if spin_for_mail(slot, || Instant::now() < until) {
+            return;
         }
         *spin_until = None;
     }
     // A token from an unpark sent while spinning (or a spurious wake-up)
     // just re-checks the mailbox.
     thread::park();
+}
+
+/// Spins while `go_on` holds, watching `slot`'s mail flag (yielding the
+/// core after the first 64 tries); whether mail came.
+fn spin_for_mail(slot: &Slot, go_on: impl Fn() -> bool) -> bool {
+    let mut tries = 0u32;
+    while go_on() {
+        // Relaxed: see `Slot::post`. A load first: the swap writes the
+        // line, which would pull it from the poster's core at every try.
+        if slot.mail.load(Ordering::Relaxed) && slot.mail.swap(false, Ordering::Relaxed) {
+            return true;
+        }
+        if tries < 64 {
+            std::hint::spin_loop();
+        } else {
+            thread::yield_now();
+        }
+        tries += 1;
+    }
+    false
 }
 
 /// The loop of pool thread `index`.
