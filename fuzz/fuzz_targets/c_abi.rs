@@ -35,9 +35,10 @@
 #![no_main]
 
 // The C ABI crate builds no rlib (see ffi/Cargo.toml), so its source is
-// compiled in. Its enums of values C passes as plain integers are unused here.
+// compiled in. Its enums of values C passes as plain integers, and the
+// re-exports the fuzz target does not call, are unused here.
 #[path = "../../ffi/src/lib.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod capi;
 
 use capi::coexec_status::{self, *};
