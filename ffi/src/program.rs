@@ -6,11 +6,11 @@
 #![allow(non_camel_case_types)]
 
 use super::handles::{self, Registry, ENGINES};
-use super::run::{engine_and_kernel, RunCall};
+use super::run::{engine_and_kernel, run_args, RunCall};
 use super::status::{guard, FfiError, FfiResult};
 use super::types::coexec_status::*;
 use super::types::*;
-use super::{invalid, null, put, slice};
+use super::{null, put, slice};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -122,13 +122,8 @@ pub unsafe extern "C" fn coexec_program_add_run(
     guard("coexec_program_add_run", || {
         let p = PROGRAMS.get(program.id)?;
         engine_and_kernel(p.engine, kernel)?;
-        if num_args > COEXEC_MAX_ARGS {
-            return Err(invalid(format!(
-                "num_args is {num_args}; a run takes at most COEXEC_MAX_ARGS ({COEXEC_MAX_ARGS}) buffers"
-            )));
-        }
         // SAFETY: NULL or readable for `num_args` per the contract.
-        let args = unsafe { slice(args, num_args, "args") }?.to_vec();
+        let args = unsafe { run_args(args, num_args) }?.to_vec();
         if push.is_null() && push_size > 0 {
             return Err(null("push"));
         }

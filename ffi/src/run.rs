@@ -422,6 +422,25 @@ pub(crate) fn engine_and_kernel(
     Ok((eobj, kobj))
 }
 
+/// A run's arguments from C: at most `COEXEC_MAX_ARGS` of them (an
+/// argument error past that), read as [`slice`] does.
+///
+/// # Safety
+/// As for [`slice`]: when `num_args > 0`, `args` is NULL or valid for
+/// `num_args` reads.
+pub(super) unsafe fn run_args<'a>(
+    args: *const coexec_arg,
+    num_args: usize,
+) -> FfiResult<&'a [coexec_arg]> {
+    if num_args > COEXEC_MAX_ARGS {
+        return Err(invalid(format!(
+            "num_args is {num_args}; a run takes at most COEXEC_MAX_ARGS ({COEXEC_MAX_ARGS}) buffers"
+        )));
+    }
+    // SAFETY: forwarded from this function's contract.
+    unsafe { slice(args, num_args, "args") }
+}
+
 /// Runs `kernel` over `space` on the devices in `devices` (`COEXEC_DEVICE_*`
 /// bits), blocking until every work-item is done, and fills `*report` (may be
 /// NULL).
@@ -619,13 +638,8 @@ impl RunCall {
                 "coexec_run was called from inside a CPU function (it would deadlock)",
             ));
         }
-        if num_args > COEXEC_MAX_ARGS {
-            return Err(invalid(format!(
-                "num_args is {num_args}; a run takes at most COEXEC_MAX_ARGS ({COEXEC_MAX_ARGS}) buffers"
-            )));
-        }
         // SAFETY: NULL or readable for `num_args` per the contract.
-        let c_args = unsafe { slice(args, num_args, "args") }?;
+        let c_args = unsafe { run_args(args, num_args) }?;
         let scheduler = if sched.is_null() {
             Scheduler::hguided()
         } else {
