@@ -93,9 +93,8 @@ def sweep(binary, out_path, specs, reps):
             row.update(solo=solo, best=best, t_best=solo[best], t_co=t_co,
                        ratio=solo[best] / t_co, cpu_items=items[0] if procs == 1 else items,
                        co_each=times[configs[-1]], procs=procs)
-            co = {"time_s": t_co, "cpu_items": items}
             print(f"{kernel:<12} {size:<12} best {best:<12} {solo[best]*1e3:9.3f} ms  "
-                  f"co {co['time_s']*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {co['cpu_items']}",
+                  f"co {t_co*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {row['cpu_items']}",
                   flush=True)
         except Exception as e:
             row["error"] = str(e)
