@@ -191,9 +191,12 @@ impl Learning {
             let chosen = o.choose(&candidates, model, &predict, units);
             (chosen, o.incumbent(), o.measured())
         };
+        let predicted: Vec<(Mode, Option<f64>)> =
+            candidates.iter().map(|&m| (m, predict(m))).collect();
         tracing::debug!(
             units,
             ?model,
+            ?predicted,
             ?chosen,
             ?incumbent,
             ?measured,

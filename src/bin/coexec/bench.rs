@@ -124,6 +124,8 @@ struct Runs {
     first: Report,
     last: Report,
     time_s: f64,
+    /// Every timed run's time, in order.
+    times_s: Vec<f64>,
     energy: Option<BenchEnergy>,
 }
 
@@ -171,7 +173,8 @@ fn repeat(
     Ok(Runs {
         first: first.ok_or("no run")?,
         last: last.ok_or("no run")?,
-        time_s: median(times),
+        time_s: median(times.clone()),
+        times_s: times,
         energy,
     })
 }
@@ -284,6 +287,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "memory": report.memory.to_string(),
         "cpu_impl": a.cpu_impl.text,
         "time_s": runs.time_s,
+        "times_s": runs.times_s,
         "verified": v.ok,
         "mismatches": v.mismatches,
         "balance": report.balance(),
