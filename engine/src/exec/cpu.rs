@@ -82,6 +82,7 @@ impl Lanes {
             first_start_s: f64::INFINITY,
             finish_s: 0.0,
             gpu_gaps: None,
+            gpu_busy_s: None,
             failure: None,
             declined_s: None,
             transfers: Default::default(),

@@ -12,6 +12,7 @@ use super::report::{
 use super::settle::{settle, Outcome, RingObserver};
 use super::pipeline::{Download, Pipeline, TransferError};
 use super::staging::Staging;
+use super::wait;
 use crate::error::{Error, VkError};
 use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
@@ -105,6 +106,8 @@ struct LaneData {
     busy_s: f64,
     items: u64,
     gaps_ns: Vec<u64>,
+    /// Device nanoseconds of the packages with timestamps.
+    gpu_ns: Option<u64>,
     failure: Option<String>,
     declined_s: Option<f64>,
     /// Items of packages whose outcome is unknown and that could not run
@@ -186,6 +189,7 @@ impl Lane {
             first_start_s: if d.records.is_empty() { 0.0 } else { first },
             finish_s: d.records.iter().map(|r| r.end_s).fold(0.0, f64::max),
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
+            gpu_busy_s: d.gpu_ns.map(|ns| ns as f64 * 1e-9),
             failure: d.failure,
             declined_s: d.declined_s,
             transfers: d.transfers,
@@ -398,7 +402,10 @@ impl Loop<'_, '_> {
             let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
             let ticket = f.ticket;
             let wait_ns = (wake - now).as_nanos().min(u128::from(self.timeout_ns())) as u64;
-            let waited = self.ring.wait(ticket, wait_ns);
+            let expected = usable_power(power)
+                .map(|p| started + Duration::from_secs_f64((f.len() as f64 / p).min(3600.0)));
+            let until = now + Duration::from_nanos(wait_ns);
+            let waited = wait::wait_ticket(&self.ring, ticket, until, expected);
             #[cfg(feature = "test-hooks")]
             let waited = match &self.injected {
                 Some(i) => i.filter_wait(ticket, waited),
@@ -485,7 +492,13 @@ impl Loop<'_, '_> {
         // borrowed by the run until every ticket completed (`finish` drains
         // before the loop returns), and the push size was checked against
         // the shader at run start.
-        match unsafe { self.submit_dispatch(d) } {
+        let submitted = unsafe { self.submit_dispatch(d) };
+        tracing::trace!(
+            units = units.end - units.start,
+            submit_us = submitting.elapsed().as_secs_f64() * 1e6,
+            "package recorded and submitted"
+        );
+        match submitted {
             Ok(ticket) => {
                 self.inflight.push_back(InFlight {
                     ticket,
@@ -631,13 +644,21 @@ impl Loop<'_, '_> {
     fn measure(&mut self, f: &InFlight, done: Instant, measured: bool) -> Instant {
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
-        if let Ok(Some(span)) = self.ring.span(f.ticket) {
+        let span = self.ring.span(f.ticket).ok().flatten();
+        tracing::trace!(
+            host_us = (done - start).as_secs_f64() * 1e6,
+            gpu_us = span.map(|s| s.end_ns.saturating_sub(s.start_ns) as f64 * 1e-3),
+            "package seen complete"
+        );
+        if let Some(span) = span {
             if let Some(prev_end) = self.last_span_end {
                 self.data
                     .gaps_ns
                     .push(span.start_ns.saturating_sub(prev_end));
             }
             self.last_span_end = Some(span.end_ns);
+            let ns = span.end_ns.saturating_sub(span.start_ns);
+            self.data.gpu_ns = Some(self.data.gpu_ns.unwrap_or(0) + ns);
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
