@@ -840,7 +840,7 @@ mod tests {
         }
         assert!(est.power(1).is_some());
         assert_eq!(est.power(0), None);
-        // Cold ones too: three (a CPU's workers) are a rate.
+        // Cold ones too (three are a rate), to the mapped slot.
         let est = ThroughputEstimator::new(2);
         let remap = Remap {
             inner: &est,
