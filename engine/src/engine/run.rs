@@ -433,6 +433,7 @@ impl Engine {
             workers: inner.workers,
             board: &board,
             sync: cpu_sync,
+            warm: &kernel.cpu_warm,
             #[cfg(feature = "test-hooks")]
             hold_units: (!run.gpus.is_empty())
                 .then(|| {
@@ -624,6 +625,8 @@ impl Engine {
             geometry: shared.geometry,
             timeout: inner.options.gpu_timeout,
             warm,
+            #[cfg(feature = "test-hooks")]
+            cold_delay: self.cold_delay(),
             staging: None,
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
@@ -770,6 +773,11 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record_parallel(d, units, seconds, parallel);
         }
     }
+    fn record_cold(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_cold(d, units, seconds, parallel);
+        }
+    }
     fn power(&self, device: usize) -> Option<f64> {
         let p = self.map.get(device).and_then(|&d| self.inner.power(d))?;
         Some(self.shipped(device, Cost::rate_only(p)).rate)
@@ -837,6 +845,19 @@ mod tests {
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
+        }
+        assert!(est.power(1).is_some());
+        assert_eq!(est.power(0), None);
+        // Cold ones too (three are a rate), to the mapped slot.
+        let est = ThroughputEstimator::new(2);
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: Vec::new(),
+            scale: Vec::new(),
+        };
+        for _ in 0..3 {
+            remap.record_cold(0, 100, 1e-3, 4.0);
         }
         assert!(est.power(1).is_some());
         assert_eq!(est.power(0), None);

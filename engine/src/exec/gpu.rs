@@ -55,6 +55,10 @@ pub(crate) struct GpuRole<'a> {
     /// The kernel's flag: set once this engine's GPU has completed a
     /// package of it (see [`Kernel`](crate::Kernel)'s `gpu_warm`).
     pub(crate) warm: &'a AtomicBool,
+    /// Test hook: delay added to the cold package (see
+    /// `Engine::delay_cold_gpu_packages`).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) cold_delay: Option<Duration>,
     /// The staged plan of a staged run; `None`: zero-copy.
     pub(crate) staging: Option<&'a Staging<'a>>,
     #[cfg(feature = "test-hooks")]
@@ -486,6 +490,8 @@ impl Loop<'_, '_> {
         // of the package inside `vkQueueSubmit`, which is then the
         // package's time too.
         let submitting = Instant::now();
+        #[cfg(feature = "test-hooks")]
+        self.cold_delay();
         // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
         // tickets are in flight, all newer than the one `depth` back. The
         // set was made by this pipeline for this run, its buffers are
@@ -519,6 +525,19 @@ impl Loop<'_, '_> {
                 why: e.to_string(),
                 unsent: Some(units),
             }),
+        }
+    }
+
+    /// Test hook: before the cold package (the GPU's first of the kernel,
+    /// submitted alone), waits the delay asked for.
+    #[cfg(feature = "test-hooks")]
+    fn cold_delay(&self) {
+        // Relaxed: as in `measure`.
+        let cold = !self.role.warm.load(Ordering::Relaxed)
+            && self.data.records.is_empty()
+            && self.inflight.is_empty();
+        if let Some(d) = self.role.cold_delay.filter(|_| cold) {
+            std::thread::sleep(d);
         }
     }
 
@@ -666,12 +685,15 @@ impl Loop<'_, '_> {
             // The first package of a kernel on this GPU pays one-time costs
             // (the pipeline's first use, first touches of its buffers): up
             // to tens of ms on a discrete GPU, thousands of times a warm
-            // probe. Measuring it would make the GPU look slow for the rest
-            // of the first run, so it is not recorded. Relaxed: a flag of
-            // its own, read and set by one dispatch loop at a time (runs of
-            // an engine are serialized).
+            // probe. It is recorded cold: the cost model keeps it apart
+            // and drops it once warm packages arrive (see
+            // `CostFit::record_cold`). Relaxed: a flag of its own, read and
+            // set by one dispatch loop at a time (runs of an engine are
+            // serialized), guarding no other data.
             if self.role.warm.swap(true, Ordering::Relaxed) {
                 self.estimates.record(self.role.device, n, busy);
+            } else {
+                self.estimates.record_cold(self.role.device, n, busy, 1.0);
             }
         }
         self.data.busy_s += busy;
