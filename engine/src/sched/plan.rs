@@ -757,7 +757,8 @@ impl Plan {
         };
         let mine_s = claimants * mine.time(size as f64);
         let others_s = (left as f64 + others.overhead_units) / others.rates;
-        let comparable = mine.rate / claimants >= GUARD_MARGIN * others.fastest_claimant;
+        let comparable = even_share_on()
+            && mine.rate / claimants >= GUARD_MARGIN * others.fastest_claimant;
         if comparable && size <= self.even_share(d, mine, left, cost) {
             return None;
         }
@@ -786,6 +787,15 @@ impl Plan {
             _ => floor_u64(fair),
         }
     }
+}
+
+/// Whether the guard keeps a comparable device's even-finish share (see
+/// `Plan::declines`): yes, unless the environment sets
+/// `COEXEC_EVEN_SHARE=0` (to measure what the rule changes). Read once per
+/// process.
+fn even_share_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_EVEN_SHARE").map_or(true, |v| v.trim() != "0"))
 }
 
 /// What the other devices would do at the end of a run (see
