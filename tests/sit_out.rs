@@ -56,6 +56,21 @@ fn count_kernel(e: &Engine) -> Kernel {
     .unwrap()
 }
 
+/// `out[i] += 1` after a loop of `spin` steps on the GPU (the CPU's twin
+/// adds 1 at once): the GPU far slower than the CPU, whatever the load.
+const SLOW_GPU_GLSL: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer O { uint out_[]; };
+layout(push_constant) uniform P { uint n; uint spin; uint never; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) {
+        uint a = i;
+        for (uint j = 0u; j < p.spin; ++j) { a = a * 1664525u + 1013904223u; }
+        out_[i] += 1u + uint(a == p.never && p.never == 1u);
+    }
+}";
+
 /// Static with every item on one device: `cpu` true puts them all on the
 /// CPU (the GPU, in the set, sits out), else all on the GPU.
 fn one_device(cpu: bool) -> Scheduler {
@@ -167,19 +182,26 @@ fn a_lazy_cpu_alone_run_downloads_only_what_is_stale() {
     common::assert_validation_clean(&e);
 }
 
-/// HGuided without hints: once the learner runs the CPU alone (on lavapipe
-/// it is far faster than the GPU at this size), those runs give the GPU
+/// HGuided without hints: once the learner runs the CPU alone (the GPU's
+/// kernel is made far slower than the CPU's), those runs give the GPU
 /// nothing and do not wake its loop.
 #[test]
 fn runs_the_learner_gives_to_the_cpu_alone_leave_the_gpu_untouched() {
     for e in engines() {
-        let k = count_kernel(&e);
+        let k = e
+            .kernel_glsl("sit-out-slow-gpu", SLOW_GPU_GLSL, Some(common::count_cpu()))
+            .unwrap();
         let mut out = e.buffer::<u32>(N as usize).unwrap();
         let sched = Scheduler::hguided();
         let mut alone = 0;
+        let mut cpu_items = Vec::new();
         for run in 1..=40u32 {
             let before = counters(&e);
-            let r = count(&e, &k, &mut out, &sched, Devices::ALL);
+            let args = Args::new().output(&mut out).push(&[N as u32, 2000, 0]);
+            let r = e
+                .run(&k, args, IndexSpace::D1(N), &sched, Devices::ALL)
+                .unwrap();
+            cpu_items.push((of(&r, DeviceKind::Cpu).items, r.time_s));
             if sat_out(&r, DeviceKind::Gpu) {
                 let after = counters(&e);
                 assert_eq!((after.0, after.2), (before.0, before.2), "run {run}");
@@ -187,7 +209,10 @@ fn runs_the_learner_gives_to_the_cpu_alone_leave_the_gpu_untouched() {
             }
             assert!(out.iter().all(|&v| v == run), "run {run}");
         }
-        assert!(alone > 0, "the learner never ran the CPU alone");
+        assert!(
+            alone > 0,
+            "the learner never ran the CPU alone: {cpu_items:?}"
+        );
         common::assert_validation_clean(&e);
     }
 }
