@@ -69,6 +69,7 @@ impl Runs {
                 "packages": d.packages,
                 "items": d.items,
                 "busy_s": d.busy_s,
+                "gpu_busy_s": d.gpu_busy_s,
                 "finish_s": d.finish_s,
             })).collect::<Vec<_>>(),
         })

@@ -420,6 +420,9 @@ struct Inner {
     /// Units the GPUs claim before the CPU workers start (test hook).
     #[cfg(feature = "test-hooks")]
     cpu_hold: Mutex<Option<u64>>,
+    /// Delay added to each GPU's cold package (test hook).
+    #[cfg(feature = "test-hooks")]
+    cold_delay: Mutex<Option<std::time::Duration>>,
     /// See [`Engine::sync_per_cpu_package`].
     cpu_package_sync: std::sync::atomic::AtomicBool,
     /// Work-group counts engine devices report at most (test hook; see
@@ -647,6 +650,8 @@ impl Engine {
                 fault: Mutex::new(Vec::new()),
                 #[cfg(feature = "test-hooks")]
                 cpu_hold: Mutex::new(None),
+                #[cfg(feature = "test-hooks")]
+                cold_delay: Mutex::new(None),
                 cpu_package_sync: std::sync::atomic::AtomicBool::new(false),
                 #[cfg(feature = "test-hooks")]
                 group_caps: Mutex::new(Vec::new()),
@@ -899,6 +904,30 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner()) = Some(units);
     }
 
+    /// From now on, the first package each GPU runs of a kernel (its cold
+    /// package, which the cost model keeps apart: see
+    /// [`CostFit::record_cold`](crate::sched::CostFit::record_cold)) takes
+    /// `delay` longer, as a pipeline's first use on a discrete GPU does
+    /// (test hook; cargo feature `test-hooks`). `None` turns it off.
+    #[cfg(feature = "test-hooks")]
+    pub fn delay_cold_gpu_packages(&self, delay: Option<std::time::Duration>) {
+        *self
+            .inner
+            .cold_delay
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = delay;
+    }
+
+    /// The delay of [`delay_cold_gpu_packages`](Self::delay_cold_gpu_packages).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn cold_delay(&self) -> Option<std::time::Duration> {
+        *self
+            .inner
+            .cold_delay
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Lazy host coherence on a GPU whose transfers share its compute
     /// queue: whether each CPU package of a co-executed run downloads only
     /// the stale bytes it reads (test hook; cargo feature `test-hooks`).
@@ -1123,6 +1152,7 @@ impl Engine {
             )),
             learned: Arc::default(),
             gpu_warm: Arc::default(),
+            cpu_warm: Arc::default(),
             identity: match &words {
                 Some(w) => crate::profile::fnv1a(bytemuck::cast_slice(w)),
                 None => crate::profile::fnv1a(format!("cpu-only {name} {local:?}").as_bytes()),

@@ -437,6 +437,7 @@ impl Engine {
             workers: inner.workers,
             board: &board,
             sync: cpu_sync,
+            warm: &kernel.cpu_warm,
             #[cfg(feature = "test-hooks")]
             hold_units: (!run.gpus.is_empty())
                 .then(|| {
@@ -465,31 +466,28 @@ impl Engine {
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
         let gpu_of = |thread: usize| gpu_roles.iter().position(|r| r.unit.thread == thread);
-        let results = inner
-            .pool
-            .broadcast_to(
-                &|thread| gpu_of(thread).is_some() || (use_cpu && thread < inner.workers),
-                &|thread| {
-                    if let Some(k) = gpu_of(thread) {
-                        gpu::dispatch_loop(
-                            &gpu_roles[k],
-                            plan,
-                            queue,
-                            estimates,
-                            t0,
-                            &lanes.gpus[k],
-                        );
-                    } else if thread < inner.workers {
-                        if let Some(role) = &cpu_role {
-                            cpu::worker_loop(role, thread, plan, queue, estimates, t0, &lanes.cpu);
-                        }
-                    }
-                },
-            )
-            .map_err(|e| Error::Cpu {
-                message: "waking the pinned threads".into(),
-                source: Some(Box::new(e)),
-            })?;
+        let wake = |thread: usize| gpu_of(thread).is_some() || (use_cpu && thread < inner.workers);
+        // One GPU alone: the caller drives its dispatch loop (see
+        // `gpu_inline_in_env`).
+        let inline = (!use_cpu && gpu_roles.len() == 1 && gpu_inline_in_env())
+            .then(|| gpu_roles[0].unit.thread);
+        let job = |thread: usize| {
+            if let Some(k) = gpu_of(thread) {
+                gpu::dispatch_loop(&gpu_roles[k], plan, queue, estimates, t0, &lanes.gpus[k]);
+            } else if thread < inner.workers {
+                if let Some(role) = &cpu_role {
+                    cpu::worker_loop(role, thread, plan, queue, estimates, t0, &lanes.cpu);
+                }
+            }
+        };
+        let results = match inline {
+            Some(thread) => inner.pool.run_here(thread, &job),
+            None => inner.pool.broadcast_to(&wake, &job),
+        }
+        .map_err(|e| Error::Cpu {
+            message: "waking the pinned threads".into(),
+            source: Some(Box::new(e)),
+        })?;
         let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
         // (A run without a GPU reports no device of its own to count its
@@ -631,6 +629,8 @@ impl Engine {
             geometry: shared.geometry,
             timeout: inner.options.gpu_timeout,
             warm,
+            #[cfg(feature = "test-hooks")]
+            cold_delay: self.cold_delay(),
             staging: None,
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
@@ -777,6 +777,11 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record_parallel(d, units, seconds, parallel);
         }
     }
+    fn record_cold(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_cold(d, units, seconds, parallel);
+        }
+    }
     fn power(&self, device: usize) -> Option<f64> {
         let p = self.map.get(device).and_then(|&d| self.inner.power(d))?;
         Some(self.shipped(device, Cost::rate_only(p)).rate)
@@ -785,6 +790,17 @@ impl PowerEstimator for Remap<'_> {
         let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
         Some(self.shipped(device, c))
     }
+}
+
+/// Whether a run of one GPU alone runs its dispatch loop on the caller's
+/// thread (`COEXEC_GPU_INLINE`, on unless `0`): it then pays no wake-up of
+/// the loop's pool thread, nor of the caller when the run ends (two futex
+/// round trips, tens of microseconds on a server, against a resident run of
+/// a few hundred), at the price of the loop running where the caller runs
+/// rather than on the core chosen near the GPU. Read once per process.
+fn gpu_inline_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("COEXEC_GPU_INLINE").map_or(true, |v| v.trim() != "0"))
 }
 
 /// Whether packages may be split by work stealing: yes, unless the
@@ -833,6 +849,19 @@ mod tests {
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
+        }
+        assert!(est.power(1).is_some());
+        assert_eq!(est.power(0), None);
+        // Cold ones too (three are a rate), to the mapped slot.
+        let est = ThroughputEstimator::new(2);
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: Vec::new(),
+            scale: Vec::new(),
+        };
+        for _ in 0..3 {
+            remap.record_cold(0, 100, 1e-3, 4.0);
         }
         assert!(est.power(1).is_some());
         assert_eq!(est.power(0), None);

@@ -22,6 +22,9 @@ pub(crate) struct CpuRole<'a> {
     /// it reads; the bytes downloaded are added here (`None`: the run
     /// synced every buffer at its start, or there is nothing stale).
     pub(crate) sync: Option<&'a std::sync::atomic::AtomicU64>,
+    /// The kernel's flag: set once the CPU device published a measurement
+    /// of it (see [`Kernel`](crate::Kernel)'s `cpu_warm`).
+    pub(crate) warm: &'a std::sync::atomic::AtomicBool,
     /// Test hook: units the GPUs must have claimed before a worker claims
     /// its first package (see `Engine::hold_cpu_until_gpus_claim`).
     #[cfg(feature = "test-hooks")]
@@ -82,6 +85,7 @@ impl Lanes {
             first_start_s: f64::INFINITY,
             finish_s: 0.0,
             gpu_gaps: None,
+            gpu_busy_s: None,
             failure: None,
             declined_s: None,
             transfers: Default::default(),
@@ -164,10 +168,12 @@ impl Pending {
 
     /// Publishes the gathered units: to the estimator (as whole-device time,
     /// divided by the `share` of workers running at once) and to the queue's
-    /// completion count.
+    /// completion count. The device's first publication of the kernel in
+    /// the process is recorded cold: it paid the page faults of the first
+    /// touches of the buffers (see `CostFit::record_cold`).
     fn flush(
         &mut self,
-        device: usize,
+        role: &CpuRole<'_>,
         share: f64,
         queue: &WorkQueue,
         estimates: &dyn PowerEstimator,
@@ -175,7 +181,14 @@ impl Pending {
         if self.units == 0 {
             return;
         }
-        estimates.record_parallel(device, self.units, self.time.as_secs_f64() / share, share);
+        let (device, seconds) = (role.device, self.time.as_secs_f64() / share);
+        // Relaxed: a flag of its own, guarding no other data; exactly one
+        // publication sees it unset.
+        if role.warm.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            estimates.record_parallel(device, self.units, seconds, share);
+        } else {
+            estimates.record_cold(device, self.units, seconds, share);
+        }
         queue.complete(self.units);
         *self = Pending::default();
     }
@@ -247,7 +260,7 @@ pub(crate) fn worker_loop(
             // Nothing to claim now: publish what this worker still holds, so
             // that the run can be seen done. Then stay until every unit is
             // done: another device may still fail and give its packages back.
-            pending.flush(role.device, share, queue, estimates);
+            pending.flush(role, share, queue, estimates);
             if queue.is_done() || queue.is_aborted() {
                 break;
             }
@@ -284,14 +297,14 @@ pub(crate) fn worker_loop(
                 role.board.withdraw(worker);
                 lane.panic = Some(err);
                 queue.abort();
-                pending.flush(role.device, share, queue, estimates);
+                pending.flush(role, share, queue, estimates);
                 lane.push(role, worker, ran, stolen, t0);
                 break 'claims;
             }
             let n = chunk.end - chunk.start;
             pending.add(n, end - start);
             if pending.time >= PUBLISH_AFTER {
-                pending.flush(role.device, share, queue, estimates);
+                pending.flush(role, share, queue, estimates);
             }
             chunker.learn(n, end - start);
             lane.busy_s += (end - start).as_secs_f64();

@@ -12,6 +12,7 @@ use super::report::{
 use super::settle::{settle, Outcome, RingObserver};
 use super::pipeline::{Download, Pipeline, TransferError};
 use super::staging::Staging;
+use super::wait;
 use crate::error::{Error, VkError};
 use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
@@ -54,6 +55,10 @@ pub(crate) struct GpuRole<'a> {
     /// The kernel's flag: set once this engine's GPU has completed a
     /// package of it (see [`Kernel`](crate::Kernel)'s `gpu_warm`).
     pub(crate) warm: &'a AtomicBool,
+    /// Test hook: delay added to the cold package (see
+    /// `Engine::delay_cold_gpu_packages`).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) cold_delay: Option<Duration>,
     /// The staged plan of a staged run; `None`: zero-copy.
     pub(crate) staging: Option<&'a Staging<'a>>,
     #[cfg(feature = "test-hooks")]
@@ -105,6 +110,8 @@ struct LaneData {
     busy_s: f64,
     items: u64,
     gaps_ns: Vec<u64>,
+    /// Device nanoseconds of the packages with timestamps.
+    gpu_ns: Option<u64>,
     failure: Option<String>,
     declined_s: Option<f64>,
     /// Items of packages whose outcome is unknown and that could not run
@@ -186,6 +193,7 @@ impl Lane {
             first_start_s: if d.records.is_empty() { 0.0 } else { first },
             finish_s: d.records.iter().map(|r| r.end_s).fold(0.0, f64::max),
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
+            gpu_busy_s: d.gpu_ns.map(|ns| ns as f64 * 1e-9),
             failure: d.failure,
             declined_s: d.declined_s,
             transfers: d.transfers,
@@ -398,7 +406,10 @@ impl Loop<'_, '_> {
             let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
             let ticket = f.ticket;
             let wait_ns = (wake - now).as_nanos().min(u128::from(self.timeout_ns())) as u64;
-            let waited = self.ring.wait(ticket, wait_ns);
+            let expected = usable_power(power)
+                .map(|p| started + Duration::from_secs_f64((f.len() as f64 / p).min(3600.0)));
+            let until = now + Duration::from_nanos(wait_ns);
+            let waited = wait::wait_ticket(&self.ring, ticket, until, expected);
             #[cfg(feature = "test-hooks")]
             let waited = match &self.injected {
                 Some(i) => i.filter_wait(ticket, waited),
@@ -479,13 +490,21 @@ impl Loop<'_, '_> {
         // of the package inside `vkQueueSubmit`, which is then the
         // package's time too.
         let submitting = Instant::now();
+        #[cfg(feature = "test-hooks")]
+        self.cold_delay();
         // SAFETY: the slot this ticket reuses is idle: at most `depth - 1`
         // tickets are in flight, all newer than the one `depth` back. The
         // set was made by this pipeline for this run, its buffers are
         // borrowed by the run until every ticket completed (`finish` drains
         // before the loop returns), and the push size was checked against
         // the shader at run start.
-        match unsafe { self.submit_dispatch(d) } {
+        let submitted = unsafe { self.submit_dispatch(d) };
+        tracing::trace!(
+            units = units.end - units.start,
+            submit_us = submitting.elapsed().as_secs_f64() * 1e6,
+            "package recorded and submitted"
+        );
+        match submitted {
             Ok(ticket) => {
                 self.inflight.push_back(InFlight {
                     ticket,
@@ -506,6 +525,19 @@ impl Loop<'_, '_> {
                 why: e.to_string(),
                 unsent: Some(units),
             }),
+        }
+    }
+
+    /// Test hook: before the cold package (the GPU's first of the kernel,
+    /// submitted alone), waits the delay asked for.
+    #[cfg(feature = "test-hooks")]
+    fn cold_delay(&self) {
+        // Relaxed: as in `measure`.
+        let cold = !self.role.warm.load(Ordering::Relaxed)
+            && self.data.records.is_empty()
+            && self.inflight.is_empty();
+        if let Some(d) = self.role.cold_delay.filter(|_| cold) {
+            std::thread::sleep(d);
         }
     }
 
@@ -631,13 +663,21 @@ impl Loop<'_, '_> {
     fn measure(&mut self, f: &InFlight, done: Instant, measured: bool) -> Instant {
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
-        if let Ok(Some(span)) = self.ring.span(f.ticket) {
+        let span = self.ring.span(f.ticket).ok().flatten();
+        tracing::trace!(
+            host_us = (done - start).as_secs_f64() * 1e6,
+            gpu_us = span.map(|s| s.end_ns.saturating_sub(s.start_ns) as f64 * 1e-3),
+            "package seen complete"
+        );
+        if let Some(span) = span {
             if let Some(prev_end) = self.last_span_end {
                 self.data
                     .gaps_ns
                     .push(span.start_ns.saturating_sub(prev_end));
             }
             self.last_span_end = Some(span.end_ns);
+            let ns = span.end_ns.saturating_sub(span.start_ns);
+            self.data.gpu_ns = Some(self.data.gpu_ns.unwrap_or(0) + ns);
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
@@ -645,12 +685,15 @@ impl Loop<'_, '_> {
             // The first package of a kernel on this GPU pays one-time costs
             // (the pipeline's first use, first touches of its buffers): up
             // to tens of ms on a discrete GPU, thousands of times a warm
-            // probe. Measuring it would make the GPU look slow for the rest
-            // of the first run, so it is not recorded. Relaxed: a flag of
-            // its own, read and set by one dispatch loop at a time (runs of
-            // an engine are serialized).
+            // probe. It is recorded cold: the cost model keeps it apart
+            // and drops it once warm packages arrive (see
+            // `CostFit::record_cold`). Relaxed: a flag of its own, read and
+            // set by one dispatch loop at a time (runs of an engine are
+            // serialized), guarding no other data.
             if self.role.warm.swap(true, Ordering::Relaxed) {
                 self.estimates.record(self.role.device, n, busy);
+            } else {
+                self.estimates.record_cold(self.role.device, n, busy, 1.0);
             }
         }
         self.data.busy_s += busy;

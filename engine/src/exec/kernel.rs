@@ -234,8 +234,13 @@ pub struct Kernel {
     /// What the estimator's figures are about, and what was saved of them.
     pub(crate) learned: Arc<std::sync::Mutex<Learned>>,
     /// Set once the engine's GPU completed a package of this kernel: the
-    /// first one pays one-time costs and is not measured.
+    /// first one pays one-time costs and is recorded cold (see
+    /// [`crate::sched::CostFit::record_cold`]).
     pub(crate) gpu_warm: Arc<std::sync::atomic::AtomicBool>,
+    /// Set once the engine's CPU workers published a measurement of this
+    /// kernel: the first pays the page faults of first touches and is
+    /// recorded cold, as the GPU's.
+    pub(crate) cpu_warm: Arc<std::sync::atomic::AtomicBool>,
     /// The pipeline and warm flag (as `gpu_warm`) on each of the engine's
     /// GPUs after the first (multi-device engines; see
     /// `crate::engine::pipeline_on`).

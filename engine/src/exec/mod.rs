@@ -14,3 +14,4 @@ pub(crate) mod pipeline;
 pub(crate) mod settle;
 pub(crate) mod staging;
 pub mod topology;
+pub(crate) mod wait;

@@ -388,6 +388,49 @@ impl Pool {
         self.threads.is_empty()
     }
 
+    /// Runs `job(index)` on the calling thread, as pool thread `index`
+    /// would in a [`broadcast_to`](Self::broadcast_to) that wakes it alone,
+    /// but without waking it: a run that needs one thread (a GPU's
+    /// dispatch loop, the CPU workers sitting out) pays neither the futex
+    /// wake-up of that thread nor the caller's when it ends. Serialized
+    /// with broadcasts; the job runs on the caller's core (unpinned), and
+    /// counts as inside this pool, so a broadcast from it is refused as one
+    /// from a pool thread would be. The result has one entry per thread, as
+    /// a broadcast's.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast).
+    pub fn run_here(
+        &self,
+        index: usize,
+        job: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        if CURRENT_POOL.with(Cell::get) == self.id {
+            return Err(PoolError::Reentrant);
+        }
+        let _serial = lock(&self.run_lock);
+        let outer = CURRENT_POOL.with(|c| c.replace(self.id));
+        let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
+        CURRENT_POOL.with(|c| c.set(outer));
+        let mut results: Vec<Result<(), JobPanic>> = self.threads.iter().map(|_| Ok(())).collect();
+        if let Err(payload) = outcome {
+            let message = crate::error::panic_message(&*payload);
+            // As in `thread_main`: a payload whose destructor panics is
+            // leaked rather than unwinding out of the run.
+            if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+                std::mem::forget(second);
+            }
+            if let Some(r) = results.get_mut(index) {
+                *r = Err(JobPanic {
+                    thread: index,
+                    message,
+                });
+            }
+        }
+        Ok(results)
+    }
+
     /// Keeps the pool's threads awake between jobs until the returned hold
     /// is dropped: a thread that finished a job spins (yielding its core
     /// after a few tries) for the next one instead of parking, so
@@ -567,6 +610,37 @@ mod tests {
             assert!(results.iter().all(Result::is_ok));
             assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == round));
         }
+    }
+
+    #[test]
+    fn run_here_runs_on_the_caller_as_the_given_thread() {
+        let pool = unpinned(3);
+        let me = thread::current().id();
+        let seen = Mutex::new(Vec::new());
+        let r = pool
+            .run_here(2, &|i| lock(&seen).push((i, thread::current().id())))
+            .unwrap();
+        assert_eq!(r.len(), 3);
+        assert!(r.iter().all(Result::is_ok));
+        assert_eq!(*lock(&seen), vec![(2, me)]);
+        // A panic is reported as that thread's, and the pool stays usable.
+        let r = pool.run_here(1, &|_| panic!("boom")).unwrap();
+        assert!(matches!(&r[1], Err(p) if p.thread == 1 && p.message.contains("boom")));
+        assert!(r[0].is_ok() && r[2].is_ok());
+        // Inside the job, the pool refuses to be entered again.
+        let nested = Mutex::new(None);
+        pool.run_here(0, &|_| {
+            *lock(&nested) = Some(pool.broadcast(&|_| {}).is_err());
+        })
+        .unwrap();
+        assert_eq!(*lock(&nested), Some(true));
+        // And afterwards the caller may broadcast as ever.
+        let count = AtomicUsize::new(0);
+        pool.broadcast(&|_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(count.load(Ordering::Relaxed), 3);
     }
 
     #[test]

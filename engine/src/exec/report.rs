@@ -171,6 +171,11 @@ pub struct DeviceReport {
     pub finish_s: f64,
     /// GPU only: idle gaps between consecutive packages on the device.
     pub gpu_gaps: Option<GapStats>,
+    /// GPU only: seconds the device itself spent in its packages, from its
+    /// timestamps (`None` without them). Against [`busy_s`](Self::busy_s),
+    /// measured on the host from submission to completion, it tells the
+    /// kernel's own time from the round trips around it.
+    pub gpu_busy_s: Option<f64>,
     /// Why the device failed in this run, if it did (its packages were
     /// completed by the others).
     pub failure: Option<String>,
@@ -205,6 +210,7 @@ impl DeviceReport {
             first_start_s: 0.0,
             finish_s: 0.0,
             gpu_gaps: None,
+            gpu_busy_s: None,
             failure: None,
             declined_s: Some(f64::INFINITY),
             transfers: Transfers::default(),
@@ -345,6 +351,7 @@ mod tests {
             first_start_s: 0.0,
             finish_s,
             gpu_gaps: None,
+            gpu_busy_s: None,
             failure: None,
             declined_s,
             transfers: Transfers::default(),

@@ -30,6 +30,13 @@ pub trait PowerEstimator: Send + Sync {
         let _ = parallel;
         self.record(device, units, seconds);
     }
+    /// Like [`record_parallel`](Self::record_parallel), for a *cold*
+    /// package: the first `device` ran of the kernel in the process, which
+    /// paid one-time costs (see [`CostFit::record_cold`]). It counts only
+    /// while the device has no warm record. The default ignores it.
+    fn record_cold(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        let _ = (device, units, seconds, parallel);
+    }
     /// Units per second, if measured.
     ///
     /// The policies treat `None`, and any value that is not finite and
@@ -171,6 +178,17 @@ impl PowerEstimator for ThroughputEstimator {
         d.publish(&fit);
     }
 
+    /// As [`record_parallel`](PowerEstimator::record_parallel), for a cold
+    /// package (see [`CostFit::record_cold`]).
+    fn record_cold(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        let Some(d) = self.devices.get(device) else {
+            return;
+        };
+        let mut fit = d.lock();
+        fit.record_cold(units, seconds, parallel);
+        d.publish(&fit);
+    }
+
     fn power(&self, device: usize) -> Option<f64> {
         self.cost(device).map(|c| c.rate)
     }
@@ -221,5 +239,26 @@ mod tests {
         e.reset();
         assert_eq!(e.power(0), None);
         assert_eq!(format!("{e:?}"), "[None, None]");
+    }
+
+    /// A cold package alone publishes nothing (the device is probed
+    /// again), is forgotten when the run ends, and leaves no trace in the
+    /// fit once warm packages arrive.
+    #[test]
+    fn cold_packages_are_kept_apart() {
+        let e = ThroughputEstimator::new(2);
+        e.record_cold(0, 1, 6.4e-3, 1.0);
+        assert_eq!(e.cost(0), None);
+        e.settle();
+        e.record(0, 8, 60e-6);
+        assert_eq!(e.cost(0), None, "the cold package was not forgotten");
+        e.record_cold(1, 1, 6.4e-3, 1.0);
+        e.record_cold(9, 1, 6.4e-3, 1.0); // out of range: ignored
+        for n in [16u64, 512, 64, 1024] {
+            e.record(1, n, 20e-6 + n as f64 / 5e4);
+        }
+        let c = e.cost(1).unwrap();
+        assert!((c.overhead_s - 20e-6).abs() < 1e-9, "{c:?}");
+        assert!((c.rate - 5e4).abs() < 1e-3, "{c:?}");
     }
 }

@@ -83,6 +83,8 @@ mod steal;
 mod sync;
 pub(crate) mod transfers;
 #[cfg(all(test, not(loom)))]
+mod cold_tests;
+#[cfg(all(test, not(loom)))]
 mod tests;
 
 pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};

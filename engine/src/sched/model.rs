@@ -18,6 +18,32 @@
 //! model is trusted only once that time amounts to [`TRUST_S`] or comes from
 //! several packages (a probe of one GPU wave is mostly round trip: its rate
 //! says nothing about the GPU).
+//!
+//! **Cold packages.** The first package a device runs of a kernel in a
+//! process pays one-time costs (a GPU pipeline's first use, the driver's lazy
+//! initialisation, first touches of the buffers' pages; on a discrete GPU up
+//! to thousands of times a warm package, on a CPU the page faults of its
+//! first packages). Its time says nothing about the warm device, and a fixed
+//! cost fitted from it would stay in the fit for many runs (a large
+//! overhead makes every later package large). The executors record it
+//! *cold* ([`CostFit::record_cold`]); cold samples are kept apart from the
+//! fit:
+//! * while a device has no warm sample, its fit is its cold samples'
+//!   (rate only), trusted only once they are several ([`TRUST_PACKAGES`]):
+//!   one cold package alone leaves the device unmeasured, so that it is
+//!   probed and measured warm rather than sized from its cold start;
+//! * the first warm sample replaces them: from then on the fit holds warm
+//!   samples only, and a cold sample that arrives later is ignored;
+//! * a run that ends with a device measured only cold forgets them
+//!   ([`CostFit::settle`]): nothing cold is trusted across runs or written
+//!   to a profile.
+//!
+//! **Outliers.** Once the fit is a trusted line, a warm package that took
+//! more than [`OUTLIER`] times what the fit predicts for its size (a late
+//! one-time cost, the host descheduled) is left out: one such package would
+//! otherwise own the overhead. Only isolated ones are: the
+//! [`OUTLIER_RUN`]-th in a row is the device's new behaviour (another
+//! co-runner, a throttled clock), and it and those after it are recorded.
 
 /// Weight kept by the earlier samples at each new one: about the last
 /// `1 / (1 - FORGET)` = 16 packages shape the fit.
@@ -41,6 +67,17 @@ pub(crate) const TRUST_S: f64 = 200e-6;
 /// workers each publish their probe, a GPU has one probe, a wave of mostly
 /// round trip.
 pub(crate) const TRUST_PACKAGES: f64 = 2.5;
+
+/// A warm package that took more than this many times what the trusted fit
+/// predicts for its size is an outlier (see the module docs): far above the
+/// scatter of an irregular kernel's packages around the fit (about 3x
+/// either way, more for a small package that holds its heaviest items),
+/// below a package that pays one-time costs (hundreds to thousands of times
+/// a warm one).
+pub(crate) const OUTLIER: f64 = 32.0;
+
+/// Outliers in a row after which they are recorded (see the module docs).
+pub(crate) const OUTLIER_RUN: u32 = 3;
 
 /// What a package of `n` units costs on one device: `overhead + n / rate`
 /// seconds, as seen by the whole device (for a CPU of `w` workers, one
@@ -108,6 +145,19 @@ pub struct CostFit {
     /// A run that recorded these samples has ended: trust them whatever
     /// their number (see [`settle`](Self::settle)).
     settled: bool,
+    /// Cold samples, kept while no warm one was recorded (see the module
+    /// docs): weighted sums of packages, units and seconds.
+    cold: Cold,
+    /// Outliers left out in a row (see the module docs).
+    outliers: u32,
+}
+
+/// The cold samples of a fit (see [`CostFit::record_cold`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Cold {
+    w: f64,
+    n: f64,
+    t: f64,
 }
 
 impl CostFit {
@@ -124,16 +174,64 @@ impl CostFit {
     /// `FORGET` keeps for a lone claimant). `parallel` below 1, or not a
     /// number, counts as 1.
     pub fn record_parallel(&mut self, units: u64, seconds: f64, parallel: f64) {
-        let p = if parallel >= 1.0 { parallel } else { 1.0 };
-        self.add(units as f64, seconds, 1.0, FORGET.powf(1.0 / p));
+        let n = units as f64;
+        if !valid(n, seconds) {
+            return;
+        }
+        if self.is_outlier(n, seconds) {
+            self.outliers += 1;
+            if self.outliers < OUTLIER_RUN {
+                return;
+            }
+        } else {
+            self.outliers = 0;
+        }
+        // The first warm sample replaces the cold ones.
+        self.cold = Cold::default();
+        self.add(n, seconds, 1.0, forget(parallel));
+    }
+
+    /// Whether `n` units in `seconds` took more than [`OUTLIER`] times what
+    /// the fit predicts, where the fit is a trusted line over enough
+    /// packages.
+    fn is_outlier(&self, n: f64, seconds: f64) -> bool {
+        if !(self.is_line() && self.w >= TRUST_PACKAGES) {
+            return false;
+        }
+        matches!(self.fit(), Some((c, true)) if seconds > OUTLIER * c.time(n))
+    }
+
+    /// Records a *cold* package (the first a device ran of a kernel in the
+    /// process: see the module docs), as [`record_parallel`](Self::record_parallel)
+    /// otherwise: kept apart, used only while no warm package was recorded,
+    /// ignored once one was.
+    pub fn record_cold(&mut self, units: u64, seconds: f64, parallel: f64) {
+        let n = units as f64;
+        if self.w > 0.0 || !valid(n, seconds) {
+            return;
+        }
+        let f = forget(parallel);
+        let c = &mut self.cold;
+        c.w = c.w * f + 1.0;
+        c.n = c.n * f + n;
+        c.t = c.t * f + seconds;
+    }
+
+    /// Whether the samples span two sizes [`DISTINCT`] apart.
+    fn is_line(&self) -> bool {
+        self.max_n >= DISTINCT * self.min_n
     }
 
     /// Marks what was recorded so far as trusted: the run that recorded it
     /// ended, and a small run may never give more (without this, a device
     /// measured on a few tiny packages would stay unmeasured, and another
     /// device would take every small run whole). No-op before any record.
+    ///
+    /// Cold samples alone are forgotten instead: the device is measured
+    /// warm in the next run (see the module docs).
     pub fn settle(&mut self) {
         self.settled = self.w > 0.0;
+        self.cold = Cold::default();
     }
 
     /// Seeds the fit with `cost` as if `weight` packages spread over sizes
@@ -151,7 +249,7 @@ impl CostFit {
     }
 
     fn add(&mut self, n: f64, t: f64, weight: f64, forget: f64) {
-        if !(n > 0.0 && n.is_finite() && t.is_finite() && t > 0.0) {
+        if !valid(n, t) {
             return;
         }
         self.w = self.w * forget + weight;
@@ -189,10 +287,10 @@ impl CostFit {
     /// `None` before any record.
     pub fn fit(&self) -> Option<(Cost, bool)> {
         if self.w <= 0.0 || self.n <= 0.0 || self.t <= 0.0 {
-            return None;
+            return self.cold_fit();
         }
         let mean_rate = self.n / self.t;
-        if self.max_n >= DISTINCT * self.min_n {
+        if self.is_line() {
             let det = self.w * self.nn - self.n * self.n;
             if det > 1e-9 * self.w * self.nn {
                 let slope = (self.w * self.nt - self.n * self.t) / det;
@@ -223,6 +321,31 @@ impl CostFit {
         let trusted = self.t >= TRUST_S || self.w >= TRUST_PACKAGES || self.settled;
         cost.is_usable().then_some((cost, trusted))
     }
+
+    /// The fit of the cold samples alone (rate only), trusted only once
+    /// they are several; `None` without any.
+    fn cold_fit(&self) -> Option<(Cost, bool)> {
+        let c = &self.cold;
+        if !(c.w > 0.0 && c.n > 0.0 && c.t > 0.0) {
+            return None;
+        }
+        let cost = Cost::rate_only(c.n / c.t);
+        cost.is_usable()
+            .then_some((cost, c.w >= TRUST_PACKAGES))
+    }
+}
+
+/// Whether a sample of `n` units in `t` seconds can be recorded: both
+/// finite and positive.
+fn valid(n: f64, t: f64) -> bool {
+    n > 0.0 && n.is_finite() && t.is_finite() && t > 0.0
+}
+
+/// The forgetting of one record from one of `parallel` claimants at once
+/// (see [`CostFit::record_parallel`]).
+fn forget(parallel: f64) -> f64 {
+    let p = if parallel >= 1.0 { parallel } else { 1.0 };
+    FORGET.powf(1.0 / p)
 }
 
 /// Seconds for a device of cost `cost` (whole-device rate) and `claimants`
@@ -493,6 +616,117 @@ mod tests {
         }
         let (c, _) = f.fit().unwrap();
         assert!(close(c.rate, 1e6, 0.02), "{c:?}");
+    }
+
+    /// A GPU's warm packages: 20 us each plus 50 000 units/s.
+    const WARM: Cost = Cost {
+        overhead_s: 20e-6,
+        rate: 5e4,
+    };
+    const WARM_SIZES: [u64; 8] = [16, 512, 64, 1024, 256, 32, 128, 511];
+
+    /// The cold first package (one unit, 6.4 ms: a pipeline's first use)
+    /// then warm ones: the fit is the warm line (overhead near 20 us), where
+    /// the same package recorded warm would own a fixed cost of hundreds of
+    /// microseconds.
+    #[test]
+    fn a_cold_first_package_leaves_the_warm_fit_alone() {
+        let mut cold = CostFit::default();
+        let mut warm = CostFit::default();
+        cold.record_cold(1, 6.4e-3, 1.0);
+        warm.record(1, 6.4e-3);
+        for n in WARM_SIZES {
+            cold.record(n, WARM.time(n as f64));
+            warm.record(n, WARM.time(n as f64));
+        }
+        let (c, trusted) = cold.fit().unwrap();
+        assert!(trusted);
+        assert!(close(c.overhead_s, 20e-6, 1e-6), "{c:?}");
+        assert!(close(c.rate, 5e4, 1e-6), "{c:?}");
+        // Recorded as if warm, it owns the overhead (the control).
+        let (w, _) = warm.fit().unwrap();
+        assert!(w.overhead_s > 10.0 * 20e-6, "{w:?}");
+        // A cold package after warm ones is ignored.
+        let before = cold.clone();
+        cold.record_cold(1, 6.4e-3, 1.0);
+        assert_eq!(cold, before);
+    }
+
+    /// Cold packages alone: one leaves the device unmeasured (it is probed
+    /// again), several are a rate; the first warm package replaces them,
+    /// and a run that ends with only cold ones forgets them.
+    #[test]
+    fn cold_packages_count_only_until_a_warm_one() {
+        let mut f = CostFit::default();
+        f.record_cold(1, 6.4e-3, 1.0);
+        let (c, trusted) = f.fit().unwrap();
+        assert!(!trusted, "one cold package is no measurement");
+        assert!(close(c.rate, 1.0 / 6.4e-3, 1e-9), "{c:?}");
+        // Garbage is ignored.
+        f.record_cold(0, 1.0, 1.0);
+        f.record_cold(4, f64::NAN, 1.0);
+        assert!(close(f.fit().unwrap().0.rate, 1.0 / 6.4e-3, 1e-9));
+        // Settling forgets cold packages alone.
+        let mut settled = f.clone();
+        settled.settle();
+        assert_eq!(settled.fit(), None);
+        // Several cold packages are a rate (forgetting-weighted).
+        let mut cpu = CostFit::default();
+        for _ in 0..3 {
+            cpu.record_cold(10, 1e-4, 15.0);
+        }
+        assert!(cpu.fit().unwrap().1);
+        // One warm package replaces the cold ones.
+        f.record(64, 1e-3);
+        let (c, _) = f.fit().unwrap();
+        assert!(close(c.rate, 64.0 / 1e-3, 1e-9), "{c:?}");
+        f.settle();
+        assert!(close(f.fit().unwrap().0.rate, 64.0 / 1e-3, 1e-9));
+    }
+
+    /// A warm package far slower than the trusted line predicts (a late
+    /// one-time cost) is left out: the overhead stays at the truth. A
+    /// lasting change still moves the fit.
+    #[test]
+    fn an_outlier_does_not_own_the_overhead() {
+        let mut f = CostFit::default();
+        let mut plain = CostFit::default();
+        for n in WARM_SIZES {
+            f.record(n, WARM.time(n as f64));
+            plain.add(n as f64, WARM.time(n as f64), 1.0, FORGET);
+        }
+        f.record(1, 6.4e-3);
+        plain.add(1.0, 6.4e-3, 1.0, FORGET);
+        for n in WARM_SIZES {
+            f.record(n, WARM.time(n as f64));
+            plain.add(n as f64, WARM.time(n as f64), 1.0, FORGET);
+        }
+        let (c, _) = f.fit().unwrap();
+        assert!(close(c.overhead_s, 20e-6, 1e-6), "{c:?}");
+        assert!(close(c.rate, 5e4, 1e-6), "{c:?}");
+        // Unbounded, it would have owned the overhead (the control).
+        let (p, _) = plain.fit().unwrap();
+        assert!(p.overhead_s > 5.0 * 20e-6, "{p:?}");
+        // The device becomes 100 times as slow: its first two packages are
+        // left out, then the fit follows.
+        let slow = Cost {
+            overhead_s: 20e-6,
+            rate: 5e4 / 100.0,
+        };
+        let before = f.fit();
+        for n in [64u64, 512] {
+            f.record(n, slow.time(n as f64));
+        }
+        assert_eq!(f.fit(), before);
+        f.record(128, slow.time(128.0));
+        assert_ne!(f.fit(), before);
+        for _ in 0..6 {
+            for n in WARM_SIZES {
+                f.record(n, slow.time(n as f64));
+            }
+        }
+        let (c, _) = f.fit().unwrap();
+        assert!(close(c.rate, slow.rate, 0.05), "{c:?}");
     }
 
     #[test]

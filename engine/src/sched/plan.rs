@@ -723,6 +723,15 @@ impl Plan {
     /// very end), so a slow device never holds up the end of a run. Without
     /// overheads this is `size / p_i > GUARD_MARGIN * left / P_others`.
     ///
+    /// The margin is for a device far slower than the others: one whose
+    /// per-claimant rate is at least [`GUARD_MARGIN`] times the fastest
+    /// other claimant's never declines a package within its claimant's
+    /// share of an even finish ([`even_share`](Self::even_share)): every
+    /// device then ends about together, and declining would leave its
+    /// work to the others (two GPUs 1% apart, each given half the run as
+    /// its granule: the slower one would decline its half, and the faster
+    /// run everything alone in twice the time).
+    ///
     /// Progress: only a claimant whose per-claimant rate is below that of
     /// some claimant of another device may decline, so the fastest claimant
     /// always takes work. A device that fails moves the fresh work into the
@@ -748,7 +757,34 @@ impl Plan {
         };
         let mine_s = claimants * mine.time(size as f64);
         let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let comparable = mine.rate / claimants >= GUARD_MARGIN * others.fastest_claimant;
+        if comparable && size <= self.even_share(d, mine, left, cost) {
+            return None;
+        }
         (mine_s > GUARD_MARGIN * others_s).then_some(mine_s)
+    }
+
+    /// A claimant of `d`'s share of an even finish of `left` units (see
+    /// [`efficiency_floor`](Self::efficiency_floor)), rounded up to whole
+    /// granules where `d` has granules larger than one unit (a GPU's
+    /// partial wave costs as long as a full one), else down.
+    fn even_share(
+        &self,
+        d: usize,
+        mine: Cost,
+        left: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> u64 {
+        let all = self.pool(None, cost);
+        if all.rates <= 0.0 {
+            return 0;
+        }
+        let finish = (left as f64 + all.overhead_units) / all.rates;
+        let fair = ((finish - mine.overhead_s) * mine.rate).max(0.0) / self.claimants[d] as f64;
+        match self.granule[d] {
+            g if g > 1 => whole_granules(ceil_u64(fair), g, left),
+            _ => floor_u64(fair),
+        }
     }
 }
 

@@ -144,8 +144,13 @@ impl DispatchRing {
         after: Option<(&Completion, u64)>,
     ) -> Result<u64, VkError> {
         let ticket = self.last_ticket() + 1;
+        let recording = std::time::Instant::now();
         // SAFETY: the slot is idle and `d` is valid (function contract).
         let cb = unsafe { self.record(ticket, Some(d))? };
+        tracing::trace!(
+            record_us = recording.elapsed().as_secs_f64() * 1e6,
+            "package recorded"
+        );
         // SAFETY: `cb` is fully recorded and not pending (slot idle: so is
         // the slot's fence, with fences; the ring has `depth` of each); the
         // completion is the ring's own, which outlives its submissions (Drop
@@ -239,7 +244,13 @@ impl DispatchRing {
                 );
             }
             let (base, count) = (d.base, d.count);
-            raw.cmd_dispatch_base(cb, base[0], base[1], base[2], count[0], count[1], count[2]);
+            // A package from the origin needs no base (the pipeline allows
+            // one; a plain dispatch is what most programs record).
+            if base == [0; 3] {
+                raw.cmd_dispatch(cb, count[0], count[1], count[2]);
+            } else {
+                raw.cmd_dispatch_base(cb, base[0], base[1], base[2], count[0], count[1], count[2]);
+            }
             // Make the shader's writes visible to the host once the timeline
             // signal is observed.
             raw.cmd_pipeline_barrier(
@@ -378,3 +389,4 @@ impl Drop for DispatchRing {
         unsafe { self.device.raw().destroy_command_pool(self.pool, None) };
     }
 }
+

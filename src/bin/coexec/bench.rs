@@ -271,6 +271,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
                 "packages": d.packages,
                 "items": d.items,
                 "busy_s": d.busy_s,
+                "gpu_busy_s": d.gpu_busy_s,
                 "first_start_s": d.first_start_s,
                 "finish_s": d.finish_s,
                 "gpu_gap_median_us": d.gpu_gaps.map(|g| g.median_us),

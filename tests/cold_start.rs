@@ -1,0 +1,136 @@
+//! A device's cold first package must not distort its learned cost model:
+//! two GPUs (the one lavapipe device opened twice, see `tests/multi.rs`)
+//! whose first packages of a kernel each take tens of milliseconds longer
+//! (the test hook `Engine::delay_cold_gpu_packages`, as a pipeline's first
+//! use on a discrete GPU does) both take packages in the warm runs after
+//! the cold one, and the costs written to the profile carry no trace of
+//! the delay.
+//!
+//! Its own test binary: it turns the learner's fallback off for the
+//! process (`COEXEC_FALLBACK=0`). Two copies of one lavapipe device share
+//! the host's cores, so one alone is as fast as both, and the learner
+//! would rightly run one alone; without it, the split is the cost model's
+//! and the plan's.
+//!
+//! Needs the test-only hooks: `cargo test --features test-hooks`.
+
+#![cfg(feature = "glsl")]
+#![cfg(feature = "test-hooks")]
+
+mod common;
+
+use coexec::{Args, Devices, EngineOptions, IndexSpace, Package, Scheduler, Validation};
+use std::sync::Arc;
+use std::time::Duration;
+
+const GLSL: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= p.n) return;
+    uint h = i;
+    for (int r = 0; r < 256; r++) { h = h * 1664525u + 1013904223u; h ^= h >> 13; }
+    o[i] = h;
+}";
+
+fn hash(i: u32) -> u32 {
+    let mut h = i;
+    for _ in 0..256 {
+        h = h.wrapping_mul(1664525).wrapping_add(1013904223);
+        h ^= h >> 13;
+    }
+    h
+}
+
+/// The delay of each GPU's cold package: hundreds of times a warm
+/// package's fixed cost on lavapipe.
+const DELAY: Duration = Duration::from_millis(40);
+
+#[test]
+fn after_a_cold_first_package_both_gpus_take_work() {
+    // Set before the engine exists, in a binary of one test: nothing else
+    // reads the environment concurrently.
+    std::env::set_var("COEXEC_FALLBACK", "0");
+    let dir = std::env::temp_dir().join(format!("coexec-cold-start-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: Validation::IfAvailable,
+        gpu_timeout: Duration::from_secs(2),
+        duplicate_devices: 2,
+        pipeline_cache_dir: Some(dir.clone()),
+        profiles: true,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    assert!(e.gpu_count() >= 2, "{} GPUs", e.gpu_count());
+    e.delay_cold_gpu_packages(Some(DELAY));
+    let cpu = Arc::new(|pkg: &Package, args: &mut coexec::CpuArgs<'_>| {
+        for (k, v) in args.output::<u32>(0).iter_mut().enumerate() {
+            *v = hash(pkg.items.start as u32 + k as u32);
+        }
+    });
+    let k = e.kernel_glsl("cold_start", GLSL, Some(cpu)).unwrap();
+    let n = 1u32 << 17;
+    let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
+    let mut shares = Vec::new();
+    for run in 0..6 {
+        let r = e
+            .run(
+                &k,
+                Args::new().output(&mut out).push(&n),
+                IndexSpace::D1(u64::from(n)),
+                &Scheduler::hguided(),
+                Devices::GPU,
+            )
+            .unwrap();
+        for (i, &v) in out.iter().enumerate().step_by(97) {
+            assert_eq!(v, hash(i as u32), "item {i} of run {run}");
+        }
+        let items: Vec<u64> = r.devices.iter().map(|d| d.items).collect();
+        assert_eq!(items.iter().sum::<u64>(), u64::from(n), "{r:?}");
+        shares.push(items);
+    }
+    // The cold run splits however its probes fell; every warm run uses
+    // both GPUs.
+    for (run, items) in shares.iter().enumerate().skip(1) {
+        assert!(
+            items.len() == 2 && items.iter().all(|&i| i > 0),
+            "warm run {run}: items per GPU {items:?} (all runs: {shares:?})"
+        );
+    }
+    // The GPUs' costs in the profile (slots 1 and 2): their fixed cost
+    // is a warm package's, far below the cold delay.
+    let overheads = profile_overheads(&dir.join("profiles"));
+    assert_eq!(overheads.len(), 2, "{overheads:?}");
+    for o in &overheads {
+        assert!(*o < DELAY.as_secs_f64() / 8.0, "{overheads:?}");
+    }
+    common::assert_validation_clean(&e);
+    drop((k, e));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The fixed costs of the GPU slots (`cost SLOT OVERHEAD RATE`, slot >= 1)
+/// in the one profile under `dir`.
+fn profile_overheads(dir: &std::path::Path) -> Vec<f64> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|f| f.ok().map(|f| f.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "profile"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(files.pop().unwrap()).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                ["cost", slot, overhead, _] if *slot != "0" => overhead.parse().ok(),
+                _ => None,
+            }
+        })
+        .collect()
+}
