@@ -856,9 +856,10 @@ impl Engine {
     }
 
     /// How many runs woke each CPU worker (by worker index) and each engine
-    /// GPU's dispatch loop (by engine GPU index) since the engine was
-    /// created (test hook; cargo feature `test-hooks`): a device that sits
-    /// a run out is not woken for it.
+    /// GPU's dispatch loop thread (by engine GPU index) since the engine
+    /// was created (test hook; cargo feature `test-hooks`): a device that
+    /// sits a run out is not woken for it, nor is the thread of a loop the
+    /// caller ran itself (one GPU alone, `COEXEC_GPU_INLINE`).
     #[cfg(feature = "test-hooks")]
     pub fn wake_counts(&self) -> (Vec<u64>, Vec<u64>) {
         let jobs = self.inner.pool.jobs_run();

@@ -373,7 +373,8 @@ impl Pool {
 
     /// How many jobs each thread has run since the pool was created, by
     /// thread index: a thread that [`broadcast_to`](Self::broadcast_to)
-    /// did not wake runs none.
+    /// did not wake runs none, and a job [`run_here`](Self::run_here) ran
+    /// in a thread's place (on the caller's) is not counted.
     pub fn jobs_run(&self) -> Vec<u64> {
         self.shared
             .slots
