@@ -81,18 +81,22 @@ def sweep(binary, out_path, specs, reps):
             configs.append(("all", "hguided"))
             times = {c: [] for c in configs}
             items = []
+            # Each co-executed process's timed runs, as (time, CPU items):
+            # whether each ran the CPU alone, the GPU alone or both.
+            timed = []
             for _ in range(procs):
                 for d, s in configs:
                     r = bench(binary, kernel, size, workers, d, s, 3, reps, off)
                     times[(d, s)].append(r["time_s"])
                     if d == "all":
                         items.append(r["cpu_items"])
+                        timed.append(list(zip(r["times_s"], r["times_cpu_items"])))
             solo = {f"{d} {s}": statistics.median(times[(d, s)]) for d, s in configs[:-1]}
             best = min(solo, key=solo.get)
             t_co = statistics.median(times[configs[-1]])
             row.update(solo=solo, best=best, t_best=solo[best], t_co=t_co,
                        ratio=solo[best] / t_co, cpu_items=items[0] if procs == 1 else items,
-                       co_each=times[configs[-1]], procs=procs)
+                       co_each=times[configs[-1]], co_timed=timed, procs=procs)
             print(f"{kernel:<12} {size:<12} best {best:<12} {solo[best]*1e3:9.3f} ms  "
                   f"co {t_co*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {row['cpu_items']}",
                   flush=True)

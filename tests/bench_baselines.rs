@@ -162,3 +162,40 @@ fn bench_measures_energy_over_a_window() {
     let doc = bench(&["--kernel", "saxpy", "--size", "2000", "--reps", "1"]);
     assert!(doc["energy"].is_null());
 }
+
+/// `--json` gives every timed run's time and CPU work-items, in order
+/// (which configuration each was): the median is one of the times, and
+/// each run's items lie between 0 (the GPU alone) and all of them (the CPU
+/// alone); the CPU alone gives every one all of them.
+#[test]
+fn bench_gives_each_timed_runs_time_and_cpu_items() {
+    if common::engine().is_none() {
+        return;
+    }
+    for (devices, all_cpu) in [("all", false), ("cpu", true)] {
+        let doc = bench(&[
+            "--kernel",
+            "saxpy",
+            "--size",
+            "4096",
+            "--warmup",
+            "2",
+            "--reps",
+            "5",
+            "--devices",
+            devices,
+        ]);
+        let times = doc["times_s"].as_array().unwrap();
+        let items = doc["times_cpu_items"].as_array().unwrap();
+        assert_eq!((times.len(), items.len()), (5, 5), "{doc}");
+        let median = doc["time_s"].as_f64().unwrap();
+        assert!(times.iter().any(|t| t.as_f64() == Some(median)), "{doc}");
+        for i in items {
+            let i = i.as_u64().unwrap();
+            assert!(i <= 4096, "{doc}");
+            assert!(!all_cpu || i == 4096, "{doc}");
+        }
+        // The last timed run is the one `cpu_items` reports.
+        assert_eq!(items.last(), Some(&doc["cpu_items"]), "{doc}");
+    }
+}

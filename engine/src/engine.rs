@@ -847,6 +847,32 @@ impl Engine {
         self.inner.gpus.get(gpu).map(|g| g.device.info())
     }
 
+    /// How many times engine GPU `gpu` was given work (`vkQueueSubmit`
+    /// calls: dispatches, uploads, downloads) since the engine was created;
+    /// `None` past the last GPU (test hook; cargo feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
+    pub fn gpu_submissions(&self, gpu: usize) -> Option<u64> {
+        self.inner.gpus.get(gpu).map(|g| g.device.submissions())
+    }
+
+    /// How many runs woke each CPU worker (by worker index) and each engine
+    /// GPU's dispatch loop thread (by engine GPU index) since the engine
+    /// was created (test hook; cargo feature `test-hooks`): a device that
+    /// sits a run out is not woken for it, nor is the thread of a loop the
+    /// caller ran itself (one GPU alone, `COEXEC_GPU_INLINE`).
+    #[cfg(feature = "test-hooks")]
+    pub fn wake_counts(&self) -> (Vec<u64>, Vec<u64>) {
+        let jobs = self.inner.pool.jobs_run();
+        let workers = jobs.iter().take(self.inner.workers).copied().collect();
+        let gpus = self
+            .inner
+            .gpus
+            .iter()
+            .map(|g| jobs.get(g.thread).copied().unwrap_or(0))
+            .collect();
+        (workers, gpus)
+    }
+
     /// Makes GPU 0 fail as described in the next run that uses it (test
     /// hook; cargo feature `test-hooks`).
     #[cfg(feature = "test-hooks")]

@@ -185,23 +185,29 @@ impl Learning {
             }
             Mode::Together => None,
         };
-        let (chosen, incumbent, measured) = {
+        // What the debug line shows is gathered only where it is printed:
+        // every run of the learner decides, and a run that leaves a device
+        // out must cost what a run without it costs.
+        let debug = tracing::enabled!(tracing::Level::DEBUG);
+        let (chosen, shown) = {
             let mut learned = lock(kernel);
             let o = &mut learned.outcomes;
             let chosen = o.choose(&candidates, model, &predict, units);
-            (chosen, o.incumbent(), o.measured())
+            (chosen, debug.then(|| (o.incumbent(), o.measured())))
         };
-        let predicted: Vec<(Mode, Option<f64>)> =
-            candidates.iter().map(|&m| (m, predict(m))).collect();
-        tracing::debug!(
-            units,
-            ?model,
-            ?predicted,
-            ?chosen,
-            ?incumbent,
-            ?measured,
-            "configuration of the next run"
-        );
+        if let Some((incumbent, measured)) = shown {
+            let predicted: Vec<(Mode, Option<f64>)> =
+                candidates.iter().map(|&m| (m, predict(m))).collect();
+            tracing::debug!(
+                units,
+                ?model,
+                ?predicted,
+                ?chosen,
+                ?incumbent,
+                ?measured,
+                "configuration of the next run"
+            );
+        }
         let sit = present
             .iter()
             .map(|&(slot, _)| chosen != Mode::Together && chosen != Mode::Alone(slot))

@@ -171,8 +171,21 @@ fn normal_cdf(z: f64) -> f64 {
     }
 }
 
+/// The median of `v`; sorted on the stack for up to [`KEEP`] values (every
+/// run of the learner takes several: no allocation for them).
 fn median(v: &[f64]) -> Option<f64> {
-    let mut v = v.to_vec();
+    let mut small = [0.0; KEEP];
+    let mut large = Vec::new();
+    let v: &mut [f64] = match small.get_mut(..v.len()) {
+        Some(s) => {
+            s.copy_from_slice(v);
+            s
+        }
+        None => {
+            large.extend_from_slice(v);
+            &mut large
+        }
+    };
     v.sort_by(f64::total_cmp);
     match v.len() {
         0 => None,
@@ -462,6 +475,23 @@ mod tests {
 
     fn none(_: Mode) -> Option<f64> {
         None
+    }
+
+    /// The median of unsorted values, on the stack (up to `KEEP`) or not,
+    /// against the sorted middle.
+    #[test]
+    fn median_of_few_and_of_many() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0]), Some(3.0));
+        assert_eq!(median(&[4.0, 1.0]), Some(2.5));
+        assert_eq!(median(&[5.0, 1.0, 3.0]), Some(3.0));
+        for n in [KEEP - 1, KEEP, KEEP + 1, 3 * KEEP] {
+            let v: Vec<f64> = (0..n).map(|i| ((i * 7) % n) as f64).collect();
+            let mid = (n - 1) as f64 / 2.0;
+            assert_eq!(median(&v), Some(mid), "{n} values");
+            // The input is left as it was.
+            assert_eq!(v[1], (7 % n) as f64);
+        }
     }
 
     #[test]

@@ -403,9 +403,13 @@ impl Engine {
             [(g, _)] if *g < n => Some(Some(*g)),
             _ => None,
         };
+        // Only what earlier runs left is stale (a run's own GPU results are
+        // marked stale once it ended): where nothing is, the CPU packages
+        // have nothing to sync and skip the per-package checks.
         let per_cpu_package = run.cpu
             && inner.memory.lazy().is_some()
-            && per_package_gpu.is_some_and(|g| self.cpu_package_sync(g));
+            && per_package_gpu.is_some_and(|g| self.cpu_package_sync(g))
+            && crate::exec::staging::any_stale(&args.buffers);
         let synced = match (per_cpu_package, per_package_gpu.flatten()) {
             (true, Some(g)) => crate::exec::staging::sync_for_host(&args.buffers, |j| j != g)?,
             (true, None) => 0,

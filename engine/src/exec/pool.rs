@@ -114,6 +114,8 @@ struct Slot {
     mail: AtomicBool,
     /// The outcome of the last job (`Some` only after a panic).
     panic: Mutex<Option<JobPanic>>,
+    /// Jobs this thread has run (see [`Pool::jobs_run`]).
+    jobs: AtomicU64,
 }
 
 /// State shared by all threads of one pool.
@@ -267,6 +269,10 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
             None => wait_for_mail(slot, &shared.holds, &mut spin_until),
             Some(Command::Exit) => break,
             Some(Command::Run { job, caller }) => {
+                // Relaxed: a statistic, read by the caller after the
+                // broadcast, whose join (the Release decrement below)
+                // orders it.
+                slot.jobs.fetch_add(1, Ordering::Relaxed);
                 let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
                 // `job` is not used past this point: the caller may return (and the borrow end)
                 // as soon as `remaining` reaches 0 below.
@@ -311,6 +317,7 @@ impl Pool {
                     mailbox: Mutex::new(None),
                     mail: AtomicBool::new(false),
                     panic: Mutex::new(None),
+                    jobs: AtomicU64::new(0),
                 })
                 .collect(),
             remaining: AtomicUsize::new(0),
@@ -362,6 +369,19 @@ impl Pool {
     /// Number of pool threads.
     pub fn len(&self) -> usize {
         self.threads.len()
+    }
+
+    /// How many jobs each thread has run since the pool was created, by
+    /// thread index: a thread that [`broadcast_to`](Self::broadcast_to)
+    /// did not wake runs none, and a job [`run_here`](Self::run_here) ran
+    /// in a thread's place (on the caller's) is not counted.
+    pub fn jobs_run(&self) -> Vec<u64> {
+        self.shared
+            .slots
+            .iter()
+            // Relaxed: see `thread_main`.
+            .map(|s| s.jobs.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// Whether the pool has no thread.
@@ -639,6 +659,8 @@ mod tests {
         }
         let got: Vec<usize> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         assert_eq!(got, vec![0, 10, 0, 10]);
+        // The threads' own counts agree: the others were never woken.
+        assert_eq!(pool.jobs_run(), vec![0, 10, 0, 10]);
         // Nobody to wake: returns at once.
         assert!(pool.broadcast_to(&|_| false, &|_| unreachable!()).is_ok());
     }
@@ -797,6 +819,7 @@ mod tests {
             mailbox: Mutex::new(None),
             mail: AtomicBool::new(false),
             panic: Mutex::new(None),
+            jobs: AtomicU64::new(0),
         });
         let poster = {
             let slot = slot.clone();
@@ -833,6 +856,7 @@ mod tests {
             mailbox: Mutex::new(None),
             mail: AtomicBool::new(false),
             panic: Mutex::new(None),
+            jobs: AtomicU64::new(0),
         });
         let holds = Arc::new(AtomicUsize::new(1));
         // Mail without unpark: only a spinning thread sees it.

@@ -380,6 +380,12 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> boo
     Ok(bytes)
 }
 
+/// Whether some mirror of a buffer of `args` holds bytes its host copy
+/// lacks (lazy host coherence; never otherwise).
+pub(crate) fn any_stale(args: &[ArgBuffer<'_>]) -> bool {
+    args.iter().any(|a| a.raw.mirrors().any_stale())
+}
+
 /// Lazy host coherence, before CPU package `p` of a run over `space`:
 /// downloads the stale bytes of what it reads, each argument's footprint of
 /// its items (outputs: their own items, which it may read before writing);

@@ -9,7 +9,7 @@ use super::{
 use crate::error::{Error, Result, VkError, VkResultExt};
 use ash::vk;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Options for creating a [`Device`].
@@ -43,6 +43,9 @@ pub struct Device {
     separate_transfers: bool,
     timestamp_bits: u32,
     lost: AtomicBool,
+    /// `vkQueueSubmit` calls made so far, on any of its queues (see
+    /// [`Device::submissions`]).
+    submissions: AtomicU64,
     cache: PipelineCache,
     /// `VK_EXT_external_memory_host` entry points, when the extension is enabled.
     memory_host: Option<ash::ext::external_memory_host::Device>,
@@ -188,11 +191,28 @@ impl Device {
             separate_transfers: xfer.separate,
             timestamp_bits,
             lost: AtomicBool::new(false),
+            submissions: AtomicU64::new(0),
             cache,
             memory_host,
             sync,
             timeline_khr,
         }))
+    }
+
+    /// How many times work was submitted to the device's queues
+    /// (`vkQueueSubmit` calls, successful or not) since it was created: a
+    /// run in which the device sits out adds none.
+    pub fn submissions(&self) -> u64 {
+        // Relaxed: a statistic; each count is a single RMW, and readers
+        // that need the count of a finished run read it after joining the
+        // threads that submitted (the join orders it).
+        self.submissions.load(Ordering::Relaxed)
+    }
+
+    /// Counts one `vkQueueSubmit` call.
+    fn count_submission(&self) {
+        // Relaxed: see `submissions`.
+        self.submissions.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The ash device.
@@ -364,6 +384,7 @@ impl Device {
             .signal_semaphores(&sems)
             .push_next(&mut timeline);
         let queue = self.queue_of(lane).lock().unwrap_or_else(|p| p.into_inner());
+        self.count_submission();
         // SAFETY: the queue is externally synchronised by the mutex held here;
         // the caller guarantees the command buffer, semaphore and value rules.
         let r = unsafe { self.raw.queue_submit(*queue, &[submit], vk::Fence::null()) }
@@ -385,6 +406,7 @@ impl Device {
         let cbs = [cb];
         let submit = vk::SubmitInfo::default().command_buffers(&cbs);
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        self.count_submission();
         // SAFETY: the queue is externally synchronised by the mutex held here;
         // the caller guarantees the command buffer and fence rules.
         let r = unsafe { self.raw.queue_submit(*queue, &[submit], fence) }.call("vkQueueSubmit");
@@ -399,6 +421,7 @@ impl Device {
     #[cfg(feature = "test-hooks")]
     pub(crate) unsafe fn submit_raw(&self, submits: &[vk::SubmitInfo<'_>]) -> Result<(), VkError> {
         let queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        self.count_submission();
         // SAFETY: the queue is externally synchronised by the mutex held
         // here; the caller guarantees the submissions' validity.
         let r = unsafe { self.raw.queue_submit(*queue, submits, vk::Fence::null()) }

@@ -126,6 +126,9 @@ struct Runs {
     time_s: f64,
     /// Every timed run's time, in order.
     times_s: Vec<f64>,
+    /// Every timed run's CPU work-items, in order: which configuration
+    /// each timed run was (all items: the CPU alone; 0: the GPUs alone).
+    cpu_items: Vec<u64>,
     energy: Option<BenchEnergy>,
 }
 
@@ -141,6 +144,7 @@ fn repeat(
 ) -> Result<Runs, String> {
     let warmup = warmup.max(1);
     let mut times = Vec::new();
+    let mut items = Vec::new();
     let mut first = None;
     let mut last = None;
     let mut window = None;
@@ -151,6 +155,7 @@ fn repeat(
         let r = w.run(engine, scheduler, devices).map_err(|e| chain(&e))?;
         if rep >= warmup {
             times.push(r.time_s);
+            items.push(cpu_items(&r));
         }
         if let Some(win) = &mut window {
             win.add(meter, &r);
@@ -175,6 +180,7 @@ fn repeat(
         last: last.ok_or("no run")?,
         time_s: median(times.clone()),
         times_s: times,
+        cpu_items: items,
         energy,
     })
 }
@@ -289,6 +295,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "cpu_impl": a.cpu_impl.text,
         "time_s": runs.time_s,
         "times_s": runs.times_s,
+        "times_cpu_items": runs.cpu_items,
         "verified": v.ok,
         "mismatches": v.mismatches,
         "balance": report.balance(),
