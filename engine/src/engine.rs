@@ -1153,7 +1153,6 @@ impl Engine {
             )),
             learned: Arc::default(),
             gpu_warm: Arc::default(),
-            cpu_warm: Arc::default(),
             identity: match &words {
                 Some(w) => crate::profile::fnv1a(bytemuck::cast_slice(w)),
                 None => crate::profile::fnv1a(format!("cpu-only {name} {local:?}").as_bytes()),

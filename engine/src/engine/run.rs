@@ -437,7 +437,6 @@ impl Engine {
             workers: inner.workers,
             board: &board,
             sync: cpu_sync,
-            warm: &kernel.cpu_warm,
             #[cfg(feature = "test-hooks")]
             hold_units: (!run.gpus.is_empty())
                 .then(|| {

@@ -22,9 +22,6 @@ pub(crate) struct CpuRole<'a> {
     /// it reads; the bytes downloaded are added here (`None`: the run
     /// synced every buffer at its start, or there is nothing stale).
     pub(crate) sync: Option<&'a std::sync::atomic::AtomicU64>,
-    /// The kernel's flag: set once the CPU device published a measurement
-    /// of it (see [`Kernel`](crate::Kernel)'s `cpu_warm`).
-    pub(crate) warm: &'a std::sync::atomic::AtomicBool,
     /// Test hook: units the GPUs must have claimed before a worker claims
     /// its first package (see `Engine::hold_cpu_until_gpus_claim`).
     #[cfg(feature = "test-hooks")]
@@ -168,9 +165,11 @@ impl Pending {
 
     /// Publishes the gathered units: to the estimator (as whole-device time,
     /// divided by the `share` of workers running at once) and to the queue's
-    /// completion count. The device's first publication of the kernel in
-    /// the process is recorded cold: it paid the page faults of the first
-    /// touches of the buffers (see `CostFit::record_cold`).
+    /// completion count. Recorded warm from the first: a CPU's first
+    /// packages pay page faults, not the GPU's pipeline start, and a CPU
+    /// measured at once lets the cost model rule out a device that cannot
+    /// help from the second run (the GPU's first package is recorded cold:
+    /// see `CostFit::record_cold`).
     fn flush(
         &mut self,
         role: &CpuRole<'_>,
@@ -181,14 +180,8 @@ impl Pending {
         if self.units == 0 {
             return;
         }
-        let (device, seconds) = (role.device, self.time.as_secs_f64() / share);
-        // Relaxed: a flag of its own, guarding no other data; exactly one
-        // publication sees it unset.
-        if role.warm.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            estimates.record_parallel(device, self.units, seconds, share);
-        } else {
-            estimates.record_cold(device, self.units, seconds, share);
-        }
+        let seconds = self.time.as_secs_f64() / share;
+        estimates.record_parallel(role.device, self.units, seconds, share);
         queue.complete(self.units);
         *self = Pending::default();
     }

@@ -237,10 +237,6 @@ pub struct Kernel {
     /// first one pays one-time costs and is recorded cold (see
     /// [`crate::sched::CostFit::record_cold`]).
     pub(crate) gpu_warm: Arc<std::sync::atomic::AtomicBool>,
-    /// Set once the engine's CPU workers published a measurement of this
-    /// kernel: the first pays the page faults of first touches and is
-    /// recorded cold, as the GPU's.
-    pub(crate) cpu_warm: Arc<std::sync::atomic::AtomicBool>,
     /// The pipeline and warm flag (as `gpu_warm`) on each of the engine's
     /// GPUs after the first (multi-device engines; see
     /// `crate::engine::pipeline_on`).

@@ -19,15 +19,17 @@
 //! several packages (a probe of one GPU wave is mostly round trip: its rate
 //! says nothing about the GPU).
 //!
-//! **Cold packages.** The first package a device runs of a kernel in a
-//! process pays one-time costs (a GPU pipeline's first use, the driver's lazy
+//! **Cold packages.** The first package a GPU runs of a kernel in a
+//! process pays one-time costs (the pipeline's first use, the driver's lazy
 //! initialisation, first touches of the buffers' pages; on a discrete GPU up
-//! to thousands of times a warm package, on a CPU the page faults of its
-//! first packages). Its time says nothing about the warm device, and a fixed
+//! to thousands of times a warm package). Its time says nothing about the
+//! warm device, and a fixed
 //! cost fitted from it would stay in the fit for many runs (a large
-//! overhead makes every later package large). The executors record it
-//! *cold* ([`CostFit::record_cold`]); cold samples are kept apart from the
-//! fit:
+//! overhead makes every later package large). The GPU's dispatch loop
+//! records it *cold* ([`CostFit::record_cold`]); cold samples are kept apart
+//! from the fit (a CPU's first publication is recorded warm: its page
+//! faults are a modest cost, and a CPU measured at once lets the model rule
+//! out a device that cannot help from the second run):
 //! * while a device has no warm sample, its fit is its cold samples'
 //!   (rate only), trusted only once they are several ([`TRUST_PACKAGES`]):
 //!   one cold package alone leaves the device unmeasured, so that it is
