@@ -153,7 +153,13 @@ fn separate_queue_is_byte_identical_to_the_compute_queue() {
 
 #[test]
 fn uploads_and_downloads_are_counted_on_the_separate_queue() {
-    let Some(e) = engine(TransferQueue::Separate, HostCoherence::Eager) else {
+    for queue in [TransferQueue::Separate, TransferQueue::Compute] {
+        counted_on(queue);
+    }
+}
+
+fn counted_on(queue: TransferQueue) {
+    let Some(e) = engine(queue, HostCoherence::Eager) else {
         return;
     };
     if e.memory_placement() != MemoryPlacement::Staged {
@@ -198,6 +204,15 @@ fn check_transfer_lane(r: &coexec::Report) {
     assert_eq!(sum(true), t.upload_bytes);
     assert_eq!(sum(false), t.download_bytes);
     assert!(spans.iter().all(|s| s.device == 0 && s.end_s >= s.start_s));
+    // The device's results are home when its last download ended: how the
+    // run ended is judged by that, not by its last package's end.
+    let d = &r.devices[0];
+    let last_down = spans.iter().filter(|s| !s.upload).map(|s| s.end_s);
+    let want = last_down.fold(d.finish_s, f64::max);
+    assert_eq!(d.settled_s, want, "{d:#?}");
+    if t.download_bytes > 0 {
+        assert!(d.settled_s >= d.finish_s, "{d:#?}");
+    }
     let trace = coexec::trace::chrome_trace(r, "t");
     let events = trace["traceEvents"].as_array().unwrap();
     let lane = r.devices[0].claimants;

@@ -41,7 +41,10 @@ pub(crate) struct Share {
     pub(crate) items: u64,
     /// Seconds from the run's start to its first package's start.
     pub(crate) start_s: f64,
-    /// Seconds from the run's start to its last package's end.
+    /// Seconds from the run's start to its results being home: its last
+    /// package's end, or on a staged GPU its last download's where later
+    /// (a GPU that ends its packages first may still be shipping their
+    /// outputs when the others are done).
     pub(crate) finish_s: f64,
 }
 

@@ -332,6 +332,7 @@ mod tests {
             first_start_s: 0.0,
             finish_s: busy_s / claimants as f64,
             gpu_gaps: None,
+            settled_s: busy_s / claimants as f64,
             gpu_busy_s: None,
             failure: None,
             declined_s: None,

@@ -205,7 +205,7 @@ impl Engine {
                 slot,
                 items: d.items,
                 start_s: d.first_start_s,
-                finish_s: d.finish_s,
+                finish_s: d.settled_s,
             })
             .collect();
         inner.learning.after_run(

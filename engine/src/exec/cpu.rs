@@ -82,6 +82,7 @@ impl Lanes {
             first_start_s: f64::INFINITY,
             finish_s: 0.0,
             gpu_gaps: None,
+            settled_s: 0.0,
             gpu_busy_s: None,
             failure: None,
             declined_s: None,
@@ -115,6 +116,7 @@ impl Lanes {
         if report.packages == 0 {
             report.first_start_s = 0.0;
         }
+        report.settled_s = report.finish_s;
         if let Some(p) = &panic {
             report.failure = Some(p.to_string());
         }

@@ -183,6 +183,13 @@ impl Lane {
             .iter()
             .map(|r| r.start_s)
             .fold(f64::INFINITY, f64::min);
+        let finish_s = d.records.iter().map(|r| r.end_s).fold(0.0, f64::max);
+        let settled_s = d
+            .spans
+            .iter()
+            .filter(|s| !s.upload)
+            .map(|s| s.end_s)
+            .fold(finish_s, f64::max);
         let report = DeviceReport {
             name: name.to_string(),
             kind: DeviceKind::Gpu,
@@ -191,8 +198,9 @@ impl Lane {
             items: d.items,
             busy_s: d.busy_s,
             first_start_s: if d.records.is_empty() { 0.0 } else { first },
-            finish_s: d.records.iter().map(|r| r.end_s).fold(0.0, f64::max),
+            finish_s,
             gpu_gaps: GapStats::from_gaps(d.gaps_ns),
+            settled_s,
             gpu_busy_s: d.gpu_ns.map(|ns| ns as f64 * 1e-9),
             failure: d.failure,
             declined_s: d.declined_s,

@@ -171,6 +171,12 @@ pub struct DeviceReport {
     pub finish_s: f64,
     /// GPU only: idle gaps between consecutive packages on the device.
     pub gpu_gaps: Option<GapStats>,
+    /// When the device's results were home, seconds from the run's start:
+    /// on a staged GPU, the end of its last download where that came after
+    /// its last package; else [`finish_s`](Self::finish_s). How a
+    /// co-executed run ended is judged by it (a GPU whose last package
+    /// ended first may still be downloading when the others are done).
+    pub settled_s: f64,
     /// GPU only: seconds the device itself spent in its packages, from its
     /// timestamps (`None` without them). Against [`busy_s`](Self::busy_s),
     /// measured on the host from submission to completion, it tells the
@@ -210,6 +216,7 @@ impl DeviceReport {
             first_start_s: 0.0,
             finish_s: 0.0,
             gpu_gaps: None,
+            settled_s: 0.0,
             gpu_busy_s: None,
             failure: None,
             declined_s: Some(f64::INFINITY),
@@ -351,6 +358,7 @@ mod tests {
             first_start_s: 0.0,
             finish_s,
             gpu_gaps: None,
+            settled_s: finish_s,
             gpu_busy_s: None,
             failure: None,
             declined_s,

@@ -274,6 +274,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
                 "gpu_busy_s": d.gpu_busy_s,
                 "first_start_s": d.first_start_s,
                 "finish_s": d.finish_s,
+                "settled_s": d.settled_s,
                 "gpu_gap_median_us": d.gpu_gaps.map(|g| g.median_us),
                 "failure": d.failure,
                 "declined_s": d.declined_s.map(|t| if t.is_finite() { json!(t) } else { json!("sat out") }),
