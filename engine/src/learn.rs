@@ -16,7 +16,7 @@
 use crate::exec::kernel::{IndexSpace, Kernel, Learned};
 use crate::outcomes::Mode;
 use crate::profile::{Profile, ProfileKey, ProfileStore};
-use crate::sched::{alone_time, single_device, Cost, PowerEstimator, Scheduler};
+use crate::sched::{alone_time, single_device_after, Cost, PowerEstimator, Scheduler, StartCost};
 use crate::split::Share;
 use std::path::PathBuf;
 use std::sync::MutexGuard;
@@ -150,7 +150,8 @@ impl Learning {
     }
 
     /// The devices of a run, in the order of `present` (each as its engine
-    /// slot and its number of claimants), that sit it out (see
+    /// slot and its number of claimants; `start`: what each waits for
+    /// before its first package, see [`StartCost`]), that sit it out (see
     /// [`sit_out`](Self::sit_out)), and under HGuided without hints, the
     /// configuration this is (recorded after the run): the cost model's
     /// choice unless the kernel's measured runs over this space say
@@ -160,10 +161,11 @@ impl Learning {
         kernel: &Kernel,
         scheduler: &Scheduler,
         present: &[(usize, usize)],
+        start: &[StartCost],
         units: u64,
     ) -> (Vec<bool>, Option<Mode>) {
         let est = &*kernel.estimator;
-        let sit = self.sit_out(scheduler, present, est, units);
+        let sit = self.sit_out(scheduler, present, start, est, units);
         let learner = matches!(scheduler, Scheduler::HGuided { powers: None, .. })
             && self.fallback
             && present.len() > 1;
@@ -179,9 +181,11 @@ impl Learning {
         candidates.extend(present.iter().map(|&(slot, _)| Mode::Alone(slot)));
         let predict = |m: Mode| match m {
             Mode::Alone(slot) => {
-                let &(_, claimants) = present.iter().find(|p| p.0 == slot)?;
+                let i = present.iter().position(|p| p.0 == slot)?;
                 let c = est.cost(slot)?;
-                Some(alone_time(c, claimants, units) / units.max(1) as f64)
+                let s = start.get(i).copied().unwrap_or_default();
+                let t = alone_time(c, present[i].1, units) + s.fixed_s + s.by_share_s;
+                Some(t / units.max(1) as f64)
             }
             Mode::Together => None,
         };
@@ -226,6 +230,7 @@ impl Learning {
         &self,
         scheduler: &Scheduler,
         present: &[(usize, usize)],
+        start: &[StartCost],
         estimator: &dyn PowerEstimator,
         units: u64,
     ) -> Vec<bool> {
@@ -250,7 +255,7 @@ impl Learning {
                     .iter()
                     .map(|&(slot, claimants)| (estimator.cost(slot), claimants))
                     .collect();
-                if let Some(alone) = single_device(&costs, units, MIN_GAIN, WAKE_S) {
+                if let Some(alone) = single_device_after(&costs, start, units, MIN_GAIN, WAKE_S) {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
                     }
@@ -361,15 +366,15 @@ mod tests {
         let est = ThroughputEstimator::new(2);
         let st = |p: Vec<f64>| Scheduler::Static { powers: Some(p) };
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 0.0]), &[(0, 1), (1, 1)], &est, 100),
+            l.sit_out(&st(vec![1.0, 0.0]), &[(0, 1), (1, 1)], &[], &est, 100),
             [false, true]
         );
         assert_eq!(
-            l.sit_out(&st(vec![0.0, 2.0]), &[(0, 1), (1, 1)], &est, 100),
+            l.sit_out(&st(vec![0.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100),
             [true, false]
         );
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 2.0]), &[(0, 1), (1, 1)], &est, 100),
+            l.sit_out(&st(vec![1.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100),
             [false, false]
         );
         let hg = Scheduler::HGuided {
@@ -377,9 +382,15 @@ mod tests {
             k: 2.0,
             min_package: 1,
         };
-        assert_eq!(l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 100), [true, false]);
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 100),
+            [true, false]
+        );
         // One device: nothing to decide.
-        assert_eq!(l.sit_out(&st(vec![0.0]), &[(1, 1)], &est, 100), [false]);
+        assert_eq!(
+            l.sit_out(&st(vec![0.0]), &[(1, 1)], &[], &est, 100),
+            [false]
+        );
     }
 
     #[test]
@@ -389,14 +400,14 @@ mod tests {
         let hg = Scheduler::hguided();
         // Nothing known: co-execute (and measure).
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
             [false, false]
         );
         // A GPU 100x faster: the GPU alone.
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
             [true, false]
         );
         // Comparable: co-execute.
@@ -404,14 +415,24 @@ mod tests {
         est.seed(0, Cost::rate_only(5e7), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
             [false, false]
+        );
+        // Comparable, but the CPU must first bring back 20 ms of what the
+        // GPU left in its mirrors (lazy coherence): the GPU alone (10 ms).
+        let sync = StartCost {
+            fixed_s: 20e-3,
+            by_share_s: 0.0,
+        };
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[sync], &est, 1 << 20),
+            [true, false]
         );
         // Hints or another scheduler: no fallback.
         let dynamic = Scheduler::Dynamic { packages: 8 };
         est.seed(0, Cost::rate_only(1.0), 100.0);
         assert_eq!(
-            l.sit_out(&dynamic, &[(0, 1), (1, 1)], &est, 1 << 20),
+            l.sit_out(&dynamic, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
             [false, false]
         );
         // Off for measurement.
@@ -420,7 +441,7 @@ mod tests {
             ..learning()
         };
         assert_eq!(
-            off.sit_out(&hg, &[(0, 1), (1, 1)], &est, 1 << 20),
+            off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
             [false, false]
         );
     }
@@ -434,13 +455,13 @@ mod tests {
         let est = ThroughputEstimator::new(4);
         let present = [(0, 2), (1, 1), (2, 1), (3, 1)];
         let hg = Scheduler::hguided();
-        assert_eq!(l.sit_out(&hg, &present, &est, 1 << 20), [false; 4]);
+        assert_eq!(l.sit_out(&hg, &present, &[], &est, 1 << 20), [false; 4]);
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(1e6), 4.0);
         est.seed(2, Cost::rate_only(1e9), 4.0);
         est.seed(3, Cost::rate_only(1e6), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &present, &est, 1 << 20),
+            l.sit_out(&hg, &present, &[], &est, 1 << 20),
             [true, true, false, true]
         );
         // Comparable GPUs: every device takes part.
@@ -448,13 +469,13 @@ mod tests {
             est.seed(s, Cost::rate_only(1e8), 100.0);
         }
         est.seed(0, Cost::rate_only(5e7), 100.0);
-        assert_eq!(l.sit_out(&hg, &present, &est, 1 << 20), [false; 4]);
+        assert_eq!(l.sit_out(&hg, &present, &[], &est, 1 << 20), [false; 4]);
         // Hints over four devices: zeros sit out.
         let st = Scheduler::Static {
             powers: Some(vec![0.0, 1.0, 0.0, 1.0]),
         };
         assert_eq!(
-            l.sit_out(&st, &present, &est, 100),
+            l.sit_out(&st, &present, &[], &est, 100),
             [true, false, true, false]
         );
     }

@@ -11,8 +11,8 @@ use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
 use crate::mem::{BufferBinding, MemoryPlacement};
 use crate::sched::{
-    Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StealBoard, ThroughputEstimator,
-    WorkQueue,
+    Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StartCost, StealBoard,
+    ThroughputEstimator, WorkQueue,
 };
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -168,8 +168,14 @@ impl Engine {
         let from_profile = inner
             .learning
             .prepare(kernel, geometry.space, geometry.total);
-        let (mut run, scheduler) =
-            self.sit_out(kernel, scheduler, devices, (use_cpu, units), geometry.units)?;
+        let cpu_start = self.cpu_start_cost(&args, use_cpu);
+        let (mut run, scheduler) = self.sit_out(
+            kernel,
+            scheduler,
+            devices,
+            (use_cpu, units, cpu_start),
+            geometry.units,
+        )?;
         run.cpu_note = cpu_note;
         run.left_out = left_out;
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
@@ -304,7 +310,7 @@ impl Engine {
         kernel: &Kernel,
         scheduler: &'a Scheduler,
         devices: Devices,
-        (use_cpu, units): (bool, Units<'a>),
+        (use_cpu, units, cpu_start): (bool, Units<'a>, StartCost),
         n_units: u64,
     ) -> Result<(RunDevices<'a>, Cow<'a, Scheduler>)> {
         let inner = &*self.inner;
@@ -329,7 +335,10 @@ impl Engine {
         }
         present.extend(units.iter().map(|&(g, _)| (1 + g, 1)));
         scheduler.validate(present.len())?;
-        let (sit, mode) = inner.learning.decide(kernel, &scheduler, &present, n_units);
+        let start: &[StartCost] = if use_cpu { &[cpu_start] } else { &[] };
+        let (sit, mode) = inner
+            .learning
+            .decide(kernel, &scheduler, &present, start, n_units);
         let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
         let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
@@ -564,6 +573,37 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// What the CPU would wait for before its first package if it took part
+    /// (see [`StartCost`]): under lazy host coherence, bringing back to the
+    /// host what earlier runs left in the GPUs' mirrors, at the slowest
+    /// GPU's download bandwidth as its packages' downloads taught it (what it reads whole: all of it;
+    /// what it reads by its items: its share). Nothing otherwise.
+    fn cpu_start_cost(&self, args: &Args<'_>, use_cpu: bool) -> StartCost {
+        if !use_cpu || self.inner.memory.lazy().is_none() {
+            return StartCost::default();
+        }
+        let (whole, by_items) = crate::exec::staging::stale_for_cpu(&args.buffers);
+        if whole + by_items == 0 {
+            return StartCost::default();
+        }
+        let down = |s: &std::sync::Arc<std::sync::Mutex<crate::vk::transfer::Stager>>| {
+            let s = s.lock().unwrap_or_else(|p| p.into_inner());
+            s.rates().bandwidth(crate::sched::transfers::Way::Down)
+        };
+        // The dispatch loops' stagers: they learn from the GPUs' downloads.
+        let stagers = self.inner.gpus.iter().filter_map(|u| u.stager.as_ref());
+        let bw = stagers.map(down).fold(f64::INFINITY, f64::min);
+        let bw = if bw.is_finite() && bw > 0.0 {
+            bw
+        } else {
+            crate::sched::transfers::SEED_BANDWIDTH
+        };
+        StartCost {
+            fixed_s: whole as f64 / bw,
+            by_share_s: by_items as f64 / bw,
+        }
     }
 
     /// Each staged GPU's run device index and the seconds per unit its

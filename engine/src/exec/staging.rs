@@ -386,6 +386,22 @@ pub(crate) fn any_stale(args: &[ArgBuffer<'_>]) -> bool {
     args.iter().any(|a| a.raw.mirrors().any_stale())
 }
 
+/// Lazy host coherence: the bytes stale on the host (in any GPU's mirror)
+/// of the arguments a CPU package reads whole, and of those it reads by
+/// its items (of which a run brings back only the CPU's share), before the
+/// CPU could run its part.
+pub(crate) fn stale_for_cpu(args: &[ArgBuffer<'_>]) -> (u64, u64) {
+    let (mut whole, mut by_items) = (0, 0);
+    for a in args {
+        let b = a.raw.mirrors().stale_bytes();
+        match a.footprint() {
+            Footprint::Whole => whole += b,
+            _ => by_items += b,
+        }
+    }
+    (whole, by_items)
+}
+
 /// Lazy host coherence, before CPU package `p` of a run over `space`:
 /// downloads the stale bytes of what it reads, each argument's footprint of
 /// its items (outputs: their own items, which it may read before writing);

@@ -62,6 +62,12 @@ impl Mirrors {
         self.slots.iter().any(|s| !s.stale.ranges().is_empty())
     }
 
+    /// Bytes stale on the host, summed over the mirrors of every GPU.
+    pub(crate) fn stale_bytes(&self) -> u64 {
+        let ranges = self.slots.iter().flat_map(|s| s.stale.ranges());
+        ranges.map(|r| r.end - r.start).sum()
+    }
+
     /// The host copy was declared current: no mirror holds newer bytes.
     pub(crate) fn clear_stale(&mut self) {
         for s in &mut self.slots {

@@ -382,6 +382,36 @@ pub fn single_device(
     min_gain: f64,
     wake_s: f64,
 ) -> Option<usize> {
+    single_device_after(costs, &[], units, min_gain, wake_s)
+}
+
+/// What a device waits for before its first package where it takes part in
+/// a run (see [`single_device_after`]): under lazy host coherence, the host
+/// copies it reads brought back from the GPUs' mirrors first.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StartCost {
+    /// Seconds it waits whatever its share (what it reads whole).
+    pub fixed_s: f64,
+    /// Seconds it would wait with all of the run (what it reads by its
+    /// items): with a share of the run, that share of them.
+    pub by_share_s: f64,
+}
+
+/// [`single_device`] where each device (by index of `costs`; missing
+/// entries: nothing) waits `start` before its first package: a device's
+/// time alone grows by all of it; one unit on a claimant of it, the
+/// threshold of being able to add anything, by its fixed part; and the
+/// devices together finish at `(units + sum rate_j * wait_j) / sum rate_j`,
+/// where `wait_j` is its fixed part plus its share of the rest (devices
+/// that start late finish with the others).
+pub fn single_device_after(
+    costs: &[(Option<Cost>, usize)],
+    start: &[StartCost],
+    units: u64,
+    min_gain: f64,
+    wake_s: f64,
+) -> Option<usize> {
+    let start_of = |j: usize| start.get(j).copied().unwrap_or_default();
     if costs.len() < 2 || units == 0 {
         return None;
     }
@@ -393,7 +423,11 @@ pub fn single_device(
     let g = units as f64;
     let (fastest, t_f) = known
         .iter()
-        .map(|&(c, n)| alone_time(c, n as usize, units))
+        .enumerate()
+        .map(|(j, &(c, n))| {
+            let s = start_of(j);
+            alone_time(c, n as usize, units) + s.fixed_s + s.by_share_s
+        })
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
     // One package of one unit on a claimant of another device, its fixed
@@ -407,7 +441,7 @@ pub fn single_device(
         .iter()
         .enumerate()
         .filter(|(j, _)| *j != fastest)
-        .map(|(_, (c, n))| n * c.time(1.0))
+        .map(|(j, (c, n))| n * c.time(1.0) + start_of(j).fixed_s)
         .fold(f64::INFINITY, f64::min);
     if t_f < wake_s || one_unit >= t_f {
         return Some(fastest);
@@ -415,8 +449,17 @@ pub fn single_device(
     // Rates only: overheads fitted over irregular packages can be far off,
     // and a wrong fallback forfeits all of co-execution's gain, so `S_max`
     // is estimated from the rates (as the solo throughputs define it).
-    let rates: f64 = known.iter().map(|(c, n)| c.rate * (g / n).min(1.0)).sum();
-    let t_co = g / rates;
+    let rate = |&(c, n): &(Cost, f64)| c.rate * (g / n).min(1.0);
+    let rates: f64 = known.iter().map(rate).sum();
+    let waits: f64 = known
+        .iter()
+        .enumerate()
+        .map(|(j, k)| {
+            let (s, r) = (start_of(j), rate(k));
+            r * (s.fixed_s + s.by_share_s * r / rates)
+        })
+        .sum();
+    let t_co = (g + waits) / rates;
     (t_f <= (1.0 + min_gain) * t_co).then_some(fastest)
 }
 
@@ -799,4 +842,39 @@ mod tests {
             None
         );
     }
+    #[test]
+    fn a_device_that_must_first_bring_data_back_sits_out() {
+        // Two devices of equal rate: co-executing halves the time.
+        let c = Cost {
+            overhead_s: 10e-6,
+            rate: 1e9,
+        };
+        let units = 1 << 20; // about 1 ms alone
+        let both = [(Some(c), 1), (Some(c), 1)];
+        assert_eq!(single_device_after(&both, &[], units, 0.05, 0.0), None);
+        // The first must first wait 0.2 ms (a share of the run's data to
+        // bring back): still worth it.
+        let some = [StartCost {
+            fixed_s: 0.0,
+            by_share_s: 0.4e-3,
+        }];
+        assert_eq!(single_device_after(&both, &some, units, 0.05, 0.0), None);
+        // 1.5 ms before it can start (a vector it reads whole): the other
+        // alone is done first.
+        let whole = [StartCost {
+            fixed_s: 1.5e-3,
+            by_share_s: 0.0,
+        }];
+        assert_eq!(single_device_after(&both, &whole, units, 0.05, 0.0), Some(1));
+        // Its share's data, too much to pay: the gain is gone.
+        let late = [StartCost {
+            fixed_s: 0.0,
+            by_share_s: 2.0e-3,
+        }];
+        assert_eq!(single_device_after(&both, &late, units, 0.05, 0.0), Some(1));
+        // A wait for the second device only is the second's.
+        let second = [StartCost::default(), whole[0]];
+        assert_eq!(single_device_after(&both, &second, units, 0.05, 0.0), Some(0));
+    }
+
 }
