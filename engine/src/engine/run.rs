@@ -399,6 +399,10 @@ impl Engine {
         shared: &Shared<'_>,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
+        // The run's time counts from here: the downloads at its start and
+        // the mirrors settled at its end are part of what it costs (and of
+        // what the learner compares configurations by).
+        let begun = Instant::now();
         // Lazy host coherence: the CPU's packages read and write the host
         // copies, and a GPU uploads what it reads from them, so they must
         // hold what earlier runs left in any other GPU's mirrors. A run of
@@ -496,7 +500,6 @@ impl Engine {
             message: "waking the pinned threads".into(),
             source: Some(Box::new(e)),
         })?;
-        let time_s = t0.elapsed().as_secs_f64();
         drop(sets);
         // (A run without a GPU reports no device of its own to count its
         // start's downloads against.)
@@ -505,6 +508,7 @@ impl Engine {
             lane.add_download(synced + per_package.load(Ordering::Relaxed));
         }
         self.settle_mirrors(args, run, &stagings, &lanes.gpus, shared.geometry)?;
+        let time_s = begun.elapsed().as_secs_f64();
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.

@@ -247,7 +247,10 @@ impl DeviceReport {
 /// The result of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// Wall time of the run, seconds.
+    /// Wall time of the run, seconds: from before the downloads a staged
+    /// run makes at its start (lazy host coherence) to after its mirrors
+    /// were settled at its end; the packages' times count from when the
+    /// claimants started, at most that much later.
     pub time_s: f64,
     /// Total work-items.
     pub items: u64,
