@@ -850,11 +850,11 @@ pub(crate) fn pipelined_packages(c: Cost, s: f64, total: u64) -> u64 {
 }
 
 /// The most packages [`pipelined_packages`] cuts a lone device's run into.
-pub(crate) const MAX_PIPELINE: u64 = 16;
+pub const MAX_PIPELINE: u64 = 16;
 
 /// The least fixed cost counted per package where the fit has none: a GPU
 /// package's submission and completion (20-80 us measured on the H200).
-pub(crate) const PACKAGE_FLOOR_S: f64 = 20e-6;
+pub const PACKAGE_FLOOR_S: f64 = 20e-6;
 
 fn granules(devices: &[DeviceSlot], total: u64) -> Vec<u64> {
     let own: Vec<u64> = devices.iter().map(|d| d.granule.max(1)).collect();
