@@ -833,10 +833,6 @@ impl PowerEstimator for Remap<'_> {
         let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
         Some(self.shipped(device, c))
     }
-    fn transfer_s_per_unit(&self, device: usize) -> Option<f64> {
-        let &(_, s) = self.transfers.iter().find(|&&(d, _)| d == device)?;
-        (s.is_finite() && s > 0.0).then_some(s)
-    }
 }
 
 /// Whether a run of one GPU alone runs its dispatch loop on the caller's

@@ -47,14 +47,6 @@ pub trait PowerEstimator: Send + Sync {
     fn cost(&self, device: usize) -> Option<Cost> {
         usable_power(self.power(device)).map(Cost::rate_only)
     }
-    /// Seconds per unit that `device`'s staged transfers add to its
-    /// packages (included in [`cost`](Self::cost)), where it has any: the
-    /// part of its time that one package's transfers can overlap with
-    /// another's compute. The default knows none.
-    fn transfer_s_per_unit(&self, device: usize) -> Option<f64> {
-        let _ = device;
-        None
-    }
 }
 
 /// `power` if it is a measurement the policies accept (finite and positive),

@@ -507,16 +507,10 @@ impl Plan {
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
             // A lone claimant (one GPU alone) has no one to balance against:
-            // cutting the range only adds per-package costs, unless its
-            // transfers are worth overlapping with its compute (see
-            // `pipelined_packages`). (Its probe, above, still comes first
-            // where it is unmeasured: the measure bounds how long the rest
-            // may take before it counts as hung.)
-            let Some((c, s)) = est.cost(d).zip(est.transfer_s_per_unit(d)) else {
-                return left;
-            };
-            let k = pipelined_packages(c, s, self.total);
-            return whole(self.total.div_ceil(k)).min(left);
+            // cutting the range would only add per-package costs. (Its probe,
+            // above, still comes first where it is unmeasured: the measure
+            // bounds how long the rest may take before it counts as hung.)
+            return left;
         }
         // Read in place, not collected: this runs on every claim. Hints
         // are rates without overhead (relative numbers, not units/s).
@@ -828,34 +822,6 @@ struct Pool {
 /// wave's time, so half a wave on each of two GPUs beats a full one on one;
 /// whether a GPU takes such a package at all is the cost model's decision
 /// (the overhead floor and the finish-time guard, as for any package).
-/// How many packages a device alone should cut a run of `total` units
-/// into, from its cost `c` (its rate slowed by its transfers) and the
-/// seconds per unit `s` its staged transfers take of it: one package runs
-/// its upload, compute and download one after the other, while with `k`
-/// packages each one's transfers overlap the others' compute, for `k - 1`
-/// more package overheads. The run then takes about `max(C, X) + min(C, X)
-/// / k + k * o` (compute `C`, transfers `X`, overhead `o`), least at `k =
-/// sqrt(min(C, X) / o)`, within 1..=[`MAX_PIPELINE`]. An overhead the fit
-/// has not separated (0) counts as [`PACKAGE_FLOOR_S`].
-pub(crate) fn pipelined_packages(c: Cost, s: f64, total: u64) -> u64 {
-    if !(c.rate.is_finite() && c.rate > 0.0 && s.is_finite() && s > 0.0) {
-        return 1;
-    }
-    let n = total as f64;
-    let transfers = s * n;
-    let compute = (n / c.rate - transfers).max(0.0);
-    let overhead = c.overhead_s.max(PACKAGE_FLOOR_S);
-    let k = (transfers.min(compute) / overhead).sqrt().floor();
-    (k as u64).clamp(1, MAX_PIPELINE)
-}
-
-/// The most packages [`pipelined_packages`] cuts a lone device's run into.
-pub const MAX_PIPELINE: u64 = 16;
-
-/// The least fixed cost counted per package where the fit has none: a GPU
-/// package's submission and completion (20-80 us measured on the H200).
-pub const PACKAGE_FLOOR_S: f64 = 20e-6;
-
 fn granules(devices: &[DeviceSlot], total: u64) -> Vec<u64> {
     let own: Vec<u64> = devices.iter().map(|d| d.granule.max(1)).collect();
     let wide = own.iter().filter(|&&g| g > 1).count() as u64;
@@ -1146,58 +1112,6 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &[DeviceSlot::cpu(2)], 1000, &est).unwrap();
         let mut w = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut w, 1000, &est), 250);
-    }
-
-    /// A lone device with staged transfers cuts its run so that each
-    /// package's transfers overlap another's compute; without transfers,
-    /// or where they are small against the package overhead, it takes all
-    /// at once.
-    #[test]
-    fn a_lone_staged_device_overlaps_its_transfers() {
-        // 1 ms of compute and 1 ms of transfers for 1000 units, 30 us a
-        // package: sqrt(1 ms / 30 us) = 5.8, so 5 packages.
-        let c = Cost {
-            overhead_s: 30e-6,
-            rate: 1000.0 / 2e-3,
-        };
-        assert_eq!(pipelined_packages(c, 1e-6, 1000), 5);
-        // Transfers of 60 us: 1 package.
-        assert_eq!(pipelined_packages(c, 60e-9, 1000), 1);
-        // No overhead known: the floor (sqrt(1 ms / 20 us) = 7).
-        let flat = Cost { overhead_s: 0.0, ..c };
-        assert_eq!(pipelined_packages(flat, 1e-6, 1000), 7);
-        // Bounded: 0.5 s of compute and of transfers.
-        let long = Cost {
-            overhead_s: 30e-6,
-            rate: 1000.0,
-        };
-        assert_eq!(pipelined_packages(long, 5e-4, 1000), MAX_PIPELINE);
-        assert_eq!(pipelined_packages(c, f64::NAN, 1000), 1);
-
-        /// A fixed cost, and transfers of 1 us per unit.
-        struct Staged(Cost);
-        impl PowerEstimator for Staged {
-            fn record(&self, _: usize, _: u64, _: f64) {}
-            fn power(&self, _: usize) -> Option<f64> {
-                Some(self.0.rate)
-            }
-            fn cost(&self, _: usize) -> Option<Cost> {
-                Some(self.0)
-            }
-            fn transfer_s_per_unit(&self, _: usize) -> Option<f64> {
-                Some(1e-6)
-            }
-        }
-        let est = Staged(c);
-        let p = Plan::new(&hg(None, 2.0, 1), &[DeviceSlot::cpu(1)], 1000, &est).unwrap();
-        let mut lone = p.claimant(0, 0);
-        assert_eq!(p.package_size(&mut lone, 1000, &est), 200);
-        assert_eq!(p.package_size(&mut lone, 100, &est), 100);
-        // Without transfers: everything at once.
-        let plain = crate::sched::ThroughputEstimator::new(1);
-        plain.seed(0, c, 4.0);
-        let mut lone = p.claimant(0, 0);
-        assert_eq!(p.package_size(&mut lone, 1000, &plain), 1000);
     }
 
     /// A run smaller than one wave per GPU: the GPUs' granules shrink to
