@@ -86,3 +86,36 @@ fn a_cold_package_recorded_warm_owns_the_overhead() {
     let c = history(true, &[511, 512]).cost(0).unwrap();
     assert!(c.overhead_s > 6e-3, "{c:?}");
 }
+
+/// Two GPUs a percent apart and a CPU whose rate, added to the slower
+/// GPU's, just exceeds the faster GPU's: when the slower GPU claims first,
+/// the faster one still takes the other half (counting the slower one as
+/// free to do it, it used to decline, and the slower ran the whole range in
+/// twice the time).
+#[test]
+fn the_second_gpu_to_claim_takes_its_half_beside_a_cpu() {
+    let est = ThroughputEstimator::new(3);
+    est.seed(0, Cost::rate_only(512.0), 8.0);
+    est.seed(1, warm(0), 8.0);
+    est.seed(2, warm(1), 8.0);
+    let gpu = DeviceSlot::gpu().with_granule(WAVE);
+    let slots = [DeviceSlot::cpu(31), gpu, gpu];
+    let plan = Plan::new(&Scheduler::hguided(), &slots, TOTAL, &est).unwrap();
+    let queue = WorkQueue::new(TOTAL);
+    let mut units = [0u64; 3];
+    let mut claimants = [plan.claimant(2, 0), plan.claimant(1, 0)];
+    let mut cpu: Vec<_> = (0..31).map(|i| plan.claimant(0, i)).collect();
+    for _ in 0..4 {
+        for (c, dev) in claimants.iter_mut().zip([2, 1]) {
+            if let Some((r, _)) = plan.claim(&queue, c, &est) {
+                units[dev] += r.end - r.start;
+            }
+        }
+        for c in &mut cpu {
+            if let Some((r, _)) = plan.claim(&queue, c, &est) {
+                units[0] += r.end - r.start;
+            }
+        }
+    }
+    assert_eq!(units, [0, TOTAL / 2, TOTAL / 2]);
+}

@@ -601,6 +601,15 @@ impl Plan {
     /// slowest work-group: the last one must not outlast the devices that
     /// split finely. A package claimed ahead counts from when it can start
     /// (`backlog_s`). Returns the seconds of the declined package.
+    ///
+    /// The others are taken as free to start on `left` at once, which a
+    /// peer (another device of one claimant whose rate is at least
+    /// [`GUARD_MARGIN`] of this claimant's: another GPU) may not be: it may
+    /// hold a large package of its own (a CPU worker's are small). So a claimant with a peer never declines
+    /// a package within its share of an even finish (two GPUs a percent
+    /// apart and a CPU: the first GPU to claim takes half; the other would
+    /// decline the second half, counting the first GPU as free, and that
+    /// GPU would then run it after its own, in twice the time).
     fn overshoots(
         &self,
         d: usize,
@@ -616,7 +625,19 @@ impl Plan {
         }
         let mine_s = backlog_s + self.claimants[d] as f64 * mine.time(size as f64);
         let others_s = (left as f64 + others.overhead_units) / others.rates;
-        (mine_s > others_s).then_some(mine_s)
+        if mine_s <= others_s {
+            return None;
+        }
+        let mine_rate = mine.rate / self.claimants[d] as f64;
+        let peer = (0..self.claimants.len()).any(|j| {
+            j != d
+                && self.claimants[j] == 1
+                && cost(j).is_some_and(|c| c.rate >= GUARD_MARGIN * mine_rate)
+        });
+        if even_share_on() && peer && size <= self.even_share(d, mine, left, cost) {
+            return None;
+        }
+        Some(mine_s)
     }
 
     /// The devices with claimants and a known cost, but `except`: their
