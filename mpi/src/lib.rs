@@ -81,7 +81,7 @@
 //! ```
 //!
 //! `mpi/examples/mandelbrot.rs` renders an image the same way (2-D, by
-//! rows) and checks it at rank 0; `mpi/examples/dot.rs` sums a dot
+//! rows) and checks it at rank 0; `mpi/examples/mpi_dot.rs` sums a dot
 //! product's per-claim [`coexec::Reduction`]s across ranks with an MPI
 //! reduce; `scripts/mpi-example.sh` runs both on 2 ranks.
 

@@ -16,7 +16,7 @@
 //! `--n`.
 //!
 //! ```text
-//! mpirun -n 2 --oversubscribe target/release/examples/dot \
+//! mpirun -n 2 --oversubscribe target/release/examples/mpi_dot \
 //!     [--n 200003] [--groups 4] [--workers N] [--devices cpu|gpu|all]
 //! ```
 
