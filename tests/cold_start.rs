@@ -36,12 +36,7 @@ void main() {
 }";
 
 fn hash(i: u32) -> u32 {
-    let mut h = i;
-    for _ in 0..256 {
-        h = h.wrapping_mul(1664525).wrapping_add(1013904223);
-        h ^= h >> 13;
-    }
-    h
+    common::hash(i, 256)
 }
 
 /// The delay of each GPU's cold package: hundreds of times a warm

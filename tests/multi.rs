@@ -36,12 +36,7 @@ void main() {
 }";
 
 fn hash(i: u32) -> u32 {
-    let mut h = i;
-    for _ in 0..64 {
-        h = h.wrapping_mul(1664525).wrapping_add(1013904223);
-        h ^= h >> 13;
-    }
-    h
+    common::hash(i, 64)
 }
 
 /// An engine with `copies` logical devices on each GPU and one CPU worker.

@@ -184,7 +184,7 @@ impl Learning {
                 let i = present.iter().position(|p| p.0 == slot)?;
                 let c = est.cost(slot)?;
                 let s = start.get(i).copied().unwrap_or_default();
-                let t = alone_time(c, present[i].1, units) + s.fixed_s + s.by_share_s;
+                let t = alone_time(c, present[i].1, units) + s.all_s();
                 Some(t / units.max(1) as f64)
             }
             Mode::Together => None,
@@ -336,7 +336,7 @@ fn profiles_on_in_env() -> bool {
 /// changes). Read once per process.
 fn fallback_on_in_env() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("COEXEC_FALLBACK").map_or(true, |v| v.trim() != "0"))
+    crate::switches::on_unless_zero(&ON, "COEXEC_FALLBACK")
 }
 
 /// `COEXEC_SPLIT=0` plans co-executed runs from the learned costs alone,
@@ -344,7 +344,7 @@ fn fallback_on_in_env() -> bool {
 /// changes). Read once per process.
 fn split_on_in_env() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("COEXEC_SPLIT").map_or(true, |v| v.trim() != "0"))
+    crate::switches::on_unless_zero(&ON, "COEXEC_SPLIT")
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ mod profile;
 mod program;
 pub mod shader;
 mod split;
+mod switches;
 
 layer!(exec);
 layer!(mem);

@@ -7,6 +7,17 @@
 use coexec::{AllocatorBackend, Engine, EngineOptions, Validation};
 use std::sync::{Arc, OnceLock};
 
+/// `rounds` rounds of an LCG and a shift from `i`: the CPU reference of
+/// the tests' hash kernels (`h = h * 1664525u + 1013904223u; h ^= h >> 13;`).
+pub(crate) fn hash(i: u32, rounds: u32) -> u32 {
+    let mut h = i;
+    for _ in 0..rounds {
+        h = h.wrapping_mul(1664525).wrapping_add(1013904223);
+        h ^= h >> 13;
+    }
+    h
+}
+
 /// An engine with `workers` CPU workers, or `None` (after printing why) when
 /// this machine has no Vulkan device.
 pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {

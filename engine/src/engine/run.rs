@@ -582,8 +582,9 @@ impl Engine {
     /// What the CPU would wait for before its first package if it took part
     /// (see [`StartCost`]): under lazy host coherence, bringing back to the
     /// host what earlier runs left in the GPUs' mirrors, at the slowest
-    /// GPU's download bandwidth as its packages' downloads taught it (what it reads whole: all of it;
-    /// what it reads by its items: its share). Nothing otherwise.
+    /// GPU's download bandwidth as its packages' downloads taught it (what
+    /// it reads whole: all of it; what it reads by its items: its share).
+    /// Nothing otherwise.
     fn cpu_start_cost(&self, args: &Args<'_>, use_cpu: bool) -> StartCost {
         if !use_cpu || self.inner.memory.lazy().is_none() {
             return StartCost::default();
@@ -843,7 +844,7 @@ impl PowerEstimator for Remap<'_> {
 /// rather than on the core chosen near the GPU. Read once per process.
 fn gpu_inline_in_env() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("COEXEC_GPU_INLINE").map_or(true, |v| v.trim() != "0"))
+    crate::switches::on_unless_zero(&ON, "COEXEC_GPU_INLINE")
 }
 
 /// Whether packages may be split by work stealing: yes, unless the
@@ -851,7 +852,7 @@ fn gpu_inline_in_env() -> bool {
 /// Read once per process, not per run.
 fn stealing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("COEXEC_STEAL").map_or(true, |v| v.trim() != "0"))
+    crate::switches::on_unless_zero(&ON, "COEXEC_STEAL")
 }
 
 #[cfg(test)]

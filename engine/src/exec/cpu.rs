@@ -174,7 +174,7 @@ impl Pending {
     /// see `CostFit::record_cold`).
     fn flush(
         &mut self,
-        role: &CpuRole<'_>,
+        device: usize,
         share: f64,
         queue: &WorkQueue,
         estimates: &dyn PowerEstimator,
@@ -182,8 +182,7 @@ impl Pending {
         if self.units == 0 {
             return;
         }
-        let seconds = self.time.as_secs_f64() / share;
-        estimates.record_parallel(role.device, self.units, seconds, share);
+        estimates.record_parallel(device, self.units, self.time.as_secs_f64() / share, share);
         queue.complete(self.units);
         *self = Pending::default();
     }
@@ -255,7 +254,7 @@ pub(crate) fn worker_loop(
             // Nothing to claim now: publish what this worker still holds, so
             // that the run can be seen done. Then stay until every unit is
             // done: another device may still fail and give its packages back.
-            pending.flush(role, share, queue, estimates);
+            pending.flush(role.device, share, queue, estimates);
             if queue.is_done() || queue.is_aborted() {
                 break;
             }
@@ -292,14 +291,14 @@ pub(crate) fn worker_loop(
                 role.board.withdraw(worker);
                 lane.panic = Some(err);
                 queue.abort();
-                pending.flush(role, share, queue, estimates);
+                pending.flush(role.device, share, queue, estimates);
                 lane.push(role, worker, ran, stolen, t0);
                 break 'claims;
             }
             let n = chunk.end - chunk.start;
             pending.add(n, end - start);
             if pending.time >= PUBLISH_AFTER {
-                pending.flush(role, share, queue, estimates);
+                pending.flush(role.device, share, queue, estimates);
             }
             chunker.learn(n, end - start);
             lane.busy_s += (end - start).as_secs_f64();

@@ -257,6 +257,21 @@ fn spin_for_mail(slot: &Slot, go_on: impl Fn() -> bool) -> bool {
     false
 }
 
+/// The panic of job `index`, where its `outcome` is one. A payload whose
+/// destructor panics must not unwind from here (a pool thread would die and
+/// its caller wait forever): that second payload is leaked.
+fn caught(index: usize, outcome: std::thread::Result<()>) -> Option<JobPanic> {
+    let payload = outcome.err()?;
+    let message = crate::error::panic_message(&*payload);
+    if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(second);
+    }
+    Some(JobPanic {
+        thread: index,
+        message,
+    })
+}
+
 /// The loop of pool thread `index`.
 fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
     CURRENT_POOL.with(|c| c.set(pool_id));
@@ -276,17 +291,8 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64) {
                 let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
                 // `job` is not used past this point: the caller may return (and the borrow end)
                 // as soon as `remaining` reaches 0 below.
-                if let Err(payload) = outcome {
-                    let message = crate::error::panic_message(&*payload);
-                    // A payload whose destructor panics must not kill the thread (the caller
-                    // would wait forever): catch that too and leak the second payload.
-                    if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-                        std::mem::forget(second);
-                    }
-                    *lock(&slot.panic) = Some(JobPanic {
-                        thread: index,
-                        message,
-                    });
+                if let Some(p) = caught(index, outcome) {
+                    *lock(&slot.panic) = Some(p);
                 }
                 // Release: publishes the job's effects and the result slot to the caller's
                 // Acquire load in `WaitAll::drop`; the RMWs form a release sequence, so the
@@ -415,19 +421,8 @@ impl Pool {
         let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
         CURRENT_POOL.with(|c| c.set(outer));
         let mut results: Vec<Result<(), JobPanic>> = self.threads.iter().map(|_| Ok(())).collect();
-        if let Err(payload) = outcome {
-            let message = crate::error::panic_message(&*payload);
-            // As in `thread_main`: a payload whose destructor panics is
-            // leaked rather than unwinding out of the run.
-            if let Err(second) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-                std::mem::forget(second);
-            }
-            if let Some(r) = results.get_mut(index) {
-                *r = Err(JobPanic {
-                    thread: index,
-                    message,
-                });
-            }
+        if let (Some(p), Some(r)) = (caught(index, outcome), results.get_mut(index)) {
+            *r = Err(p);
         }
         Ok(results)
     }

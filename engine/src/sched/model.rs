@@ -23,9 +23,8 @@
 //! process pays one-time costs (the pipeline's first use, the driver's lazy
 //! initialisation, first touches of the buffers' pages; on a discrete GPU up
 //! to thousands of times a warm package). Its time says nothing about the
-//! warm device, and a fixed
-//! cost fitted from it would stay in the fit for many runs (a large
-//! overhead makes every later package large). The GPU's dispatch loop
+//! warm device, and a fixed cost fitted from it would stay in the fit for
+//! many runs (a large overhead makes every later package large). The GPU's dispatch loop
 //! records it *cold* ([`CostFit::record_cold`]); cold samples are kept apart
 //! from the fit (a CPU's first publication is recorded warm: its page
 //! faults are a modest cost, and a CPU measured at once lets the model rule
@@ -397,6 +396,13 @@ pub struct StartCost {
     pub by_share_s: f64,
 }
 
+impl StartCost {
+    /// Seconds it waits when it takes all of the run (runs alone).
+    pub fn all_s(&self) -> f64 {
+        self.fixed_s + self.by_share_s
+    }
+}
+
 /// [`single_device`] where each device (by index of `costs`; missing
 /// entries: nothing) waits `start` before its first package: a device's
 /// time alone grows by all of it; one unit on a claimant of it, the
@@ -424,10 +430,7 @@ pub fn single_device_after(
     let (fastest, t_f) = known
         .iter()
         .enumerate()
-        .map(|(j, &(c, n))| {
-            let s = start_of(j);
-            alone_time(c, n as usize, units) + s.fixed_s + s.by_share_s
-        })
+        .map(|(j, &(c, n))| alone_time(c, n as usize, units) + start_of(j).all_s())
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))?;
     // One package of one unit on a claimant of another device, its fixed
@@ -842,6 +845,7 @@ mod tests {
             None
         );
     }
+
     #[test]
     fn a_device_that_must_first_bring_data_back_sits_out() {
         // Two devices of equal rate: co-executing halves the time.
@@ -876,5 +880,4 @@ mod tests {
         let second = [StartCost::default(), whole[0]];
         assert_eq!(single_device_after(&both, &second, units, 0.05, 0.0), Some(0));
     }
-
 }

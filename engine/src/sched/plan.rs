@@ -605,8 +605,9 @@ impl Plan {
     /// The others are taken as free to start on `left` at once, which a
     /// peer (another device of one claimant whose rate is at least
     /// [`GUARD_MARGIN`] of this claimant's: another GPU) may not be: it may
-    /// hold a large package of its own (a CPU worker's are small). So a claimant with a peer never declines
-    /// a package within its share of an even finish (two GPUs a percent
+    /// hold a large package of its own (a CPU worker's are small). So a
+    /// claimant with a peer never declines a package within its share of an
+    /// even finish (two GPUs a percent
     /// apart and a CPU: the first GPU to claim takes half; the other would
     /// decline the second half, counting the first GPU as free, and that
     /// GPU would then run it after its own, in twice the time).
@@ -634,10 +635,7 @@ impl Plan {
                 && self.claimants[j] == 1
                 && cost(j).is_some_and(|c| c.rate >= GUARD_MARGIN * mine_rate)
         });
-        if even_share_on() && peer && size <= self.even_share(d, mine, left, cost) {
-            return None;
-        }
-        Some(mine_s)
+        (!(peer && self.within_even_share(d, mine, size, left, cost))).then_some(mine_s)
     }
 
     /// The devices with claimants and a known cost, but `except`: their
@@ -778,12 +776,25 @@ impl Plan {
         };
         let mine_s = claimants * mine.time(size as f64);
         let others_s = (left as f64 + others.overhead_units) / others.rates;
-        let comparable = even_share_on()
-            && mine.rate / claimants >= GUARD_MARGIN * others.fastest_claimant;
-        if comparable && size <= self.even_share(d, mine, left, cost) {
+        let comparable = mine.rate / claimants >= GUARD_MARGIN * others.fastest_claimant;
+        if comparable && self.within_even_share(d, mine, size, left, cost) {
             return None;
         }
         (mine_s > GUARD_MARGIN * others_s).then_some(mine_s)
+    }
+
+    /// Whether `size` units are within a claimant of `d`'s share of an even
+    /// finish of `left` (see [`even_share`](Self::even_share)), where the
+    /// guards keep that share (`COEXEC_EVEN_SHARE`, on unless `0`).
+    fn within_even_share(
+        &self,
+        d: usize,
+        mine: Cost,
+        size: u64,
+        left: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> bool {
+        even_share_on() && size <= self.even_share(d, mine, left, cost)
     }
 
     /// A claimant of `d`'s share of an even finish of `left` units (see
@@ -816,7 +827,7 @@ impl Plan {
 /// process.
 fn even_share_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("COEXEC_EVEN_SHARE").map_or(true, |v| v.trim() != "0"))
+    crate::switches::on_unless_zero(&ON, "COEXEC_EVEN_SHARE")
 }
 
 /// What the other devices would do at the end of a run (see

@@ -144,13 +144,14 @@ impl DispatchRing {
         after: Option<(&Completion, u64)>,
     ) -> Result<u64, VkError> {
         let ticket = self.last_ticket() + 1;
-        let recording = std::time::Instant::now();
+        // Timed only where traced: this is every package's path.
+        let recording = tracing::enabled!(tracing::Level::TRACE).then(std::time::Instant::now);
         // SAFETY: the slot is idle and `d` is valid (function contract).
         let cb = unsafe { self.record(ticket, Some(d))? };
-        tracing::trace!(
-            record_us = recording.elapsed().as_secs_f64() * 1e6,
-            "package recorded"
-        );
+        if let Some(t) = recording {
+            let record_us = t.elapsed().as_secs_f64() * 1e6;
+            tracing::trace!(record_us, "package recorded");
+        }
         // SAFETY: `cb` is fully recorded and not pending (slot idle: so is
         // the slot's fence, with fences; the ring has `depth` of each); the
         // completion is the ring's own, which outlives its submissions (Drop
