@@ -97,6 +97,10 @@ fn after_a_cold_first_package_both_gpus_take_work() {
             "warm run {run}: items per GPU {items:?} (all runs: {shares:?})"
         );
     }
+    common::assert_validation_clean(&e);
+    // The profile is on disk once the engine is gone (it is written off
+    // the runs' path).
+    drop((k, e));
     // The GPUs' costs in the profile (slots 1 and 2): their fixed cost
     // is a warm package's, far below the cold delay.
     let overheads = profile_overheads(&dir.join("profiles"));
@@ -104,8 +108,6 @@ fn after_a_cold_first_package_both_gpus_take_work() {
     for o in &overheads {
         assert!(*o < DELAY.as_secs_f64() / 8.0, "{overheads:?}");
     }
-    common::assert_validation_clean(&e);
-    drop((k, e));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -87,6 +87,57 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
 }
 
 #[test]
+fn a_slot_resubmits_its_recording_only_for_the_same_dispatch() {
+    let Some(e) = engine() else { return };
+    // Adds the push constant to every element: each submission that runs
+    // shows, and so does one that runs with stale push constants or set.
+    let glsl = "#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer O { uint o[]; };
+layout(push_constant) uniform P { uint add; };
+void main() { o[gl_GlobalInvocationID.x] += add; }";
+    let words = coexec::shader::compile_glsl(glsl, "add.comp").unwrap();
+    let iface = spirv::reflect(&words, "main").unwrap();
+    let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
+    let mut a = e.buffer::<u32>(64).unwrap();
+    let mut b = e.buffer::<u32>(64).unwrap();
+    let set_a = pipeline.bind_cached(&[a.binding()]).unwrap();
+    let set_b = pipeline.bind_cached(&[b.binding()]).unwrap();
+    // The same buffers give the same set; others another.
+    assert!(Arc::ptr_eq(
+        &set_a,
+        &pipeline.bind_cached(&[a.binding()]).unwrap()
+    ));
+    assert!(!Arc::ptr_eq(&set_a, &set_b));
+    let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();
+    let mut run = |set: &coexec_engine::vk::BindingSet, add: u32, groups: u32| {
+        // SAFETY: every earlier ticket was waited on (slot idle); the set was
+        // made by this pipeline and its buffer outlives the wait; 4 push
+        // bytes, the shader's.
+        let t = unsafe { ring.submit(&pipeline, set, &add.to_ne_bytes(), [0; 3], [groups, 1, 1]) }
+            .unwrap();
+        assert!(ring.wait(t, 10_000_000_000).unwrap());
+    };
+    // Five of the same through two slots: both slots resubmit their
+    // recording; each run adds once.
+    for _ in 0..5 {
+        run(&set_a, 1, 16);
+    }
+    // Another push constant, another range, another set: each recorded anew.
+    run(&set_a, 10, 16);
+    run(&set_a, 100, 8);
+    run(&set_b, 7, 16);
+    run(&set_a, 1, 16);
+    for (i, v) in a.as_mut_slice().iter().enumerate() {
+        let expect = if i < 32 { 116 } else { 16 };
+        assert_eq!(*v, expect, "a[{i}]");
+    }
+    assert!(b.as_mut_slice().iter().all(|&v| v == 7));
+    drop((set_a, set_b));
+    assert_validation_clean(&e);
+}
+
+#[test]
 fn every_timestamp_mode_gives_spans_of_its_own_package() {
     let Some(e) = engine() else { return };
     if !e.device().has_timestamps() {

@@ -7,6 +7,7 @@
 mod energy;
 mod gpus;
 mod limits;
+mod phases;
 mod rayon_baseline;
 mod run;
 mod spirv_cpu;
@@ -150,8 +151,11 @@ pub struct EngineOptions {
     /// from its profile. Profiles are keyed by the kernel's SPIR-V, the
     /// devices and their driver, and the index space's shape class; a
     /// missing, stale or corrupt one is ignored (a warning), never an
-    /// error. On by default; off also when the pipeline cache is off or
-    /// the environment sets `COEXEC_PROFILE=off`.
+    /// error. A run whose figures moved queues its profile for a writer
+    /// thread (the run does not wait for the disk); every profile an
+    /// engine queued is on disk once the engine is dropped. On by default;
+    /// off also when the pipeline cache is off or the environment sets
+    /// `COEXEC_PROFILE=off`.
     pub profiles: bool,
     /// Where the GPU reads and writes the buffers of a run: zero-copy in
     /// host memory, or device-local mirrors with staged transfers

@@ -27,6 +27,8 @@ use crate::sched::Cost;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+mod writer;
+
 /// First line of a profile file.
 const MAGIC: &str = "coexec-profile 2";
 
@@ -79,7 +81,7 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The directory of profiles, or none (profiles off).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct ProfileStore {
     dir: Option<PathBuf>,
 }
@@ -103,7 +105,8 @@ impl ProfileStore {
     /// when off, missing, or unusable (warned).
     pub(crate) fn load(&self, key: &ProfileKey, devices: usize) -> Option<Profile> {
         let path = self.path(key)?;
-        let text = match std::fs::read_to_string(&path) {
+        let read = writer::pending(&path).map_or_else(|| std::fs::read_to_string(&path), Ok);
+        let text = match read {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
             Err(e) => {
@@ -120,13 +123,27 @@ impl ProfileStore {
         }
     }
 
-    /// Stores `profile` for `key`. Failures are warned about, never
-    /// returned: a profile is an optimization.
+    /// Stores `profile` for `key`, off the caller's thread (see
+    /// [`writer`]). Failures are warned about, never returned: a profile is
+    /// an optimization.
     pub(crate) fn save(&self, key: &ProfileKey, profile: &Profile) {
         let Some(path) = self.path(key) else { return };
-        if let Err(e) = write_atomically(&path, &render(key, profile)) {
-            tracing::warn!("could not write profile {}: {e}", path.display());
+        writer::queue(path, render(key, profile), write_or_warn);
+    }
+}
+
+impl Drop for ProfileStore {
+    /// What this store saved is on disk once it is gone.
+    fn drop(&mut self) {
+        if self.enabled() {
+            writer::flush();
         }
+    }
+}
+
+fn write_or_warn(path: &Path, text: &str) {
+    if let Err(e) = write_atomically(path, text) {
+        tracing::warn!("could not write profile {}: {e}", path.display());
     }
 }
 
@@ -294,9 +311,29 @@ mod tests {
     }
 
     #[test]
+    fn saves_reach_the_disk_latest_first_once_the_store_goes() {
+        let (s, dir) = store();
+        let k = key("1");
+        let path = s.path(&k).unwrap();
+        let first = costs(&[Some(GPU), None]);
+        let last = costs(&[None, Some(GPU)]);
+        s.save(&k, &first);
+        s.save(&k, &last);
+        // Queued or written, a load sees the latest.
+        assert_eq!(s.load(&k, 2), Some(last.clone()));
+        drop(s);
+        // The store flushed as it went: the file holds the latest.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(parse(&text, &k, 2), Ok(last));
+        assert!(writer::pending(&path).is_none());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn stale_corrupt_and_unreadable_are_ignored() {
         let (s, dir) = store();
         s.save(&key("1"), &costs(&[Some(GPU), Some(GPU)]));
+        writer::flush();
         // Another driver: another file name, and a key mismatch if forced.
         assert_eq!(s.load(&key("2"), 2), None);
         let path = s.path(&key("2")).unwrap();

@@ -1,6 +1,7 @@
 //! One run, in named steps: which devices take part, the plan, the claimants
 //! at work, and the report.
 
+use super::phases::Phases;
 use super::{Devices, Engine};
 use crate::error::{Error, Result};
 use crate::exec::cpu::{self, CpuRole};
@@ -157,10 +158,12 @@ impl Engine {
         devices: Devices,
     ) -> Result<Report> {
         let inner = &*self.inner;
+        let mut steps = Phases::start();
         let (use_cpu, units, cpu_note) = self.select(kernel, devices)?;
         self.validate_args(kernel, &args, geometry)?;
         let cpu_alone = use_cpu && units.is_empty();
         let (units, left_out) = self.within_limits(use_cpu, units, &args, geometry)?;
+        steps.mark("validated");
         if self.takes_rayon_baseline(kernel, cpu_alone) {
             let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
             return self.run_rayon(kernel, &args, geometry);
@@ -169,6 +172,7 @@ impl Engine {
             .learning
             .prepare(kernel, geometry.space, geometry.total);
         let cpu_start = self.cpu_start_cost(&args, use_cpu);
+        steps.mark("learner prepared");
         let (mut run, scheduler) = self.sit_out(
             kernel,
             scheduler,
@@ -178,6 +182,7 @@ impl Engine {
         )?;
         run.cpu_note = cpu_note;
         run.left_out = left_out;
+        steps.mark("devices chosen");
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
         let estimates = Remap {
@@ -188,6 +193,7 @@ impl Engine {
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
+        steps.mark("planned");
         let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
         let shared = Shared {
             geometry,
@@ -195,14 +201,16 @@ impl Engine {
             queue: &queue,
             estimates: &estimates,
         };
-        let lanes = self.execute(kernel, &args, &run, &shared)?;
+        let lanes = self.execute(kernel, &args, &run, &shared, &mut steps)?;
         let time_s = lanes.time_s;
         let memory = match run.gpus.is_empty() {
             false => inner.memory.placement(),
             true => MemoryPlacement::ZeroCopy,
         };
         let (devices_out, packages) = self.collect(&run, lanes, &queue)?;
+        steps.mark("collected");
         let energy = self.energy(time_s, &devices_out);
+        steps.mark("energy");
         // `devices_out` lists the run's devices in `engine_index` order.
         let shares: Vec<crate::split::Share> = engine_index
             .iter()
@@ -219,6 +227,8 @@ impl Engine {
             run.mode.map(|m| (m, time_s, geometry.units)),
             &shares,
         );
+        steps.mark("reported");
+        steps.emit();
         Ok(Report {
             time_s,
             items: geometry.package(0..geometry.units).len(),
@@ -366,7 +376,7 @@ impl Engine {
         args: &Args<'_>,
         run: &RunDevices<'_>,
         stagings: &[Option<Staging<'_>>],
-    ) -> Result<Vec<crate::vk::BindingSet>> {
+    ) -> Result<Vec<std::sync::Arc<crate::vk::BindingSet>>> {
         let mut sets = Vec::with_capacity(run.gpus.len());
         for (k, &(g, _)) in run.gpus.iter().enumerate() {
             let (pipeline, _) =
@@ -383,7 +393,7 @@ impl Engine {
                     })
                     .collect::<Result<_>>()?,
             };
-            sets.push(pipeline.bind(&bufs)?);
+            sets.push(pipeline.bind_cached(&bufs)?);
         }
         Ok(sets)
     }
@@ -397,6 +407,7 @@ impl Engine {
         args: &Args<'_>,
         run: &RunDevices<'_>,
         shared: &Shared<'_>,
+        steps: &mut Phases,
     ) -> Result<Lanes> {
         let inner = &*self.inner;
         // The run's time counts from here: the downloads at its start and
@@ -430,8 +441,11 @@ impl Engine {
         };
         let per_package = AtomicU64::new(0);
         let cpu_sync = per_cpu_package.then_some(&per_package);
+        steps.mark("host synced");
         let stagings = self.stagings(kernel, args, run, shared.geometry)?;
+        steps.mark("staging planned");
         let sets = self.bind_all(kernel, args, run, &stagings)?;
+        steps.mark("bound");
         let use_cpu = run.cpu;
         let board = StealBoard::new(
             if use_cpu && stealing() {
@@ -500,6 +514,7 @@ impl Engine {
             message: "waking the pinned threads".into(),
             source: Some(Box::new(e)),
         })?;
+        steps.mark("claimants done");
         drop(sets);
         // (A run without a GPU reports no device of its own to count its
         // start's downloads against.)
@@ -508,6 +523,7 @@ impl Engine {
             lane.add_download(synced + per_package.load(Ordering::Relaxed));
         }
         self.settle_mirrors(args, run, &stagings, &lanes.gpus, shared.geometry)?;
+        steps.mark("mirrors settled");
         let time_s = begun.elapsed().as_secs_f64();
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel

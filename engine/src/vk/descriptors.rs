@@ -5,13 +5,25 @@ use super::{ComputePipeline, Device};
 use crate::error::{Error, Result, VkError, VkResultExt};
 use crate::mem::BufferBinding;
 use ash::vk;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A descriptor set for one run (its own small pool, destroyed with it).
+/// Its bindings are written once, when it is made, and never changed.
 pub struct BindingSet {
     device: Arc<Device>,
     pool: vk::DescriptorPool,
     pub(super) set: vk::DescriptorSet,
+    /// Unique in the process, never reused (a handle may be, once the set
+    /// is gone): what a recorded command buffer is matched by.
+    pub(super) serial: u64,
+}
+
+/// The next [`BindingSet::serial`].
+fn next_serial() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    // Relaxed: only uniqueness matters, which fetch_add gives in any order.
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Drop for BindingSet {
@@ -113,6 +125,7 @@ impl ComputePipeline {
                 device: self.device.clone(),
                 pool,
                 set: s[0],
+                serial: next_serial(),
             }),
             Err(r) => {
                 // SAFETY: created above, unused.

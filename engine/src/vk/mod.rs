@@ -15,6 +15,7 @@ mod instance;
 mod pipeline;
 mod queues;
 mod ring;
+mod set_cache;
 pub mod spirv;
 mod timeline;
 mod timestamps;

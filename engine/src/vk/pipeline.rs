@@ -14,6 +14,8 @@ pub struct ComputePipeline {
     pub(super) layout: vk::PipelineLayout,
     pub(super) pipeline: vk::Pipeline,
     pub(super) interface: ShaderInterface,
+    /// The binding sets of its latest runs ([`ComputePipeline::bind_cached`]).
+    pub(super) sets: super::set_cache::SetCache,
 }
 
 impl std::fmt::Debug for ComputePipeline {
@@ -114,6 +116,7 @@ impl ComputePipeline {
             layout,
             pipeline,
             interface,
+            sets: Default::default(),
         })
     }
 
@@ -130,6 +133,11 @@ impl ComputePipeline {
 
 impl Drop for ComputePipeline {
     fn drop(&mut self) {
+        // The kept sets go first (a set may outlive its layout, but
+        // nothing is gained by that).
+        drop(std::mem::take(
+            &mut *self.sets.0.lock().unwrap_or_else(|p| p.into_inner()),
+        ));
         let raw = self.device.raw();
         // SAFETY: runs borrow the pipeline and wait for their GPU work before
         // returning, so nothing pending uses these objects.
