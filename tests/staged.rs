@@ -638,11 +638,37 @@ mod faults {
     }
 
     #[test]
-    fn a_mirror_that_does_not_fit_fails_staged_and_falls_back_under_auto() {
+    fn a_buffer_gets_its_mirror_when_it_is_made() {
         let Some(e) = fresh() else { return };
         let x = e.buffer_from_slice(&input(640, 4)).unwrap();
-        // Demanded: a typed error.
+        let mut o = e.buffer::<u32>(640).unwrap();
+        // From here no mirror can be allocated: the run needs none, both
+        // buffers got theirs when they were made.
         e.inject_mirror_failure(false);
+        let k = map_kernel(&e);
+        let r = e
+            .run(
+                &k,
+                Args::new().input(&x).output(&mut o).push(&640u32),
+                IndexSpace::D1(640),
+                &Scheduler::Dynamic { packages: 3 },
+                Devices::GPU,
+            )
+            .unwrap();
+        let want: Vec<u32> = (0..640).map(|i| map_ref(x[i], i as u32)).collect();
+        assert_eq!(o.to_vec(), want);
+        let g = gpu(&r);
+        assert_eq!(g.transfers.zero_copy_fallbacks, 0);
+        assert_eq!(g.transfers.upload_bytes, 2560);
+    }
+
+    #[test]
+    fn a_mirror_that_does_not_fit_fails_staged_and_falls_back_under_auto() {
+        let Some(e) = fresh() else { return };
+        // Demanded: a typed error. (Made after the fault: the buffer's
+        // mirror could not be made ahead either.)
+        e.inject_mirror_failure(false);
+        let x = e.buffer_from_slice(&input(640, 4)).unwrap();
         let k = map_kernel(&e);
         let mut o = e.buffer::<u32>(640).unwrap();
         let err = e

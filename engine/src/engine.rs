@@ -1031,12 +1031,24 @@ impl Engine {
         Err(Error::Validation { count, messages })
     }
 
-    /// A zero-filled unified buffer of `len` elements.
+    /// A zero-filled unified buffer of `len` elements. On a staged engine
+    /// ([`MemoryPlacement::Staged`]) it gets its device-local mirror on
+    /// each GPU now, where that fits (else at its first run).
     pub fn buffer<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>> {
         self.validated(|| self.inner.memory.buffer(len))
+            .inspect(|b| self.mirror_ahead(b.raw()))
     }
 
-    /// A unified buffer holding a copy of `data`.
+    /// A staged engine's new buffer gets its mirrors on every GPU (see
+    /// [`crate::exec::staging::mirror_ahead`]).
+    fn mirror_ahead(&self, raw: &crate::mem::RawBuffer) {
+        if self.inner.memory.placement() == MemoryPlacement::Staged {
+            crate::exec::staging::mirror_ahead(raw, self.inner.gpus.len());
+        }
+    }
+
+    /// A unified buffer holding a copy of `data` (with its mirrors on a
+    /// staged engine, as for [`Engine::buffer`]).
     ///
     /// ```
     /// # fn main() -> Result<(), coexec_engine::Error> {
@@ -1050,6 +1062,7 @@ impl Engine {
     /// ```
     pub fn buffer_from_slice<T: bytemuck::Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         self.validated(|| self.inner.memory.buffer_from_slice(data))
+            .inspect(|b| self.mirror_ahead(b.raw()))
     }
 
     /// Builds a kernel from SPIR-V bytes (`None`: CPU only), a CPU closure

@@ -407,6 +407,7 @@ mod tests {
                 });
             }
         });
+        writer::flush();
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "temporary files left behind: {left:?}");
         let _ = std::fs::remove_dir_all(dir);

@@ -17,7 +17,17 @@ use crate::sched::{
 };
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// A GPU of a run once its dispatch loop is done: its staged plan, or
+/// why it could not take part (its mirrors or binding set could not be
+/// made).
+#[derive(Default)]
+struct Prepared<'a> {
+    staging: Option<Staging<'a>>,
+    error: Option<Error>,
+}
 
 /// The devices of one run.
 struct RunDevices<'e> {
@@ -367,35 +377,45 @@ impl Engine {
         Ok((run, scheduler))
     }
 
-    /// Each GPU's binding set of the run's buffers (its own mirrors on a
-    /// staged run, else its views of the host bytes), in the run's GPU
-    /// order; `stagings`: each GPU's staged plan, in that order.
-    fn bind_all(
+    /// The run's `k`-th GPU ready to claim: its staged plan (`None`:
+    /// zero-copy, or the SPIR-V CPU device; on a staged engine every GPU
+    /// binds its own mirrors, allocated here on their first use) and the
+    /// binding set of the run's buffers (its mirrors, else its views of the
+    /// host bytes).
+    fn prepare_gpu<'a>(
         &self,
         kernel: &Kernel,
-        args: &Args<'_>,
+        args: &'a Args<'_>,
         run: &RunDevices<'_>,
-        stagings: &[Option<Staging<'_>>],
-    ) -> Result<Vec<std::sync::Arc<crate::vk::BindingSet>>> {
-        let mut sets = Vec::with_capacity(run.gpus.len());
-        for (k, &(g, _)) in run.gpus.iter().enumerate() {
-            let (pipeline, _) =
-                crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
-            let bufs: Vec<_> = match stagings.get(k) {
-                Some(Some(s)) => s.bindings()?,
-                _ => args
-                    .buffers
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| {
-                        BufferBinding::on(b.raw, g)
-                            .ok_or(Error::ForeignBuffer { binding: i as u32 })
-                    })
-                    .collect::<Result<_>>()?,
-            };
-            sets.push(pipeline.bind_cached(&bufs)?);
-        }
-        Ok(sets)
+        k: usize,
+        geometry: &Geometry,
+    ) -> Result<(Option<Staging<'a>>, Arc<crate::vk::BindingSet>)> {
+        let g = run.gpus[k].0;
+        let (pipeline, _) =
+            crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
+        let staged =
+            self.inner.memory.placement() == MemoryPlacement::Staged && g < self.inner.gpus.len();
+        let staging = match staged {
+            true => Some(Staging::new(
+                &args.buffers,
+                pipeline.interface(),
+                geometry,
+                g,
+            )?),
+            false => None,
+        };
+        let bufs: Vec<_> = match &staging {
+            Some(s) => s.bindings()?,
+            None => args
+                .buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    BufferBinding::on(b.raw, g).ok_or(Error::ForeignBuffer { binding: i as u32 })
+                })
+                .collect::<Result<_>>()?,
+        };
+        Ok((staging, pipeline.bind_cached(&bufs)?))
     }
 
     /// Runs the kernel: binds its buffers for each GPU, then every claimant
@@ -442,10 +462,6 @@ impl Engine {
         let per_package = AtomicU64::new(0);
         let cpu_sync = per_cpu_package.then_some(&per_package);
         steps.mark("host synced");
-        let stagings = self.stagings(kernel, args, run, shared.geometry)?;
-        steps.mark("staging planned");
-        let sets = self.bind_all(kernel, args, run, &stagings)?;
-        steps.mark("bound");
         let use_cpu = run.cpu;
         let board = StealBoard::new(
             if use_cpu && stealing() {
@@ -475,15 +491,10 @@ impl Engine {
                 })
                 .flatten(),
         });
-        let gpu_roles: Vec<GpuRole<'_>> = sets
-            .iter()
-            .enumerate()
-            .filter_map(|(k, set)| {
-                let mut role = self.gpu_role(kernel, args, run, k, shared, set, &board)?;
-                role.staging = stagings.get(k).and_then(Option::as_ref);
-                Some(role)
-            })
-            .collect();
+        // Each GPU's staged plan once its loop ran, or why it could not
+        // take part.
+        let prepared: Vec<Mutex<Prepared<'_>>> =
+            run.gpus.iter().map(|_| Mutex::default()).collect();
         let lanes = Lanes {
             time_s: 0.0,
             cpu: cpu::Lanes::new(if use_cpu { inner.workers } else { 0 }),
@@ -491,15 +502,37 @@ impl Engine {
         };
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
-        let gpu_of = |thread: usize| gpu_roles.iter().position(|r| r.unit.thread == thread);
+        let gpu_of = |thread: usize| run.gpus.iter().position(|(_, u)| u.thread == thread);
         let wake = |thread: usize| gpu_of(thread).is_some() || (use_cpu && thread < inner.workers);
         // One GPU alone: the caller drives its dispatch loop (see
         // `gpu_inline_in_env`).
-        let inline = (!use_cpu && gpu_roles.len() == 1 && gpu_inline_in_env())
-            .then(|| gpu_roles[0].unit.thread);
+        let inline =
+            (!use_cpu && run.gpus.len() == 1 && gpu_inline_in_env()).then(|| run.gpus[0].1.thread);
         let job = |thread: usize| {
             if let Some(k) = gpu_of(thread) {
-                gpu::dispatch_loop(&gpu_roles[k], plan, queue, estimates, t0, &lanes.gpus[k]);
+                let slot = &mut *prepared[k].lock().unwrap_or_else(|p| p.into_inner());
+                // Its mirrors (allocated on first use: milliseconds) and
+                // binding set are made on the GPU's own thread, while the
+                // CPU workers already run.
+                match self.prepare_gpu(kernel, args, run, k, shared.geometry) {
+                    Ok((staging, set)) => {
+                        if let Some(mut role) =
+                            self.gpu_role(kernel, args, run, k, shared, &set, &board)
+                        {
+                            role.staging = staging.as_ref();
+                            gpu::dispatch_loop(&role, plan, queue, estimates, t0, &lanes.gpus[k]);
+                        }
+                        slot.staging = staging;
+                    }
+                    Err(e) => {
+                        // It claims nothing: what only it would have
+                        // claimed goes to the others, and the run fails
+                        // with `e` once they are done.
+                        let mut state = plan.claimant(run.gpu_device(k), 0);
+                        plan.forfeit(queue, &mut state, estimates);
+                        slot.error = Some(e);
+                    }
+                }
             } else if thread < inner.workers {
                 if let Some(role) = &cpu_role {
                     cpu::worker_loop(role, thread, plan, queue, estimates, t0, &lanes.cpu);
@@ -515,7 +548,13 @@ impl Engine {
             source: Some(Box::new(e)),
         })?;
         steps.mark("claimants done");
-        drop(sets);
+        let (stagings, errors): (Vec<_>, Vec<_>) = prepared
+            .into_iter()
+            .map(|p| {
+                let p = p.into_inner().unwrap_or_else(|p| p.into_inner());
+                (p.staging, p.error)
+            })
+            .unzip();
         // (A run without a GPU reports no device of its own to count its
         // start's downloads against.)
         if let Some(lane) = lanes.gpus.first() {
@@ -524,6 +563,9 @@ impl Engine {
         }
         self.settle_mirrors(args, run, &stagings, &lanes.gpus, shared.geometry)?;
         steps.mark("mirrors settled");
+        if let Some(e) = errors.into_iter().flatten().next() {
+            return Err(e);
+        }
         let time_s = begun.elapsed().as_secs_f64();
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
@@ -534,29 +576,6 @@ impl Engine {
             });
         }
         Ok(Lanes { time_s, ..lanes })
-    }
-
-    /// Each run GPU's staged plan, in run order (`None`: zero-copy, or the
-    /// SPIR-V CPU device): on a staged engine every GPU binds its own
-    /// mirrors.
-    fn stagings<'a>(
-        &self,
-        kernel: &Kernel,
-        args: &'a Args<'_>,
-        run: &RunDevices<'_>,
-        geometry: &Geometry,
-    ) -> Result<Vec<Option<Staging<'a>>>> {
-        let staged = self.inner.memory.placement() == MemoryPlacement::Staged;
-        let n_gpus = self.inner.gpus.len();
-        run.gpus
-            .iter()
-            .map(|&(g, _)| match &kernel.pipeline {
-                Some(p) if staged && g < n_gpus => {
-                    Staging::new(&args.buffers, p.interface(), geometry, g).map(Some)
-                }
-                _ => Ok(None),
-            })
-            .collect()
     }
 
     /// After the claimants of a run: what each mirror holds (see

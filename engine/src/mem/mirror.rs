@@ -3,8 +3,10 @@
 //!
 //! Each discrete GPU of a staged engine keeps its own mirror of a buffer
 //! (one [`MirrorSlot`] per engine GPU, in [`Mirrors`]). A buffer's mirror on
-//! a GPU is allocated the first time a staged run on that GPU binds it,
-//! kept with the buffer and freed with it. Residency rule: each mirror holds
+//! a GPU is allocated when the engine makes the buffer
+//! (`exec::staging::mirror_ahead`), or where that failed, the first time a
+//! staged run on that GPU binds it; it is kept with the buffer and freed
+//! with it. Residency rule: each mirror holds
 //! the host copy's bytes in the byte ranges `valid`, as of host-write
 //! generation `generation`; every `&mut` host access through the API
 //! ([`Buffer::as_mut_slice`], `DerefMut`, [`Buffer::host_written`]) bumps

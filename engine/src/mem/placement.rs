@@ -17,9 +17,11 @@ pub enum MemoryPlacement {
     Auto,
     /// The GPU reads and writes the host buffers in place.
     ZeroCopy,
-    /// Every buffer a GPU run binds gets a device-local mirror: the run
-    /// uploads what the GPU reads and downloads what each GPU package
-    /// writes. A mirror that cannot be allocated fails the run.
+    /// Every buffer a GPU run binds gets a device-local mirror on each GPU
+    /// (allocated when the engine makes the buffer, where it fits, else at
+    /// the first run that binds it): the run uploads what the GPU reads
+    /// and downloads what each GPU package writes. A mirror that cannot be
+    /// allocated fails the run.
     Staged,
 }
 

@@ -19,8 +19,9 @@ use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 #[derive(Default)]
 struct Queue {
     files: BTreeMap<PathBuf, String>,
-    /// A text taken from `files` is being written.
-    busy: bool,
+    /// The text taken from `files` that is being written (still what a
+    /// load of its path reads: the file may not hold it yet).
+    writing: Option<(PathBuf, String)>,
     /// The writer thread runs (started on the first save).
     started: bool,
 }
@@ -72,16 +73,18 @@ pub(super) fn queue(path: PathBuf, text: String, write: fn(&Path, &str)) {
     w.changed.notify_all();
 }
 
-/// The text queued for `path` and not yet written, if any.
+/// The text queued for `path` or being written to it, if any.
 pub(super) fn pending(path: &Path) -> Option<String> {
-    lock(writer()).files.get(path).cloned()
+    let q = lock(writer());
+    let writing = q.writing.as_ref().filter(|(p, _)| p == path);
+    q.files.get(path).or(writing.map(|(_, t)| t)).cloned()
 }
 
 /// Waits until every text queued so far is written.
 pub(super) fn flush() {
     let w = writer();
     let mut q = lock(w);
-    while q.busy || (q.started && !q.files.is_empty()) {
+    while q.writing.is_some() || (q.started && !q.files.is_empty()) {
         q = w.changed.wait(q).unwrap_or_else(|p| p.into_inner());
     }
 }
@@ -96,11 +99,11 @@ fn run(write: fn(&Path, &str)) {
             q = w.changed.wait(q).unwrap_or_else(|p| p.into_inner());
             continue;
         };
-        q.busy = true;
+        q.writing = Some((path.clone(), text.clone()));
         drop(q);
         write(&path, &text);
         q = lock(w);
-        q.busy = false;
+        q.writing = None;
         w.changed.notify_all();
     }
 }
