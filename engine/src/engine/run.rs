@@ -113,6 +113,8 @@ struct Shared<'r> {
     plan: &'r Plan,
     queue: &'r WorkQueue,
     estimates: &'r Remap<'r>,
+    /// Rung when the queue is done or aborted (idle claimants wake).
+    bell: &'r crate::exec::idle::Bell,
 }
 
 /// What the claimants of one run leave behind.
@@ -205,11 +207,13 @@ impl Engine {
         let queue = WorkQueue::new(geometry.units);
         steps.mark("planned");
         let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let bell = crate::exec::idle::Bell::default();
         let shared = Shared {
             geometry,
             plan: &plan,
             queue: &queue,
             estimates: &estimates,
+            bell: &bell,
         };
         let lanes = self.execute(kernel, &args, &run, &shared, &mut steps)?;
         let time_s = lanes.time_s;
@@ -479,6 +483,7 @@ impl Engine {
             geometry: shared.geometry,
             workers: inner.workers,
             board: &board,
+            bell: shared.bell,
             sync: cpu_sync,
             #[cfg(feature = "test-hooks")]
             hold_units: (!run.gpus.is_empty())
@@ -707,6 +712,7 @@ impl Engine {
             push: &args.push,
             geometry: shared.geometry,
             timeout: inner.options.gpu_timeout,
+            bell: shared.bell,
             warm,
             #[cfg(feature = "test-hooks")]
             cold_delay: self.cold_delay(),

@@ -1,6 +1,7 @@
 //! The CPU executor: each pinned worker claims packages and calls the
 //! kernel's closure on them.
 
+use super::idle::{Bell, Idle};
 use super::kernel::{Args, CpuFn, Geometry};
 use super::reduce;
 use super::report::{DeviceReport, PackageLog, PackageRecord};
@@ -18,6 +19,8 @@ pub(crate) struct CpuRole<'a> {
     pub(crate) workers: usize,
     /// Where the workers split each other's packages.
     pub(crate) board: &'a StealBoard,
+    /// Rung when the run is done or aborted.
+    pub(crate) bell: &'a Bell,
     /// Lazy host coherence: each package first downloads the stale bytes
     /// it reads; the bytes downloaded are added here (`None`: the run
     /// synced every buffer at its start, or there is nothing stale).
@@ -124,26 +127,6 @@ impl Lanes {
     }
 }
 
-/// Waits a little while other devices finish (or requeue) their packages.
-pub(crate) struct Idle(u32);
-
-impl Idle {
-    pub(crate) fn new() -> Self {
-        Idle(0)
-    }
-    /// Spins briefly, then yields, then sleeps in short steps.
-    pub(crate) fn wait(&mut self) {
-        self.0 = self.0.saturating_add(1);
-        if self.0 < 64 {
-            std::hint::spin_loop();
-        } else if self.0 < 256 {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(Duration::from_micros(50));
-        }
-    }
-}
-
 /// How much package time a worker gathers before it publishes its completed
 /// units and its measurement. Packages longer than this (every package of a
 /// real kernel) are published one by one, as soon as they end; very short
@@ -174,16 +157,18 @@ impl Pending {
     /// see `CostFit::record_cold`).
     fn flush(
         &mut self,
-        device: usize,
-        share: f64,
+        (device, share): (usize, f64),
         queue: &WorkQueue,
         estimates: &dyn PowerEstimator,
+        bell: &Bell,
     ) {
         if self.units == 0 {
             return;
         }
         estimates.record_parallel(device, self.units, self.time.as_secs_f64() / share, share);
-        queue.complete(self.units);
+        if queue.complete(self.units) {
+            bell.ring();
+        }
         *self = Pending::default();
     }
 }
@@ -254,11 +239,12 @@ pub(crate) fn worker_loop(
             // Nothing to claim now: publish what this worker still holds, so
             // that the run can be seen done. Then stay until every unit is
             // done: another device may still fail and give its packages back.
-            pending.flush(role.device, share, queue, estimates);
+            let ticket = role.bell.ticket();
+            pending.flush((role.device, share), queue, estimates, role.bell);
             if queue.is_done() || queue.is_aborted() {
                 break;
             }
-            idle.wait();
+            idle.wait(role.bell, ticket);
             continue;
         };
         idle = Idle::new();
@@ -291,14 +277,15 @@ pub(crate) fn worker_loop(
                 role.board.withdraw(worker);
                 lane.panic = Some(err);
                 queue.abort();
-                pending.flush(role.device, share, queue, estimates);
+                role.bell.ring();
+                pending.flush((role.device, share), queue, estimates, role.bell);
                 lane.push(role, worker, ran, stolen, t0);
                 break 'claims;
             }
             let n = chunk.end - chunk.start;
             pending.add(n, end - start);
             if pending.time >= PUBLISH_AFTER {
-                pending.flush(role.device, share, queue, estimates);
+                pending.flush((role.device, share), queue, estimates, role.bell);
             }
             chunker.learn(n, end - start);
             lane.busy_s += (end - start).as_secs_f64();

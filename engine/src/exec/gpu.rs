@@ -2,7 +2,7 @@
 //! flight, claiming the next while the current one runs, so the GPU does not
 //! wait for the host round trip between packages.
 
-use super::cpu::Idle;
+use super::idle::{Bell, Idle};
 #[cfg(feature = "test-hooks")]
 use super::inject::Injected;
 use super::kernel::Geometry;
@@ -49,6 +49,8 @@ pub(crate) struct GpuRole<'a> {
     pub(crate) push: &'a [u8],
     pub(crate) geometry: &'a Geometry,
     pub(crate) timeout: Duration,
+    /// Rung when the run is done or aborted, or work is given back.
+    pub(crate) bell: &'a Bell,
     /// The CPU device's workers, whose unstarted remainders the GPU may
     /// take when it has nothing else to run.
     pub(crate) cpu: Option<CpuPeers<'a>>,
@@ -390,6 +392,7 @@ impl Loop<'_, '_> {
         loop {
             let prefetch_at = self.fill()?;
             self.reap(None)?;
+            let ticket = self.role.bell.ticket();
             let Some(f) = self.inflight.front() else {
                 if self.transfers.as_ref().is_some_and(Pipeline::has_downloads) {
                     // Nothing to run: wait for the oldest download.
@@ -399,7 +402,7 @@ impl Loop<'_, '_> {
                 if self.queue.is_done() || self.queue.is_aborted() {
                     return Ok(());
                 }
-                idle.wait();
+                idle.wait(self.role.bell, ticket);
                 continue;
             };
             idle = Idle::new();
@@ -724,7 +727,14 @@ impl Loop<'_, '_> {
             end_s: (done - self.t0).as_secs_f64(),
             stolen: f.stolen,
         });
-        self.queue.complete(n);
+        self.completed(n);
+    }
+
+    /// `n` more units are done: the bell rings if that ends the run.
+    fn completed(&mut self, n: u64) {
+        if self.queue.complete(n) {
+            self.role.bell.ring();
+        }
     }
 
     /// After a failure: gives the unclaimed share back at once (the GPU
@@ -735,6 +745,8 @@ impl Loop<'_, '_> {
     fn fail(&mut self, f: Failure) {
         self.plan
             .forfeit(self.queue, &mut self.state, self.estimates);
+        // Its share is the others' now: idle claimants wake to take it.
+        self.role.bell.ring();
         let device = &self.role.unit.device;
         device.mark_lost();
         tracing::error!(
@@ -806,7 +818,7 @@ impl Loop<'_, '_> {
         let n = units.end - units.start;
         self.data.lost.push(self.role.geometry.package(units).items);
         self.data.lost_units += n;
-        self.queue.complete(n);
+        self.completed(n);
     }
 
     /// Leaves nothing running (the run's buffers are released when it

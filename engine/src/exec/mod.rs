@@ -4,6 +4,7 @@
 pub(crate) mod cpu;
 pub mod footprint;
 pub(crate) mod gpu;
+pub(crate) mod idle;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod inject;
 pub mod kernel;
