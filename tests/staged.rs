@@ -671,26 +671,31 @@ mod faults {
         let x = e.buffer_from_slice(&input(640, 4)).unwrap();
         let k = map_kernel(&e);
         let mut o = e.buffer::<u32>(640).unwrap();
-        let err = e
-            .run(
-                &k,
-                Args::new().input(&x).output(&mut o).push(&640u32),
-                IndexSpace::D1(640),
-                &Scheduler::Dynamic { packages: 3 },
-                Devices::GPU,
-            )
-            .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                coexec::Error::MirrorUnavailable {
-                    binding: 0,
-                    bytes: 2560,
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        // The GPU alone, and with the CPU (which runs while the GPU's
+        // thread finds its mirrors missing): the same error, and the GPU
+        // is not left out of later runs.
+        for devices in [Devices::GPU, Devices::ALL] {
+            let err = e
+                .run(
+                    &k,
+                    Args::new().input(&x).output(&mut o).push(&640u32),
+                    IndexSpace::D1(640),
+                    &Scheduler::Dynamic { packages: 3 },
+                    devices,
+                )
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    coexec::Error::MirrorUnavailable {
+                        binding: 0,
+                        bytes: 2560,
+                        ..
+                    }
+                ),
+                "{devices:?}: {err}"
+            );
+        }
         // Chosen by Auto: the buffers are bound zero-copy, the run is right.
         e.inject_mirror_failure(true);
         let (got, r) = run_map(&e, &x, &Scheduler::Dynamic { packages: 3 }, Devices::ALL);
