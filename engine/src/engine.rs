@@ -788,7 +788,8 @@ impl Engine {
 
     /// A buffer over existing host memory, imported zero-copy with
     /// `VK_EXT_external_memory_host`: CPU code and kernels read and write the
-    /// caller's own pages. The memory is not zeroed.
+    /// caller's own pages. The memory is not zeroed. On a staged engine it
+    /// gets its device-local mirrors now, as [`Engine::buffer`]'s do.
     ///
     /// Errors: [`Error::HostImportUnsupported`] when the device lacks the
     /// extension or rejects the pointer, [`Error::HostImportMisaligned`] when
@@ -808,7 +809,12 @@ impl Engine {
         len: usize,
     ) -> Result<Buffer<T>> {
         // SAFETY: forwarded from this function's contract.
-        unsafe { self.inner.memory.import_host(ptr, len) }
+        let b = unsafe { self.inner.memory.import_host(ptr, len) }?;
+        // Its mirrors too, as for `buffer` (its bytes are uploaded every
+        // time a run reads them: the host writes them behind the engine's
+        // back).
+        self.mirror_ahead(b.raw());
+        Ok(b)
     }
 
     /// The CPU topology.
