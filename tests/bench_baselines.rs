@@ -199,3 +199,69 @@ fn bench_gives_each_timed_runs_time_and_cpu_items() {
         assert_eq!(items.last(), Some(&doc["cpu_items"]), "{doc}");
     }
 }
+
+/// `--trace` writes the last run's packages, `--trace-first` the first
+/// run's: every item once, and the CPU's packages sum to the CPU items the
+/// report gives for that run.
+#[test]
+fn bench_traces_the_first_or_the_last_run() {
+    if common::engine().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("coexec-trace-first-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let n = 1u64 << 16;
+    for first in [true, false] {
+        let path = dir.join(format!("{first}.json"));
+        let p = path.to_str().unwrap();
+        let size = n.to_string();
+        let mut args = vec![
+            "--kernel",
+            "saxpy",
+            "--size",
+            &size,
+            "--warmup",
+            "2",
+            "--reps",
+            "2",
+            "--devices",
+            "all",
+            "--trace",
+            p,
+        ];
+        if first {
+            args.push("--trace-first");
+        }
+        let doc = bench(&args);
+        let trace: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let events = trace["traceEvents"]
+            .as_array()
+            .unwrap_or_else(|| trace.as_array().unwrap());
+        let cpu_pids: Vec<u64> = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "process_name")
+            .filter(|e| e["args"]["name"].as_str().unwrap().ends_with("(cpu)"))
+            .map(|e| e["pid"].as_u64().unwrap())
+            .collect();
+        let packages = events.iter().filter(|e| {
+            e["ph"] == "X" && e["name"].as_str().is_some_and(|s| s.starts_with("units"))
+        });
+        let (mut all, mut cpu) = (0, 0);
+        for e in packages {
+            let items = e["args"]["work_items"].as_u64().unwrap();
+            all += items;
+            if cpu_pids.contains(&e["pid"].as_u64().unwrap()) {
+                cpu += items;
+            }
+        }
+        assert_eq!(all, n, "first {first}: {doc}");
+        let want = if first {
+            &doc["first_cpu_items"]
+        } else {
+            &doc["cpu_items"]
+        };
+        assert_eq!(Some(cpu), want.as_u64(), "first {first}: {doc}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -82,6 +82,11 @@ pub(crate) struct BenchArgs {
     /// Write the last run's packages as a Chrome/Perfetto trace to this file.
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
+    /// With --trace: the first run's packages instead (in a fresh process,
+    /// the cold run: a kernel's first packages, and what the devices
+    /// claimed while nothing was measured).
+    #[arg(long, requires = "trace")]
+    trace_first: bool,
     /// Print the last run's package log.
     #[arg(long)]
     log: bool,
@@ -225,7 +230,12 @@ pub(crate) fn bench(a: BenchArgs) -> Result<ExitCode, String> {
     let v = w.verify();
     if let Some(path) = &a.trace {
         let title = format!("{} {} {}", w.name(), w.space(), a.scheduler);
-        coexec::trace::write_chrome_trace(path, &runs.last, &title).map_err(|e| chain(&e))?;
+        let run = if a.trace_first {
+            &runs.first
+        } else {
+            &runs.last
+        };
+        coexec::trace::write_chrome_trace(path, run, &title).map_err(|e| chain(&e))?;
     }
     if a.log {
         for (which, r) in [("first", &runs.first), ("last", &runs.last)] {
