@@ -22,8 +22,12 @@ struct Queue {
     /// The text taken from `files` that is being written (still what a
     /// load of its path reads: the file may not hold it yet).
     writing: Option<(PathBuf, String)>,
-    /// The writer thread runs (started on the first save).
+    /// The writer thread runs (started by a save, it ends once nothing is
+    /// queued).
     started: bool,
+    /// The last writer thread, joined by [`flush`] or by the next start
+    /// (so that no thread outlives the engines that queued its work).
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 struct Writer {
@@ -54,11 +58,18 @@ pub(super) fn queue(path: PathBuf, text: String, write: fn(&Path, &str)) {
     let mut q = lock(w);
     q.files.insert(path, text);
     if !q.started {
+        if let Some(old) = q.thread.take() {
+            // It found nothing queued and is ending (or has ended).
+            let _ = old.join();
+        }
         let spawned = std::thread::Builder::new()
             .name("coexec-profiles".into())
             .spawn(move || run(write));
         match spawned {
-            Ok(_) => q.started = true,
+            Ok(t) => {
+                q.started = true;
+                q.thread = Some(t);
+            }
             Err(e) => {
                 tracing::debug!("profiles written on the caller's thread: {e}");
                 let files = std::mem::take(&mut q.files);
@@ -84,8 +95,12 @@ pub(super) fn pending(path: &Path) -> Option<String> {
 pub(super) fn flush() {
     let w = writer();
     let mut q = lock(w);
-    while q.writing.is_some() || (q.started && !q.files.is_empty()) {
+    while q.started {
         q = w.changed.wait(q).unwrap_or_else(|p| p.into_inner());
+    }
+    if let Some(t) = q.thread.take() {
+        drop(q);
+        let _ = t.join();
     }
 }
 
@@ -96,8 +111,10 @@ fn run(write: fn(&Path, &str)) {
     let mut q = lock(w);
     loop {
         let Some((path, text)) = q.files.pop_first() else {
-            q = w.changed.wait(q).unwrap_or_else(|p| p.into_inner());
-            continue;
+            // Nothing queued: the thread ends (the next save starts one).
+            q.started = false;
+            w.changed.notify_all();
+            return;
         };
         q.writing = Some((path.clone(), text.clone()));
         drop(q);
