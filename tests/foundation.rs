@@ -51,6 +51,13 @@ fn cpu_writes_gpu_reads_and_gpu_writes_cpu_reads_the_same_bytes() {
     assert_validation_clean(&e);
 }
 
+/// The compute pipeline of GLSL `glsl` on `e`'s device.
+fn pipeline_of(e: &coexec::Engine, glsl: &str, name: &str) -> ComputePipeline {
+    let words = coexec::shader::compile_glsl(glsl, name).unwrap();
+    let iface = spirv::reflect(&words, "main").unwrap();
+    ComputePipeline::new(e.device().clone(), &words, iface).unwrap()
+}
+
 #[test]
 fn sub_range_dispatch_touches_exactly_its_range_with_global_ids() {
     let Some(e) = engine() else { return };
@@ -60,9 +67,7 @@ fn sub_range_dispatch_touches_exactly_its_range_with_global_ids() {
 layout(local_size_x = 4) in;
 layout(std430, binding = 0) buffer O { uint o[]; };
 void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
-    let words = coexec::shader::compile_glsl(glsl, "ids.comp").unwrap();
-    let iface = spirv::reflect(&words, "main").unwrap();
-    let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
+    let pipeline = pipeline_of(&e, glsl, "ids.comp");
     let mut out = e.buffer::<u32>(64).unwrap();
     let set = pipeline.bind(&[out.binding()]).unwrap();
     let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();
@@ -96,9 +101,7 @@ layout(local_size_x = 4) in;
 layout(std430, binding = 0) buffer O { uint o[]; };
 layout(push_constant) uniform P { uint add; };
 void main() { o[gl_GlobalInvocationID.x] += add; }";
-    let words = coexec::shader::compile_glsl(glsl, "add.comp").unwrap();
-    let iface = spirv::reflect(&words, "main").unwrap();
-    let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
+    let pipeline = pipeline_of(&e, glsl, "add.comp");
     let mut a = e.buffer::<u32>(64).unwrap();
     let mut b = e.buffer::<u32>(64).unwrap();
     let set_a = pipeline.bind_cached(&[a.binding()]).unwrap();
@@ -153,9 +156,7 @@ void main() {
     for (int r = 0; r < 2000; r++) { h = h * 1664525u + 1013904223u; }
     o[gl_GlobalInvocationID.x] = h;
 }";
-    let words = coexec::shader::compile_glsl(glsl, "spin.comp").unwrap();
-    let iface = spirv::reflect(&words, "main").unwrap();
-    let pipeline = ComputePipeline::new(e.device().clone(), &words, iface).unwrap();
+    let pipeline = pipeline_of(&e, glsl, "spin.comp");
     let out = e.buffer::<u32>(64 * 64).unwrap();
     let set = pipeline.bind(&[out.binding()]).unwrap();
     for read in [StampRead::Copy, StampRead::Query, StampRead::Off] {
