@@ -92,6 +92,35 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
 }
 
 #[test]
+fn a_new_pipeline_is_primed_and_its_first_package_runs() {
+    let Some(e) = engine() else { return };
+    // A pipeline with bindings and push constants: priming binds it alone,
+    // which validation accepts for any pipeline.
+    let glsl = "#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer O { uint o[]; };
+layout(push_constant) uniform P { uint add; };
+void main() { o[gl_GlobalInvocationID.x] += add; }";
+    let before = e.device().primed();
+    let pipeline = pipeline_of(&e, glsl, "primed.comp");
+    assert_eq!(e.device().primed(), before + 1);
+    let again = pipeline_of(&e, glsl, "primed.comp");
+    assert_eq!(e.device().primed(), before + 2);
+    drop(again);
+    let mut out = e.buffer::<u32>(16).unwrap();
+    let set = pipeline.bind(&[out.binding()]).unwrap();
+    let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();
+    // SAFETY: fresh ring (slot idle); the set was made by this pipeline and
+    // its buffer outlives the wait; 4 push bytes, the shader's.
+    let t =
+        unsafe { ring.submit(&pipeline, &set, &7u32.to_ne_bytes(), [0; 3], [4, 1, 1]) }.unwrap();
+    assert!(ring.wait(t, 10_000_000_000).unwrap());
+    assert!(out.as_mut_slice().iter().all(|&v| v == 7));
+    drop(set);
+    assert_validation_clean(&e);
+}
+
+#[test]
 fn a_slot_resubmits_its_recording_only_for_the_same_dispatch() {
     let Some(e) = engine() else { return };
     // Adds the push constant to every element: each submission that runs

@@ -536,6 +536,9 @@ impl Engine {
                         // with `e` once they are done.
                         let mut state = plan.claimant(run.gpu_device(k), 0);
                         plan.forfeit(queue, &mut state, estimates);
+                        // Idle claimants find that work at once, not
+                        // after their next sleep.
+                        shared.bell.ring();
                         slot.error = Some(e);
                     }
                 }

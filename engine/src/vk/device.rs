@@ -2,6 +2,7 @@
 //! [`super::queues`] chooses one), its completion tracking
 //! ([`SyncMode`]), command and query objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
 
+use super::primer::Primer;
 use super::queues::{self, QueueLane};
 use super::{
     DriverEmulation, Instance, PhysicalDeviceInfo, PipelineCache, SyncMode, Timeline, TransferQueue,
@@ -53,6 +54,11 @@ pub struct Device {
     sync: SyncMode,
     /// `VK_KHR_timeline_semaphore` entry points, in [`SyncMode::TimelineKhr`].
     timeline_khr: Option<ash::khr::timeline_semaphore::Device>,
+    /// Binds each new pipeline once, made on first use (see
+    /// [`super::primer`]).
+    primer: Mutex<Option<Primer>>,
+    /// Pipelines primed so far.
+    primed: AtomicU64,
 }
 
 impl std::fmt::Debug for Device {
@@ -196,7 +202,37 @@ impl Device {
             memory_host,
             sync,
             timeline_khr,
+            primer: Mutex::new(None),
+            primed: AtomicU64::new(0),
         }))
+    }
+
+    /// Binds `pipeline` in a command buffer that is never submitted, so
+    /// that a driver that finishes pipelines on their first bind does it
+    /// now rather than in the first package (see [`super::primer`]).
+    ///
+    /// # Safety
+    /// `pipeline` is a live compute pipeline of this device.
+    pub(super) unsafe fn prime(&self, pipeline: vk::Pipeline) -> Result<(), VkError> {
+        let mut primer = self.primer.lock().unwrap_or_else(|p| p.into_inner());
+        let primer = match &mut *primer {
+            Some(p) => p,
+            // SAFETY: this device is live and `family` is its compute
+            // queue's family.
+            empty => empty.insert(self.check(unsafe { Primer::new(&self.raw, self.family) })?),
+        };
+        // SAFETY: made on this device; the lock keeps other threads out;
+        // the pipeline per the function contract.
+        self.check(unsafe { primer.prime(&self.raw, pipeline) })?;
+        // Relaxed: a statistic, ordered with nothing.
+        self.primed.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Pipelines primed on this device so far (see [`Device::prime`]).
+    pub fn primed(&self) -> u64 {
+        // Relaxed: as in `prime`.
+        self.primed.load(Ordering::Relaxed)
     }
 
     /// How many times work was submitted to the device's queues
@@ -451,8 +487,13 @@ impl Drop for Device {
             let _ = self.raw.device_wait_idle();
         }
         self.cache.save(&self.raw);
-        // SAFETY: see above; the cache is destroyed before its device.
+        let primer = self.primer.get_mut().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: see above; the cache and the primer are destroyed before
+        // their device, and the primer is not used again.
         unsafe {
+            if let Some(p) = primer.take() {
+                p.destroy(&self.raw);
+            }
             self.cache.destroy(&self.raw);
             self.raw.destroy_device(None);
         }

@@ -13,6 +13,7 @@ mod device;
 pub(crate) mod gate;
 mod instance;
 mod pipeline;
+mod primer;
 mod queues;
 mod ring;
 mod set_cache;

@@ -34,6 +34,10 @@ impl ComputePipeline {
     /// invalid one is an [`Error::InvalidSpirv`](crate::Error::InvalidSpirv),
     /// never handed to the driver; an `interface` other than the module's
     /// is an [`Error::Interface`] (the pipeline's layout is built from it).
+    ///
+    /// The new pipeline is bound once in a command buffer that is never
+    /// submitted, so that a driver that finishes pipelines on their first
+    /// bind does it here rather than in the first package.
     pub fn new(device: Arc<Device>, words: &[u32], interface: ShaderInterface) -> Result<Self> {
         if super::spirv::reflect(words, "main")? != interface {
             return Err(Error::Interface(
@@ -110,6 +114,12 @@ impl ComputePipeline {
         // SAFETY: the module is no longer needed once the pipeline exists.
         unsafe { raw.destroy_shader_module(module, None) };
         let (set_layout, layout, pipeline) = device.check(result)?;
+        // SAFETY: the pipeline was just created on this device.
+        if let Err(e) = unsafe { device.prime(pipeline) } {
+            // Priming only moves a cost earlier: without it the first
+            // package pays it. A lost device shows in the next call.
+            tracing::debug!(error = %e, "the new pipeline could not be primed");
+        }
         Ok(ComputePipeline {
             device,
             set_layout,
