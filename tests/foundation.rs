@@ -93,7 +93,10 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
 
 #[test]
 fn a_new_pipeline_is_primed_and_its_first_package_runs() {
-    let Some(e) = engine() else { return };
+    // An engine of its own: other tests make pipelines on the shared one.
+    let Some(e) = engine_with(Some(1), AllocatorBackend::default()) else {
+        return;
+    };
     // A pipeline with bindings and push constants: priming binds it alone,
     // which validation accepts for any pipeline.
     let glsl = "#version 450
