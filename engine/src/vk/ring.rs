@@ -35,11 +35,16 @@ struct Recorded {
 }
 
 impl Recorded {
-    fn of(d: &Dispatch<'_>) -> Self {
+    /// What `d` recorded, its push constants copied into `push` (the
+    /// buffer of the slot's previous recording, so that re-recording a
+    /// slot allocates nothing once its buffer is large enough).
+    fn of(d: &Dispatch<'_>, mut push: Vec<u8>) -> Self {
+        push.clear();
+        push.extend_from_slice(d.push);
         Recorded {
             pipeline: d.pipeline.pipeline,
             set: d.set.serial,
-            push: d.push.to_vec(),
+            push,
             base: d.base,
             count: d.count,
         }
@@ -226,9 +231,13 @@ impl DispatchRing {
             }
             return Ok(self.cbs[slot]);
         }
+        let push = self.recorded[slot]
+            .take()
+            .map(|r| r.push)
+            .unwrap_or_default();
         // SAFETY: function contract.
         let cb = unsafe { self.record(ticket, Some(d))? };
-        self.recorded[slot] = Some(Recorded::of(&d));
+        self.recorded[slot] = Some(Recorded::of(&d, push));
         Ok(cb)
     }
 
