@@ -54,6 +54,8 @@ bash scripts/mpi-example.sh
 # The iterative stencil at a small size, staged and zero-copy (it verifies
 # every configuration against its CPU reference).
 cargo run --release --example stencil -- 256 256 20
+# The cold-start testbed, small (it verifies every run against its hash).
+cargo run --release --example cold_start -- irregular all 64 2
 # The core benchmark harness at its smallest (its flags parse, a section runs).
 cargo bench --bench core -- --quick --only claim
 # A crate outside the workspace that depends on coexec by path, built as a
