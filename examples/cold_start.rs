@@ -120,7 +120,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             devices,
         )?;
         if let Some(i) = out.iter().zip(&reference).position(|(a, b)| a != b) {
-            eprintln!("run {run}: element {i} is {} instead of {}", out[i], reference[i]);
+            eprintln!(
+                "run {run}: element {i} is {} instead of {}",
+                out[i], reference[i]
+            );
             std::process::exit(1);
         }
         let cpu_items: u64 = report
