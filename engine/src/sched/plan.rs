@@ -115,6 +115,22 @@ pub struct Plan {
     granule: Vec<u64>,
 }
 
+/// The powers one HGuided claim is sized by (see `Plan::powers`).
+#[derive(Debug, Clone, Copy)]
+struct GuidedPowers {
+    /// The claimant's device's power.
+    device: f64,
+    /// The sum over the run's devices.
+    sum: f64,
+    /// The claimant's device is unmeasured (it probes).
+    explore: bool,
+    /// Every device's power is known (hinted or measured), which the
+    /// finish-time guard needs.
+    all_known: bool,
+    /// The powers are hints.
+    hinted: bool,
+}
+
 /// Per-claimant state (each claimant owns one; not shared, so no atomics):
 /// knows its device, its share of power, how many packages it has claimed.
 #[derive(Debug, Clone, PartialEq)]
@@ -452,58 +468,13 @@ impl Plan {
             return 0;
         }
         let d = c.device;
-        // `all_known`: every device's power is known (hinted, or measured),
-        // which the finish-time guard needs.
-        let (device_power, sum, explore, all_known) = match hints {
-            Some((p, sum)) => (p[d], *sum, false, true),
-            None => {
-                // Mean of the measured powers stands in for unmeasured ones.
-                let n = self.claimants.len();
-                let (mut count, mut msum) = (0usize, 0.0);
-                for j in 0..n {
-                    if let Some(p) = measured(est, j) {
-                        count += 1;
-                        msum += p;
-                    }
-                }
-                let mine = measured(est, d);
-                let all_known = count == n && msum.is_finite();
-                if count == 0 || !msum.is_finite() {
-                    (1.0, n as f64, mine.is_none(), all_known)
-                } else {
-                    let mean = msum / count as f64;
-                    (
-                        mine.unwrap_or(mean),
-                        msum + mean * (n - count) as f64,
-                        mine.is_none(),
-                        all_known,
-                    )
-                }
-            }
-        };
-        let p_i = device_power / self.claimants[d] as f64;
-        let x = left as f64 * p_i / (k * sum);
+        let powers = self.powers(d, hints.as_ref(), est);
         // Whole granules (a GPU's waves) for fresh work: a partial wave costs
         // as long as a full one.
         let granule = if fresh { self.granule[d] } else { 1 };
         let whole = |n: u64| whole_granules(n, granule, left);
-        if fresh && explore && c.packages < PROBE_PACKAGES {
-            if hints.is_none() && c.index > 0 && self.claimants.len() > 1 {
-                // One probe per device: its other claimants wait for the
-                // measurement rather than each holding a unit of unknown
-                // cost (on a 2-D kernel a unit is a row of work-groups:
-                // fifteen CPU workers probing a Mandelbrot image hold 6% of
-                // it, which a GPU would have done in a fraction of the
-                // time).
-                return 0;
-            }
-            // A probe is one granule (a GPU's wave), unless that is a large
-            // part of a small run: then `min_package`, so that the other
-            // devices get to measure too.
-            if self.claimants.len() > 1 && granule.saturating_mul(PROBE_SHARE) > left {
-                return (*min_package).clamp(1, left);
-            }
-            return whole(*min_package);
+        if fresh && powers.explore && c.packages < PROBE_PACKAGES {
+            return self.probe(c, powers.hinted, granule, left, *min_package);
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
             // A lone claimant (one GPU alone) has no one to balance against:
@@ -518,48 +489,153 @@ impl Plan {
             Some((p, _)) => Some(Cost::rate_only(p[j])).filter(Cost::is_usable),
             None => est.cost(j),
         };
+        let p_i = powers.device / self.claimants[d] as f64;
+        let x = left as f64 * p_i / (k * powers.sum);
         let mut size = ceil_u64(x).max(*min_package);
         if fresh {
-            if let Some(mine) = cost(d) {
-                // A lone claimant whose costs, and everybody's, are learned
-                // takes its share of an even finish at once: one dispatch
-                // pays one overhead, and the devices that split finely
-                // absorb the estimate's error (see `overshoots`).
-                let whole_share = hints.is_none() && all_known && self.claimants[d] == 1;
-                size =
-                    size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, &cost));
-            }
-            if hints.is_none() && !all_known && !explore {
-                // Measured, while another device is not yet: at most twice
-                // the last package, so that the work this device takes
-                // grows with the time the other takes to be measured (a
-                // GPU's first package may take thousands of times a warm
-                // one) instead of sizing itself against a guess.
-                size = size.min((2 * c.last_fresh).max(*min_package));
-            }
+            size = self.fresh_size(c, size, left, &powers, *min_package, &cost);
         }
-        let mut size = whole(size);
-        if !(fresh && all_known) {
+        let size = whole(size);
+        if !(fresh && powers.all_known) {
             return size;
         }
-        let smallest = whole(*min_package);
-        if let Some(t) = self.declines(d, size, left, &cost) {
-            if self.declines(d, smallest, left, &cost).is_some() {
+        let smallest = (whole(*min_package), *min_package);
+        self.guarded(c, size, left, granule, smallest, &cost)
+    }
+
+    /// The powers HGuided sizes `d`'s packages by: the hints, or the
+    /// measured powers, the mean of the measured ones standing in for the
+    /// unmeasured (all equal when none is measured).
+    fn powers(
+        &self,
+        d: usize,
+        hints: Option<&(Vec<f64>, f64)>,
+        est: &dyn PowerEstimator,
+    ) -> GuidedPowers {
+        if let Some((p, sum)) = hints {
+            return GuidedPowers {
+                device: p[d],
+                sum: *sum,
+                explore: false,
+                all_known: true,
+                hinted: true,
+            };
+        }
+        let n = self.claimants.len();
+        let (mut count, mut msum) = (0usize, 0.0);
+        for j in 0..n {
+            if let Some(p) = measured(est, j) {
+                count += 1;
+                msum += p;
+            }
+        }
+        let mine = measured(est, d);
+        let all_known = count == n && msum.is_finite();
+        if count == 0 || !msum.is_finite() {
+            return GuidedPowers {
+                device: 1.0,
+                sum: n as f64,
+                explore: mine.is_none(),
+                all_known,
+                hinted: false,
+            };
+        }
+        let mean = msum / count as f64;
+        GuidedPowers {
+            device: mine.unwrap_or(mean),
+            sum: msum + mean * (n - count) as f64,
+            explore: mine.is_none(),
+            all_known,
+            hinted: false,
+        }
+    }
+
+    /// The first fresh package of claimant `c` of an unmeasured device
+    /// (without hints): its probe, or 0 for a claimant that waits for it.
+    fn probe(&self, c: &ClaimantState, hinted: bool, granule: u64, left: u64, min: u64) -> u64 {
+        if !hinted && c.index > 0 && self.claimants.len() > 1 {
+            // One probe per device: its other claimants wait for the
+            // measurement rather than each holding a unit of unknown
+            // cost (on a 2-D kernel a unit is a row of work-groups:
+            // fifteen CPU workers probing a Mandelbrot image hold 6% of
+            // it, which a GPU would have done in a fraction of the
+            // time).
+            return 0;
+        }
+        // A probe is one granule (a GPU's wave), unless that is a large
+        // part of a small run: then `min_package`, so that the other
+        // devices get to measure too.
+        if self.claimants.len() > 1 && granule.saturating_mul(PROBE_SHARE) > left {
+            return min.clamp(1, left);
+        }
+        whole_granules(min, granule, left)
+    }
+
+    /// A fresh package's size from the guided `size`: at least the
+    /// device's efficiency floor where its cost is learned; at most twice
+    /// the claimant's last package while, without hints, another device
+    /// is unmeasured.
+    fn fresh_size(
+        &self,
+        c: &ClaimantState,
+        mut size: u64,
+        left: u64,
+        powers: &GuidedPowers,
+        min_package: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> u64 {
+        let d = c.device;
+        if let Some(mine) = cost(d) {
+            // A lone claimant whose costs, and everybody's, are learned
+            // takes its share of an even finish at once: one dispatch
+            // pays one overhead, and the devices that split finely
+            // absorb the estimate's error (see `overshoots`).
+            let whole_share = !powers.hinted && powers.all_known && self.claimants[d] == 1;
+            size = size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, cost));
+        }
+        if !powers.hinted && !powers.all_known && !powers.explore {
+            // Measured, while another device is not yet: at most twice
+            // the last package, so that the work this device takes
+            // grows with the time the other takes to be measured (a
+            // GPU's first package may take thousands of times a warm
+            // one) instead of sizing itself against a guess.
+            size = size.min((2 * c.last_fresh).max(min_package));
+        }
+        size
+    }
+
+    /// Where every device's cost is known: `size` (whole granules), cut to
+    /// what the finish-time guard accepts, or 0 where the claimant of
+    /// `c`'s device declines; the whole rest where nobody else would take
+    /// any of it. `smallest`: the device's smallest package, and
+    /// `min_package`.
+    fn guarded(
+        &self,
+        c: &ClaimantState,
+        mut size: u64,
+        left: u64,
+        granule: u64,
+        (smallest, min_package): (u64, u64),
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> u64 {
+        let d = c.device;
+        if let Some(t) = self.declines(d, size, left, cost) {
+            if self.declines(d, smallest, left, cost).is_some() {
                 c.declined_s.set(Some(t));
                 return 0;
             }
             // Its smallest package passes the guard (which `others` counts
             // on): the largest whole-granule size that passes.
-            size = self.largest_accepted(d, size, smallest, left, granule, &cost);
+            size = self.largest_accepted(d, size, smallest, left, granule, cost);
         }
-        let others = self.others(d, *min_package, left, &cost);
+        let others = self.others(d, min_package, left, cost);
         if self.claimants[d] == 1 && others.all_decline {
             // Nobody else would take any of it: cutting the range would only
             // add per-package costs (and a partial last wave per package).
             return left;
         }
         if others.slower_takes {
-            if let Some(t) = self.overshoots(d, size, left, c.backlog_s, &cost) {
+            if let Some(t) = self.overshoots(d, size, left, c.backlog_s, cost) {
                 c.declined_s.set(Some(t));
                 return 0;
             }
