@@ -552,27 +552,8 @@ impl Engine {
             [one] => UnifiedMemory::new(one.clone(), options.allocator, id, options.memory)?,
             many => UnifiedMemory::new_shared(many, options.allocator, id, options.memory)?,
         };
-        let mut specs: Vec<ThreadSpec> = plan
-            .workers
-            .iter()
-            .enumerate()
-            .map(|(i, c)| ThreadSpec {
-                name: format!("coexec-cpu-{i}"),
-                pin: Some(c.clone()),
-            })
-            .collect();
-        let workers = specs.len();
-        specs.extend(pins.into_iter().enumerate().map(|(g, pin)| ThreadSpec {
-            name: match g == gpu_count {
-                false => format!("coexec-gpu-{g}"),
-                true => "coexec-spirv-cpu".to_string(),
-            },
-            pin: (!pin.pus.is_empty()).then_some(pin),
-        }));
-        let pool = Pool::new(specs).map_err(|e| Error::Cpu {
-            message: "starting the pinned threads".into(),
-            source: Some(Box::new(e)),
-        })?;
+        let workers = plan.workers.len();
+        let pool = start_pool(&plan, pins, gpu_count)?;
         let mut lines = vec![format!("cpu {} with {workers} workers", topology.model)];
         lines.extend(devices.iter().map(|d| describe_gpu(d.info())));
         if devices.len() > gpu_count {
@@ -582,58 +563,10 @@ impl Engine {
             ));
         }
         let learning = Learning::new(profile_dir(&options), lines);
-        let mut units = Vec::with_capacity(devices.len());
-        for (g, device) in devices.into_iter().enumerate() {
-            let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
-            // Staged memory mirrors the buffers on every GPU (see
-            // `UnifiedMemory::new_shared`), not on the SPIR-V CPU device,
-            // which reads host memory.
-            let stager = match memory.placement() {
-                MemoryPlacement::Staged if g < gpu_count => Some(Arc::new(Mutex::new(
-                    vk::transfer::Stager::new(device.clone())?,
-                ))),
-                _ => None,
-            };
-            units.push(GpuUnit {
-                device,
-                ring: Mutex::new(ring),
-                thread: workers + g,
-                stager,
-            });
-        }
-        let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
-        let staged = units[..gpu_count].iter().all(|u| u.stager.is_some());
-        if staged && coherence == HostCoherence::Lazy {
-            let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
-            // Stagers of the buffers' own, one per GPU (on its transfer
-            // queue where it has one): CPU packages sync while the GPU's
-            // dispatch loop holds the runs' stager.
-            let stagers = units[..gpu_count]
-                .iter()
-                .map(|u| {
-                    Ok(Arc::new(Mutex::new(vk::transfer::Stager::new(
-                        u.device.clone(),
-                    )?)))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            memory.make_lazy(stagers, ns);
-        }
+        let mut units = gpu_units(devices, &memory, &options, workers, gpu_count)?;
+        make_lazy_if_asked(&memory, &units[..gpu_count], &options)?;
         let spirv = (units.len() > gpu_count).then(|| units.pop()).flatten();
-        // NVML only for one NVIDIA GPU (vendor 0x10de; several GPUs: left
-        // out for now); a CPU implementation's energy is the CPU package's.
-        let nvidia = match units.as_slice() {
-            [u] if u.device.info().vendor_id == 0x10de => Some(u.device.info().device_uuid),
-            _ => None,
-        };
-        // Reading the counters costs milliseconds a run on some drivers
-        // (NVML on an H200: ~9 ms of wall time around every run), so the
-        // engine meters only when asked (see `EngineOptions::objective`).
-        let sources = if metering_wanted(options.objective) {
-            EnergySources::detect(nvidia)
-        } else {
-            EnergySources::default()
-        };
-        let energy = energy::EngineEnergy::new(sources);
+        let energy = engine_energy(&units, options.objective);
         Ok(Engine {
             inner: Arc::new(Inner {
                 id,
@@ -1322,6 +1255,112 @@ fn check_interface(iface: &vk::ShaderInterface, args: &Args<'_>) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The pool of pinned threads: the CPU workers of `plan`, then one thread
+/// per Vulkan device (pinned to `pins`; the SPIR-V CPU device's, where
+/// present, is the one at `gpu_count`).
+fn start_pool(plan: &CorePlan, pins: Vec<CoreSet>, gpu_count: usize) -> Result<Pool> {
+    let mut specs: Vec<ThreadSpec> = plan
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ThreadSpec {
+            name: format!("coexec-cpu-{i}"),
+            pin: Some(c.clone()),
+        })
+        .collect();
+    specs.extend(pins.into_iter().enumerate().map(|(g, pin)| ThreadSpec {
+        name: match g == gpu_count {
+            false => format!("coexec-gpu-{g}"),
+            true => "coexec-spirv-cpu".to_string(),
+        },
+        pin: (!pin.pus.is_empty()).then_some(pin),
+    }));
+    Pool::new(specs).map_err(|e| Error::Cpu {
+        message: "starting the pinned threads".into(),
+        source: Some(Box::new(e)),
+    })
+}
+
+/// Each Vulkan device's dispatch ring, thread and (staged memory, GPUs
+/// only) stager; the device at `gpu_count`, where present, is the SPIR-V
+/// CPU device.
+fn gpu_units(
+    devices: Vec<Arc<Device>>,
+    memory: &UnifiedMemory,
+    options: &EngineOptions,
+    workers: usize,
+    gpu_count: usize,
+) -> Result<Vec<GpuUnit>> {
+    let mut units = Vec::with_capacity(devices.len());
+    for (g, device) in devices.into_iter().enumerate() {
+        let ring = vk::DispatchRing::new(device.clone(), options.gpu_in_flight.max(1))?;
+        // Staged memory mirrors the buffers on every GPU (see
+        // `UnifiedMemory::new_shared`), not on the SPIR-V CPU device,
+        // which reads host memory.
+        let stager = match memory.placement() {
+            MemoryPlacement::Staged if g < gpu_count => Some(Arc::new(Mutex::new(
+                vk::transfer::Stager::new(device.clone())?,
+            ))),
+            _ => None,
+        };
+        units.push(GpuUnit {
+            device,
+            ring: Mutex::new(ring),
+            thread: workers + g,
+            stager,
+        });
+    }
+    Ok(units)
+}
+
+/// Lazy host coherence where it is asked for (the options, or the
+/// environment) and every GPU is staged: the buffers get stagers of their
+/// own, one per GPU.
+fn make_lazy_if_asked(
+    memory: &UnifiedMemory,
+    gpus: &[GpuUnit],
+    options: &EngineOptions,
+) -> Result<()> {
+    let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
+    let staged = gpus.iter().all(|u| u.stager.is_some());
+    if !(staged && coherence == HostCoherence::Lazy) {
+        return Ok(());
+    }
+    let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
+    // Stagers of the buffers' own, one per GPU (on its transfer queue
+    // where it has one): CPU packages sync while the GPU's dispatch loop
+    // holds the runs' stager.
+    let stagers = gpus
+        .iter()
+        .map(|u| {
+            Ok(Arc::new(Mutex::new(vk::transfer::Stager::new(
+                u.device.clone(),
+            )?)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    memory.make_lazy(stagers, ns);
+    Ok(())
+}
+
+/// The engine's energy sources: none unless `objective` needs metering.
+fn engine_energy(units: &[GpuUnit], objective: Objective) -> energy::EngineEnergy {
+    // NVML only for one NVIDIA GPU (vendor 0x10de; several GPUs: left
+    // out for now); a CPU implementation's energy is the CPU package's.
+    let nvidia = match units {
+        [u] if u.device.info().vendor_id == 0x10de => Some(u.device.info().device_uuid),
+        _ => None,
+    };
+    // Reading the counters costs milliseconds a run on some drivers
+    // (NVML on an H200: ~9 ms of wall time around every run), so the
+    // engine meters only when asked (see `EngineOptions::objective`).
+    let sources = if metering_wanted(objective) {
+        EnergySources::detect(nvidia)
+    } else {
+        EnergySources::default()
+    };
+    energy::EngineEnergy::new(sources)
 }
 
 /// Opens `copies` logical devices on each of `chosen` (in that order), and
