@@ -423,22 +423,12 @@ impl Engine {
         Ok((staging, pipeline.bind_cached(&bufs)?))
     }
 
-    /// Runs the kernel: binds its buffers for each GPU, then every claimant
-    /// (each CPU worker, each GPU's dispatch loop) takes packages until the
-    /// queue is done.
-    fn execute(
-        &self,
-        kernel: &Kernel,
-        args: &Args<'_>,
-        run: &RunDevices<'_>,
-        shared: &Shared<'_>,
-        steps: &mut Phases,
-    ) -> Result<Lanes> {
+    /// Lazy host coherence, at a run's start: brings the host copies up to
+    /// date from the GPUs' mirrors where the run needs them. Returns the
+    /// bytes downloaded, and whether each CPU package must instead sync
+    /// what it reads itself.
+    fn sync_host_at_start(&self, args: &Args<'_>, run: &RunDevices<'_>) -> Result<(u64, bool)> {
         let inner = &*self.inner;
-        // The run's time counts from here: the downloads at its start and
-        // the mirrors settled at its end are part of what it costs (and of
-        // what the learner compares configurations by).
-        let begun = Instant::now();
         // Lazy host coherence: the CPU's packages read and write the host
         // copies, and a GPU uploads what it reads from them, so they must
         // hold what earlier runs left in any other GPU's mirrors. A run of
@@ -464,6 +454,26 @@ impl Engine {
             (true, None) => 0,
             (false, _) => crate::exec::staging::sync_for_host(&args.buffers, |j| only != Some(j))?,
         };
+        Ok((synced, per_cpu_package))
+    }
+
+    /// Runs the kernel: binds its buffers for each GPU, then every claimant
+    /// (each CPU worker, each GPU's dispatch loop) takes packages until the
+    /// queue is done.
+    fn execute(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        run: &RunDevices<'_>,
+        shared: &Shared<'_>,
+        steps: &mut Phases,
+    ) -> Result<Lanes> {
+        let inner = &*self.inner;
+        // The run's time counts from here: the downloads at its start and
+        // the mirrors settled at its end are part of what it costs (and of
+        // what the learner compares configurations by).
+        let begun = Instant::now();
+        let (synced, per_cpu_package) = self.sync_host_at_start(args, run)?;
         let per_package = AtomicU64::new(0);
         let cpu_sync = per_cpu_package.then_some(&per_package);
         steps.mark("host synced");
