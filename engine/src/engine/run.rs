@@ -384,9 +384,8 @@ impl Engine {
     /// The run's `k`-th GPU ready to claim: its staged plan (`None`:
     /// zero-copy, or the SPIR-V CPU device; on a staged engine every GPU
     /// binds its own mirrors, allocated here where the buffer could not get
-    /// them when it was made) and the
-    /// binding set of the run's buffers (its mirrors, else its views of the
-    /// host bytes).
+    /// them when it was made) and the binding set of the run's buffers (its
+    /// mirrors, else its views of the host bytes).
     fn prepare_gpu<'a>(
         &self,
         kernel: &Kernel,

@@ -474,7 +474,7 @@ impl Plan {
         let granule = if fresh { self.granule[d] } else { 1 };
         let whole = |n: u64| whole_granules(n, granule, left);
         if fresh && powers.explore && c.packages < PROBE_PACKAGES {
-            return self.probe(c, powers.hinted, granule, left, *min_package);
+            return self.probe(c, granule, left, *min_package);
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
             // A lone claimant (one GPU alone) has no one to balance against:
@@ -499,8 +499,7 @@ impl Plan {
         if !(fresh && powers.all_known) {
             return size;
         }
-        let smallest = (whole(*min_package), *min_package);
-        self.guarded(c, size, left, granule, smallest, &cost)
+        self.guarded(c, size, left, granule, *min_package, &cost)
     }
 
     /// The powers HGuided sizes `d`'s packages by: the hints, or the
@@ -551,9 +550,10 @@ impl Plan {
     }
 
     /// The first fresh package of claimant `c` of an unmeasured device
-    /// (without hints): its probe, or 0 for a claimant that waits for it.
-    fn probe(&self, c: &ClaimantState, hinted: bool, granule: u64, left: u64, min: u64) -> u64 {
-        if !hinted && c.index > 0 && self.claimants.len() > 1 {
+    /// (there are no hints: a hinted device counts as measured): its
+    /// probe, or 0 for a claimant that waits for it.
+    fn probe(&self, c: &ClaimantState, granule: u64, left: u64, min: u64) -> u64 {
+        if c.index > 0 && self.claimants.len() > 1 {
             // One probe per device: its other claimants wait for the
             // measurement rather than each holding a unit of unknown
             // cost (on a 2-D kernel a unit is a row of work-groups:
@@ -607,18 +607,18 @@ impl Plan {
     /// Where every device's cost is known: `size` (whole granules), cut to
     /// what the finish-time guard accepts, or 0 where the claimant of
     /// `c`'s device declines; the whole rest where nobody else would take
-    /// any of it. `smallest`: the device's smallest package, and
-    /// `min_package`.
+    /// any of it.
     fn guarded(
         &self,
         c: &ClaimantState,
         mut size: u64,
         left: u64,
         granule: u64,
-        (smallest, min_package): (u64, u64),
+        min_package: u64,
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> u64 {
         let d = c.device;
+        let smallest = whole_granules(min_package, granule, left);
         if let Some(t) = self.declines(d, size, left, cost) {
             if self.declines(d, smallest, left, cost).is_some() {
                 c.declined_s.set(Some(t));
