@@ -90,12 +90,6 @@ fn acc_kernel(e: &Engine) -> Kernel {
     e.kernel_glsl("mirrors-acc", ACC_GLSL, Some(cpu)).unwrap()
 }
 
-fn input(n: usize, seed: u32) -> Vec<u32> {
-    (0..n as u32)
-        .map(|i| i.wrapping_mul(2654435761).wrapping_add(seed))
-        .collect()
-}
-
 /// Every policy, with hints that give each device work.
 fn schedulers(n: usize) -> Vec<Scheduler> {
     let hints: Vec<f64> = vec![1.0; n];
@@ -166,7 +160,7 @@ fn every_scheduler_matches_the_reference_on_two_and_three_gpus() {
             let slots = usize::from(devices.cpu) + copies;
             for (s, sched) in schedulers(slots).into_iter().enumerate() {
                 for items in [false, true] {
-                    let x = e.buffer_from_slice(&input(n, s as u32)).unwrap();
+                    let x = e.buffer_from_slice(&common::input(n, s as u32)).unwrap();
                     let r = run_map(&e, &k, (&x, items), &sched, devices);
                     for g in 0..copies {
                         let Some(d) = gpu_report(&r, g) else { continue };
@@ -203,7 +197,7 @@ fn residency_follows_each_gpu_and_host_writes_are_seen() {
         let k = map_kernel(&e);
         let n = 8_192usize;
         let sched = Scheduler::Static { powers: None };
-        let mut x = e.buffer_from_slice(&input(n, 7)).unwrap();
+        let mut x = e.buffer_from_slice(&common::input(n, 7)).unwrap();
         let mut y = e.buffer::<u32>(n).unwrap();
         let mut z = e.buffer::<u32>(n).unwrap();
         let nn = n as u32;

@@ -12,35 +12,24 @@
 mod common;
 
 use coexec::{
-    Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, IndexSpace, Kernel, MemoryPlacement,
-    Package, Report, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, MemoryPlacement, Package, Report,
+    Scheduler,
 };
 use proptest::prelude::*;
 use std::sync::{Arc, OnceLock};
 
-/// An engine with placement `memory` (`COEXEC_MEMORY` overrides it).
-fn engine_of(memory: MemoryPlacement) -> Option<Engine> {
-    common::engine_from(EngineOptions {
-        workers: Some(1),
-        validation: coexec::Validation::IfAvailable,
-        pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
-        profiles: false,
-        memory,
-        ..Default::default()
-    })
-}
-
 /// The shared staged engine.
 fn staged() -> Option<Engine> {
     static E: OnceLock<Option<Engine>> = OnceLock::new();
-    E.get_or_init(|| engine_of(MemoryPlacement::Staged)).clone()
+    E.get_or_init(|| common::engine_placed(MemoryPlacement::Staged, 1))
+        .clone()
 }
 
 /// The shared zero-copy engine (staged too where `COEXEC_MEMORY=staged`:
 /// the host reference then checks both).
 fn zero_copy() -> Option<Engine> {
     static E: OnceLock<Option<Engine>> = OnceLock::new();
-    E.get_or_init(|| engine_of(MemoryPlacement::ZeroCopy))
+    E.get_or_init(|| common::engine_placed(MemoryPlacement::ZeroCopy, 1))
         .clone()
 }
 
@@ -103,21 +92,6 @@ fn acc_kernel_slow(e: &Engine, nap: std::time::Duration) -> Kernel {
     e.kernel_glsl("staged-acc", ACC_GLSL, Some(cpu)).unwrap()
 }
 
-/// 2-D, two elements per item: `o[2k] = x[k] ^ y`, `o[2k+1] = x[k] + x`
-/// (`k = y * w + x`), `o` writeonly.
-const IMG_GLSL: &str = "#version 450
-layout(local_size_x = 8, local_size_y = 4) in;
-layout(std430, binding = 0) readonly buffer X { uint x[]; };
-layout(std430, binding = 1) writeonly buffer O { uint o[]; };
-layout(push_constant) uniform P { uint w; uint h; } p;
-void main() {
-    uvec2 g = gl_GlobalInvocationID.xy;
-    if (g.x >= p.w || g.y >= p.h) return;
-    uint k = g.y * p.w + g.x;
-    o[2u * k] = x[k] ^ g.y;
-    o[2u * k + 1u] = x[k] + g.x;
-}";
-
 fn img_kernel(e: &Engine, w: u32) -> Kernel {
     let cpu = Arc::new(move |p: &Package, a: &mut CpuArgs<'_>| {
         let x = a.input::<u32>(0);
@@ -128,23 +102,8 @@ fn img_kernel(e: &Engine, w: u32) -> Kernel {
             o[2 * j + 1] = x[k as usize].wrapping_add(gx);
         }
     });
-    e.kernel_glsl("staged-img", IMG_GLSL, Some(cpu)).unwrap()
-}
-
-fn img_ref(x: &[u32], w: u32) -> Vec<u32> {
-    let mut o = vec![0; x.len() * 2];
-    for (k, &v) in x.iter().enumerate() {
-        let (gx, gy) = (k as u32 % w, k as u32 / w);
-        o[2 * k] = v ^ gy;
-        o[2 * k + 1] = v.wrapping_add(gx);
-    }
-    o
-}
-
-fn input(n: usize, seed: u32) -> Vec<u32> {
-    (0..n as u32)
-        .map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(seed))
-        .collect()
+    e.kernel_glsl("staged-img", common::IMG_GLSL, Some(cpu))
+        .unwrap()
 }
 
 fn schedulers() -> Vec<Scheduler> {
@@ -205,7 +164,7 @@ fn staged_1d_outputs_match_zero_copy_and_the_reference() {
     };
     assert_eq!(s.memory_placement(), MemoryPlacement::Staged);
     let n = 64 * 37 + 5;
-    let data = input(n, 7);
+    let data = common::input(n, 7);
     let want: Vec<u32> = (0..n).map(|i| map_ref(data[i], i as u32)).collect();
     let xs = s.buffer_from_slice(&data).unwrap();
     let xz = z.buffer_from_slice(&data).unwrap();
@@ -236,8 +195,8 @@ fn bytemuck_bytes(v: &[u32]) -> Vec<u8> {
 fn staged_2d_outputs_match_the_reference() {
     let Some(s) = staged() else { return };
     let (w, h) = (45u32, 29u32);
-    let data = input((w * h) as usize, 3);
-    let want = img_ref(&data, w);
+    let data = common::input((w * h) as usize, 3);
+    let want = common::img_ref(&data, w);
     let k = img_kernel(&s, w);
     let x = s.buffer_from_slice(&data).unwrap();
     for sched in schedulers() {
@@ -270,7 +229,7 @@ fn staged_2d_outputs_match_the_reference() {
 fn residency_host_writes_and_read_write_outputs() {
     let Some(s) = staged() else { return };
     let n = 64 * 20;
-    let mut x = s.buffer_from_slice(&input(n, 1)).unwrap();
+    let mut x = s.buffer_from_slice(&common::input(n, 1)).unwrap();
     let sched = Scheduler::Dynamic { packages: 5 };
     let (_, r1) = run_map(&s, &x, &sched, Devices::GPU);
     assert_eq!(gpu(&r1).transfers.upload_bytes, n as u64 * 4);
@@ -322,7 +281,7 @@ fn residency_host_writes_and_read_write_outputs() {
 fn a_buffer_written_as_output_is_read_as_input_next() {
     let Some(s) = staged() else { return };
     let n = 64 * 16;
-    let data = input(n, 9);
+    let data = common::input(n, 9);
     let x = s.buffer_from_slice(&data).unwrap();
     let k = map_kernel(&s);
     for first in [Devices::GPU, Devices::ALL] {
@@ -358,8 +317,8 @@ fn a_cpu_only_run_makes_the_mirror_stale() {
     let Some(s) = staged() else { return };
     let n = 64 * 8;
     let k = map_kernel(&s);
-    let x1 = s.buffer_from_slice(&input(n, 1)).unwrap();
-    let x2 = s.buffer_from_slice(&input(n, 2)).unwrap();
+    let x1 = s.buffer_from_slice(&common::input(n, 1)).unwrap();
+    let x2 = s.buffer_from_slice(&common::input(n, 2)).unwrap();
     let mut mid = s.buffer::<u32>(n).unwrap();
     let mut out = s.buffer::<u32>(n).unwrap();
     let sched = Scheduler::Dynamic { packages: 4 };
@@ -431,7 +390,7 @@ void main() {
 }";
     let k = s.kernel_glsl("staged-add", ADD, None).unwrap();
     let n = 64 * 5;
-    let x = s.buffer_from_slice(&input(n, 8)).unwrap();
+    let x = s.buffer_from_slice(&common::input(n, 8)).unwrap();
     let mut o = s.buffer::<u32>(n).unwrap();
     let r = s
         .run(
@@ -459,7 +418,7 @@ fn zero_copy_runs_transfer_nothing() {
     if z.memory_placement() != MemoryPlacement::ZeroCopy {
         return; // COEXEC_MEMORY=staged
     }
-    let x = z.buffer_from_slice(&input(640, 2)).unwrap();
+    let x = z.buffer_from_slice(&common::input(640, 2)).unwrap();
     let (_, r) = run_map(&z, &x, &Scheduler::Dynamic { packages: 4 }, Devices::ALL);
     assert_eq!(r.memory, MemoryPlacement::ZeroCopy);
     assert_eq!(gpu(&r).transfers, coexec::Transfers::default());
@@ -467,7 +426,7 @@ fn zero_copy_runs_transfer_nothing() {
 
 #[test]
 fn auto_placement_is_zero_copy_on_unified_memory() {
-    let Some(e) = engine_of(MemoryPlacement::Auto) else {
+    let Some(e) = common::engine_placed(MemoryPlacement::Auto, 1) else {
         return;
     };
     if std::env::var("COEXEC_MEMORY").is_ok() {
@@ -507,7 +466,7 @@ proptest! {
     ) {
         let Some(s) = staged() else { return Ok(()) };
         let n = (groups * 64 + tail) as usize;
-        let data = input(n, seed);
+        let data = common::input(n, seed);
         let want: Vec<u32> = (0..n).map(|i| map_ref(data[i], i as u32)).collect();
         let sched = match kind {
             0 => Scheduler::Static { powers: Some(vec![cpu_power, 1.0 - cpu_power]) },
@@ -531,7 +490,7 @@ mod faults {
     use std::time::Duration;
 
     fn fresh() -> Option<Engine> {
-        common::engine_from(EngineOptions {
+        common::engine_from(coexec::EngineOptions {
             workers: Some(1),
             validation: coexec::Validation::IfAvailable,
             gpu_timeout: Duration::from_millis(300),
@@ -564,7 +523,7 @@ mod faults {
             e.hold_cpu_until_gpus_claim(30);
             let nap = Duration::from_millis(1);
             let (got, want, r) = if writeonly {
-                let data = input(n, 5);
+                let data = common::input(n, 5);
                 let x = e.buffer_from_slice(&data).unwrap();
                 let k = map_kernel_slow(&e, nap);
                 let (got, r) = run_map_with(&e, &k, &x, &sched, Devices::ALL);
@@ -640,7 +599,7 @@ mod faults {
     #[test]
     fn a_buffer_gets_its_mirror_when_it_is_made() {
         let Some(e) = fresh() else { return };
-        let x = e.buffer_from_slice(&input(640, 4)).unwrap();
+        let x = e.buffer_from_slice(&common::input(640, 4)).unwrap();
         let mut o = e.buffer::<u32>(640).unwrap();
         // From here no mirror can be allocated: the run needs none, both
         // buffers got theirs when they were made.
@@ -668,7 +627,7 @@ mod faults {
         // Demanded: a typed error. (Made after the fault: the buffer's
         // mirror could not be made ahead either.)
         e.inject_mirror_failure(false);
-        let x = e.buffer_from_slice(&input(640, 4)).unwrap();
+        let x = e.buffer_from_slice(&common::input(640, 4)).unwrap();
         let k = map_kernel(&e);
         let mut o = e.buffer::<u32>(640).unwrap();
         // The GPU alone, and with the CPU (which runs while the GPU's
@@ -714,7 +673,7 @@ mod faults {
 #[cfg(feature = "vma")]
 #[test]
 fn staged_mirrors_through_vma() {
-    let Some(e) = common::engine_from(EngineOptions {
+    let Some(e) = common::engine_from(coexec::EngineOptions {
         workers: Some(1),
         allocator: coexec::AllocatorBackend::Vma,
         validation: coexec::Validation::IfAvailable,
@@ -725,7 +684,7 @@ fn staged_mirrors_through_vma() {
         return;
     };
     let n = 64 * 30 + 3;
-    let data = input(n, 11);
+    let data = common::input(n, 11);
     let x = e.buffer_from_slice(&data).unwrap();
     for devices in [Devices::GPU, Devices::ALL] {
         let (got, r) = run_map(&e, &x, &Scheduler::Dynamic { packages: 5 }, devices);

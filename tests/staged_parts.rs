@@ -85,12 +85,6 @@ fn stencil_kernel(e: &Engine, w: u32, h: u32) -> Kernel {
         .unwrap()
 }
 
-fn input(n: usize, seed: u32) -> Vec<u32> {
-    (0..n as u32)
-        .map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(seed))
-        .collect()
-}
-
 /// The GPU's index among the report's devices, if it took part.
 fn gpu_index(r: &Report) -> Option<usize> {
     r.devices.iter().position(|d| d.kind == DeviceKind::Gpu)
@@ -160,7 +154,7 @@ fn sweep(
 ) -> Vec<Report> {
     let (wu, hu) = (w as usize, h as usize);
     let k = stencil_kernel(e, w, h);
-    let mut host = input(wu * hu, 7);
+    let mut host = common::input(wu * hu, 7);
     let mut bufs: [Buffer<u32>; 2] = [
         e.buffer_from_slice(&host).unwrap(),
         e.buffer::<u32>(wu * hu).unwrap(),
@@ -387,7 +381,7 @@ proptest! {
     ) {
         let Some(e) = staged() else { return Ok(()) };
         let n = (groups * 16 + tail) as usize;
-        let data = input(n, seed);
+        let data = common::input(n, seed);
         let want: Vec<u32> = (0..n)
             .map(|i| data[i].wrapping_mul(3).wrapping_add(i as u32))
             .collect();
@@ -491,7 +485,7 @@ mod faults {
                 fault,
                 after_packages,
             });
-            let data = input(n, 3);
+            let data = common::input(n, 3);
             let want: Vec<u32> = (0..n)
                 .map(|i| data[i].wrapping_mul(3).wrapping_add(i as u32))
                 .collect();

@@ -1113,6 +1113,7 @@ impl Engine {
                 Some(w) => crate::profile::fnv1a(bytemuck::cast_slice(w)),
                 None => crate::profile::fnv1a(format!("cpu-only {name} {local:?}").as_bytes()),
             },
+            tiles: false,
         })
     }
 
@@ -1145,7 +1146,7 @@ impl Engine {
         devices: Devices,
     ) -> Result<Report> {
         self.validated(|| {
-            let geometry = Geometry::new(space, kernel.local)?;
+            let geometry = Geometry::new(space, kernel.local, kernel.tiles)?;
             self.run_unvalidated(kernel, args, geometry, scheduler, devices)
         })
     }
@@ -1182,7 +1183,7 @@ impl Engine {
         devices: Devices,
     ) -> Result<Report> {
         self.validated(|| {
-            let geometry = Geometry::sub_range(space, kernel.local, units)?;
+            let geometry = Geometry::sub_range(space, kernel.local, kernel.tiles, units)?;
             self.run_unvalidated(kernel, args, geometry, scheduler, devices)
         })
     }

@@ -115,6 +115,9 @@ impl Learning {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
+        if let Some((Mode::Together, ..)) = outcome {
+            record_coverage(&mut learned.coverage, shares);
+        }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             learned.outcomes.record(mode, seconds, units);
             if mode == Mode::Together {
@@ -165,7 +168,19 @@ impl Learning {
         units: u64,
     ) -> (Vec<bool>, Option<Mode>) {
         let est = &*kernel.estimator;
-        let sit = self.sit_out(scheduler, present, start, est, units);
+        // Devices whose rate was measured on too small a part of the work
+        // to stand for all of it (see `MIN_COVERAGE`).
+        let partial: Vec<bool> = {
+            let learned = lock(kernel);
+            present
+                .iter()
+                .map(|&(slot, _)| {
+                    let c = learned.coverage.get(slot).copied().flatten();
+                    c.is_some_and(|c| c < MIN_COVERAGE)
+                })
+                .collect()
+        };
+        let sit = self.sit_out(scheduler, present, start, est, units, &partial);
         let learner = matches!(scheduler, Scheduler::HGuided { powers: None, .. })
             && self.fallback
             && present.len() > 1;
@@ -182,6 +197,9 @@ impl Learning {
         let predict = |m: Mode| match m {
             Mode::Alone(slot) => {
                 let i = present.iter().position(|p| p.0 == slot)?;
+                if partial[i] {
+                    return None;
+                }
                 let c = est.cost(slot)?;
                 let s = start.get(i).copied().unwrap_or_default();
                 let t = alone_time(c, present[i].1, units) + s.all_s();
@@ -226,6 +244,10 @@ impl Learning {
     /// under HGuided without hints, every device but the fastest when the
     /// kernel's learned costs say co-executing cannot pay (see
     /// [`single_device`]). Never all of them.
+    ///
+    /// `partial`: per device, its rate comes from too small a part of the
+    /// work to stand for all of it (see [`MIN_COVERAGE`]); the fallback
+    /// never leaves such a device alone.
     fn sit_out(
         &self,
         scheduler: &Scheduler,
@@ -233,6 +255,7 @@ impl Learning {
         start: &[StartCost],
         estimator: &dyn PowerEstimator,
         units: u64,
+        partial: &[bool],
     ) -> Vec<bool> {
         let n = present.len();
         let mut out = vec![false; n];
@@ -255,7 +278,9 @@ impl Learning {
                     .iter()
                     .map(|&(slot, claimants)| (estimator.cost(slot), claimants))
                     .collect();
-                if let Some(alone) = single_device_after(&costs, start, units, MIN_GAIN, WAKE_S) {
+                let alone = single_device_after(&costs, start, units, MIN_GAIN, WAKE_S)
+                    .filter(|&a| !partial.get(a).copied().unwrap_or(false));
+                if let Some(alone) = alone {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
                     }
@@ -264,6 +289,39 @@ impl Learning {
             _ => {}
         }
         out
+    }
+}
+
+/// The part of a co-executed run's items below which a device's rate is
+/// not taken to stand for the whole range: neither the learner's
+/// prediction of that device alone nor the fallback to it uses it.
+///
+/// # Why
+/// A device's rate is measured on the units it ran. Where the cost of a
+/// unit varies over the index space (a fractal's interior, a sparse
+/// matrix's dense rows), a device that ran a small part of a run, and
+/// always the same part (the CPU takes its packages from the front of the
+/// range; on an image that is its edge), can measure a rate tens of times
+/// off what it delivers over all of it: a fractal's CPU, measured on the
+/// cheap edge tiles it took, predicted itself 50 times faster alone than
+/// it was. Trying it alone then costs a run many times the incumbent's.
+/// A device that ran at least this part has seen enough of the work for
+/// its rate to be extrapolated; one alone is still measured when the
+/// measured runs say so.
+pub(crate) const MIN_COVERAGE: f64 = 0.25;
+
+/// Records what part of a co-executed run's items each device ran
+/// (`coverage`, by estimator slot).
+fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share]) {
+    let total: u64 = shares.iter().map(|s| s.items).sum();
+    if total == 0 {
+        return;
+    }
+    for s in shares {
+        if coverage.len() <= s.slot {
+            coverage.resize(s.slot + 1, None);
+        }
+        coverage[s.slot] = Some(s.items as f64 / total as f64);
     }
 }
 
@@ -366,15 +424,15 @@ mod tests {
         let est = ThroughputEstimator::new(2);
         let st = |p: Vec<f64>| Scheduler::Static { powers: Some(p) };
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 0.0]), &[(0, 1), (1, 1)], &[], &est, 100),
+            l.sit_out(&st(vec![1.0, 0.0]), &[(0, 1), (1, 1)], &[], &est, 100, &[]),
             [false, true]
         );
         assert_eq!(
-            l.sit_out(&st(vec![0.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100),
+            l.sit_out(&st(vec![0.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100, &[]),
             [true, false]
         );
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100),
+            l.sit_out(&st(vec![1.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100, &[]),
             [false, false]
         );
         let hg = Scheduler::HGuided {
@@ -383,14 +441,30 @@ mod tests {
             min_package: 1,
         };
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 100),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 100, &[]),
             [true, false]
         );
         // One device: nothing to decide.
         assert_eq!(
-            l.sit_out(&st(vec![0.0]), &[(1, 1)], &[], &est, 100),
+            l.sit_out(&st(vec![0.0]), &[(1, 1)], &[], &est, 100, &[]),
             [false]
         );
+    }
+
+    /// Each device's part of a co-executed run's items, by slot.
+    #[test]
+    fn coverage_is_each_devices_part_of_the_items() {
+        let share = |slot, items| Share {
+            slot,
+            items,
+            start_s: 0.0,
+            finish_s: 1.0,
+        };
+        let mut c = Vec::new();
+        record_coverage(&mut c, &[share(0, 10), share(2, 30)]);
+        assert_eq!(c, vec![Some(0.25), None, Some(0.75)]);
+        record_coverage(&mut c, &[]);
+        assert_eq!(c, vec![Some(0.25), None, Some(0.75)], "nothing ran: kept");
     }
 
     #[test]
@@ -400,14 +474,14 @@ mod tests {
         let hg = Scheduler::hguided();
         // Nothing known: co-execute (and measure).
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
             [false, false]
         );
         // A GPU 100x faster: the GPU alone.
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
             [true, false]
         );
         // Comparable: co-execute.
@@ -415,7 +489,7 @@ mod tests {
         est.seed(0, Cost::rate_only(5e7), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
             [false, false]
         );
         // Comparable, but the CPU must first bring back 20 ms of what the
@@ -425,14 +499,27 @@ mod tests {
             by_share_s: 0.0,
         };
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[sync], &est, 1 << 20),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[sync], &est, 1 << 20, &[]),
             [true, false]
+        );
+        // A CPU measured 100x faster, but on a small part of the work:
+        // never left alone on that measurement.
+        est.reset();
+        est.seed(0, Cost::rate_only(1e10), 4.0);
+        est.seed(1, Cost::rate_only(1e8), 4.0);
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            [false, true]
+        );
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[true, false]),
+            [false, false]
         );
         // Hints or another scheduler: no fallback.
         let dynamic = Scheduler::Dynamic { packages: 8 };
         est.seed(0, Cost::rate_only(1.0), 100.0);
         assert_eq!(
-            l.sit_out(&dynamic, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
+            l.sit_out(&dynamic, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
             [false, false]
         );
         // Off for measurement.
@@ -441,7 +528,7 @@ mod tests {
             ..learning()
         };
         assert_eq!(
-            off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20),
+            off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
             [false, false]
         );
     }
@@ -455,13 +542,16 @@ mod tests {
         let est = ThroughputEstimator::new(4);
         let present = [(0, 2), (1, 1), (2, 1), (3, 1)];
         let hg = Scheduler::hguided();
-        assert_eq!(l.sit_out(&hg, &present, &[], &est, 1 << 20), [false; 4]);
+        assert_eq!(
+            l.sit_out(&hg, &present, &[], &est, 1 << 20, &[]),
+            [false; 4]
+        );
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(1e6), 4.0);
         est.seed(2, Cost::rate_only(1e9), 4.0);
         est.seed(3, Cost::rate_only(1e6), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &present, &[], &est, 1 << 20),
+            l.sit_out(&hg, &present, &[], &est, 1 << 20, &[]),
             [true, true, false, true]
         );
         // Comparable GPUs: every device takes part.
@@ -469,13 +559,16 @@ mod tests {
             est.seed(s, Cost::rate_only(1e8), 100.0);
         }
         est.seed(0, Cost::rate_only(5e7), 100.0);
-        assert_eq!(l.sit_out(&hg, &present, &[], &est, 1 << 20), [false; 4]);
+        assert_eq!(
+            l.sit_out(&hg, &present, &[], &est, 1 << 20, &[]),
+            [false; 4]
+        );
         // Hints over four devices: zeros sit out.
         let st = Scheduler::Static {
             powers: Some(vec![0.0, 1.0, 0.0, 1.0]),
         };
         assert_eq!(
-            l.sit_out(&st, &present, &[], &est, 100),
+            l.sit_out(&st, &present, &[], &est, 100, &[]),
             [true, false, true, false]
         );
     }

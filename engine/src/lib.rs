@@ -60,7 +60,7 @@ pub use energy::Objective;
 pub use engine::{CpuImpl, Devices, Engine, EngineOptions, GpuChoice, MAX_GPUS};
 pub use error::{Error, Result, VkError, VkResultCode};
 pub use exec::footprint::Footprint;
-pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, Package};
+pub use exec::kernel::{Args, CpuArgs, CpuFn, IndexSpace, Kernel, OutputRows, Package};
 pub use exec::pool::AwakeHold;
 pub use exec::reduce::{ReduceOp, Reduction};
 pub use program::{Flow, Program, ProgramReport, StepReport};

@@ -602,8 +602,8 @@ typedef struct coexec_package {
      */
     uint64_t item_end;
     /**
-     * First scheduler unit (work-group in 1-D, row of work-groups in 2-D; see
-     * `coexec_scheduler`).
+     * First scheduler unit (work-group in 1-D, row of work-groups in 2-D, a
+     * work-group in 2-D with tiles; see `coexec_scheduler`).
      */
     uint64_t unit_start;
     /**
@@ -611,7 +611,7 @@ typedef struct coexec_package {
      */
     uint64_t unit_end;
     /**
-     * 2-D: first row (all columns of each row); 0 in 1-D.
+     * 2-D: first row; 0 in 1-D.
      */
     uint32_t row_start;
     /**
@@ -626,6 +626,16 @@ typedef struct coexec_package {
      * 1 or 2.
      */
     uint32_t dims;
+    /**
+     * 2-D: first column covered in each row (0 unless the kernel takes
+     * tiles, `coexec_kernel_take_tiles`); 0 in 1-D.
+     */
+    uint32_t col_start;
+    /**
+     * 2-D: one past the last column covered in each row (`width` unless
+     * the kernel takes tiles); 0 in 1-D.
+     */
+    uint32_t col_end;
 } coexec_package;
 
 /**
@@ -1417,6 +1427,22 @@ enum coexec_status coexec_run_range(struct coexec_engine engine,
 enum coexec_status coexec_kernel_units(struct coexec_kernel kernel,
                                        struct coexec_index_space space,
                                        uint64_t *units);
+
+/**
+ * Declares that `kernel`'s CPU function handles 2-D packages that cover
+ * part of their rows: the columns `col_start .. col_end` of each row
+ * `row_start .. row_end` of its `coexec_package` (a tile's items are not
+ * contiguous: write item `(x, y)` at `y * width + x`). The scheduler's 2-D
+ * units are then single work-groups, in row-major order, instead of rows
+ * of them (`coexec_kernel_units` counts them so), and the GPU and other
+ * workers can take the unstarted tiles of a row a CPU worker holds: a
+ * CPU worker no longer runs a whole row of work-groups before the GPU can
+ * help. Call it before the kernel's first run (it resets what the kernel
+ * learned); calling it again changes nothing. Nothing changes in 1-D.
+ * Errors: `COEXEC_ERROR_INVALID_HANDLE`, `COEXEC_ERROR_BUSY` while a run
+ * uses the kernel.
+ */
+enum coexec_status coexec_kernel_take_tiles(struct coexec_kernel kernel);
 
 #ifdef __cplusplus
 }  // extern "C"

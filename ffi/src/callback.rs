@@ -100,6 +100,8 @@ fn c_package(pkg: &Package) -> coexec_package {
         row_end: rows.end,
         width: pkg.width,
         dims: if pkg.rows.is_some() { 2 } else { 1 },
+        col_start: pkg.cols.start,
+        col_end: pkg.cols.end,
     }
 }
 

@@ -22,11 +22,13 @@ mod run;
 mod status;
 #[cfg(test)]
 mod tests;
+mod tiles;
 mod types;
 
 pub use footprint::*;
 pub use program::*;
 pub use run::{coexec_kernel_units, coexec_run, coexec_run_range};
+pub use tiles::coexec_kernel_take_tiles;
 pub use types::*;
 
 use ::coexec_engine::CpuTopology;

@@ -478,12 +478,12 @@ pub struct coexec_package {
     pub item_start: u64,
     /// One past the last work-item.
     pub item_end: u64,
-    /// First scheduler unit (work-group in 1-D, row of work-groups in 2-D; see
-    /// `coexec_scheduler`).
+    /// First scheduler unit (work-group in 1-D, row of work-groups in 2-D, a
+    /// work-group in 2-D with tiles; see `coexec_scheduler`).
     pub unit_start: u64,
     /// One past the last scheduler unit.
     pub unit_end: u64,
-    /// 2-D: first row (all columns of each row); 0 in 1-D.
+    /// 2-D: first row; 0 in 1-D.
     pub row_start: u32,
     /// 2-D: one past the last row; 0 in 1-D.
     pub row_end: u32,
@@ -491,6 +491,12 @@ pub struct coexec_package {
     pub width: u32,
     /// 1 or 2.
     pub dims: u32,
+    /// 2-D: first column covered in each row (0 unless the kernel takes
+    /// tiles, `coexec_kernel_take_tiles`); 0 in 1-D.
+    pub col_start: u32,
+    /// 2-D: one past the last column covered in each row (`width` unless
+    /// the kernel takes tiles); 0 in 1-D.
+    pub col_end: u32,
 }
 
 /// One buffer argument of a run as the CPU function sees it: the whole

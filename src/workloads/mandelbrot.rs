@@ -72,15 +72,13 @@ pub fn mandel_pixel(p: &Params, px: u32, py: u32) -> u32 {
     i
 }
 
-/// The CPU implementation: the rows of one package.
+/// The CPU implementation: the pixels of one package (a tile: its columns
+/// of its rows).
 pub fn mandelbrot_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let p: Params = args.push();
-    let out = args.output::<u32>(0);
-    let rows = pkg.rows.clone().unwrap_or(0..0);
-    let w = p.width as usize;
-    for (r, py) in rows.enumerate() {
-        for px in 0..p.width {
-            out[r * w + px as usize] = mandel_pixel(&p, px, py);
+    for (py, row) in args.output_rows::<u32>(0) {
+        for (o, px) in row.iter_mut().zip(pkg.cols.clone()) {
+            *o = mandel_pixel(&p, px, py);
         }
     }
 }
@@ -88,12 +86,14 @@ pub fn mandelbrot_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
 impl Mandelbrot {
     /// A `width` x `height` view of the set with `max_iter` iterations.
     pub fn new(engine: &Engine, width: u32, height: u32, max_iter: u32) -> Result<Self> {
-        let kernel = engine.kernel(
-            "mandelbrot",
-            Some(spirv::MANDELBROT),
-            Some(Arc::new(mandelbrot_cpu)),
-            None,
-        )?;
+        let kernel = engine
+            .kernel(
+                "mandelbrot",
+                Some(spirv::MANDELBROT),
+                Some(Arc::new(mandelbrot_cpu)),
+                None,
+            )?
+            .with_tiles();
         let len = usize::try_from(u64::from(width) * u64::from(height))
             .map_err(|_| crate::Error::SizeOverflow("image too large".into()))?;
         let out = engine.buffer::<u32>(len.max(1))?;

@@ -32,7 +32,8 @@ pub struct MatMul {
     n: u32,
 }
 
-/// The CPU implementation: the rows of `C` of one package, by an i-k-j loop
+/// The CPU implementation: the elements of `C` of one package (its columns
+/// of its rows: a tile), by an i-k-j loop
 /// blocked over columns and k (each element still sums its products in k
 /// order, starting from 0).
 pub fn matmul_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
@@ -40,16 +41,19 @@ pub fn matmul_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let n = p.n as usize;
     let a = args.input::<f32>(0);
     let b = args.input::<f32>(1);
-    let c = args.output::<f32>(2);
-    let rows = pkg.rows.clone().unwrap_or(0..0);
-    c.fill(0.0);
-    for j0 in (0..n).step_by(JB) {
-        let j1 = (j0 + JB).min(n);
+    // The package's columns of each of its rows of C (a tile: part of them).
+    let cols = pkg.cols.start as usize..pkg.cols.end as usize;
+    let mut crows: Vec<(u32, &mut [f32])> = args.output_rows::<f32>(2).collect();
+    for (_, c) in crows.iter_mut() {
+        c.fill(0.0);
+    }
+    for j0 in cols.clone().step_by(JB) {
+        let j1 = (j0 + JB).min(cols.end);
         for k0 in (0..n).step_by(KB) {
             let k1 = (k0 + KB).min(n);
-            for (r, i) in rows.clone().enumerate() {
-                let crow = &mut c[r * n + j0..r * n + j1];
-                let arow = &a[i as usize * n..(i as usize + 1) * n];
+            for (i, c) in crows.iter_mut() {
+                let crow = &mut c[j0 - cols.start..j1 - cols.start];
+                let arow = &a[*i as usize * n..(*i as usize + 1) * n];
                 for (k, &aik) in arow.iter().enumerate().take(k1).skip(k0) {
                     let brow = &b[k * n + j0..k * n + j1];
                     for (cv, bv) in crow.iter_mut().zip(brow) {
@@ -71,12 +75,14 @@ impl MatMul {
             .ok_or_else(|| {
                 crate::Error::SizeOverflow(format!("matmul needs 1 <= n <= 65535, got {n}"))
             })?;
-        let kernel = engine.kernel(
-            "matmul",
-            Some(spirv::MATMUL),
-            Some(Arc::new(matmul_cpu)),
-            None,
-        )?;
+        let kernel = engine
+            .kernel(
+                "matmul",
+                Some(spirv::MATMUL),
+                Some(Arc::new(matmul_cpu)),
+                None,
+            )?
+            .with_tiles();
         let signed = |seed| -> Vec<f32> {
             random_f32(seed, len)
                 .into_iter()

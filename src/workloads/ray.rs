@@ -162,18 +162,16 @@ pub fn shade_pixel(spheres: &[[f32; 8]], p: &Params, px: u32, py: u32) -> u32 {
     q(c.0) | (q(c.1) << 8) | (q(c.2) << 16) | (255 << 24)
 }
 
-/// The CPU implementation: the rows of one package.
+/// The CPU implementation: the pixels of one package (a tile: its columns
+/// of its rows).
 pub fn ray_cpu(pkg: &Package, args: &mut CpuArgs<'_>) {
     let p: Params = args.push();
     // Elements are the shader's vec4; a sphere is two of them.
     let sph: &[[f32; 8]] = bytemuck::cast_slice(args.input::<[f32; 4]>(0));
-    let out = args.output::<u32>(1);
     let spheres = &sph[..(p.count.min(64) as usize).min(sph.len())];
-    let rows = pkg.rows.clone().unwrap_or(0..0);
-    let w = p.width as usize;
-    for (r, py) in rows.enumerate() {
-        for px in 0..p.width {
-            out[r * w + px as usize] = shade_pixel(spheres, &p, px, py);
+    for (py, row) in args.output_rows::<u32>(1) {
+        for (o, px) in row.iter_mut().zip(pkg.cols.clone()) {
+            *o = shade_pixel(spheres, &p, px, py);
         }
     }
 }
@@ -211,7 +209,9 @@ impl Ray {
             .ok()
             .filter(|&l| l > 0 && l <= u32::MAX as usize)
             .ok_or_else(|| crate::Error::SizeOverflow(format!("image {width}x{height}")))?;
-        let kernel = engine.kernel("ray", Some(spirv::RAY), Some(Arc::new(ray_cpu)), None)?;
+        let kernel = engine
+            .kernel("ray", Some(spirv::RAY), Some(Arc::new(ray_cpu)), None)?
+            .with_tiles();
         let spheres = engine.buffer_from_slice::<[f32; 4]>(bytemuck::cast_slice(&scene()))?;
         let out = engine.buffer::<u32>(len)?;
         Ok(Ray {

@@ -135,3 +135,50 @@ pub(crate) fn slow_count_cpu(
         }
     })
 }
+
+/// Input data for the tests' kernels: `n` values from a multiplicative hash
+/// of the index, offset by `seed`.
+pub(crate) fn input(n: usize, seed: u32) -> Vec<u32> {
+    (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761).wrapping_add(seed))
+        .collect()
+}
+
+/// An engine with `workers` CPU workers and memory placement `memory`
+/// (`COEXEC_MEMORY` overrides it), profiles off.
+pub(crate) fn engine_placed(memory: coexec::MemoryPlacement, workers: usize) -> Option<Engine> {
+    engine_from(EngineOptions {
+        workers: Some(workers),
+        validation: Validation::IfAvailable,
+        pipeline_cache_dir: Some(std::env::temp_dir().join("coexec-test-pipeline-cache")),
+        profiles: false,
+        memory,
+        ..Default::default()
+    })
+}
+
+/// 2-D, two elements per item: `o[2k] = x[k] ^ y`, `o[2k+1] = x[k] + x`
+/// (`k = y * w + x`), `o` writeonly; work-groups of 8x4.
+pub(crate) const IMG_GLSL: &str = "#version 450
+layout(local_size_x = 8, local_size_y = 4) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint w; uint h; } p;
+void main() {
+    uvec2 g = gl_GlobalInvocationID.xy;
+    if (g.x >= p.w || g.y >= p.h) return;
+    uint k = g.y * p.w + g.x;
+    o[2u * k] = x[k] ^ g.y;
+    o[2u * k + 1u] = x[k] + g.x;
+}";
+
+/// The host reference of [`IMG_GLSL`] over input `x` of width `w`.
+pub(crate) fn img_ref(x: &[u32], w: u32) -> Vec<u32> {
+    let mut o = vec![0; x.len() * 2];
+    for (k, &v) in x.iter().enumerate() {
+        let (gx, gy) = (k as u32 % w, k as u32 / w);
+        o[2 * k] = v ^ gy;
+        o[2 * k + 1] = v.wrapping_add(gx);
+    }
+    o
+}

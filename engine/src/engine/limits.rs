@@ -157,7 +157,7 @@ fn check_gpu_limits(info: &PhysicalDeviceInfo, args: &Args<'_>, g: &Geometry) ->
             if g.groups_x > u64::from(info.max_group_count[0]) {
                 (0, g.groups_x)
             } else {
-                (1, g.total)
+                (1, g.groups_y())
             }
         }
     };

@@ -880,6 +880,11 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record_cold(d, units, seconds, parallel);
         }
     }
+    fn record_throughput(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_throughput(d, units, seconds, parallel);
+        }
+    }
     fn power(&self, device: usize) -> Option<f64> {
         let p = self.map.get(device).and_then(|&d| self.inner.power(d))?;
         Some(self.shipped(device, Cost::rate_only(p)).rate)

@@ -165,7 +165,9 @@ impl Pending {
         if self.units == 0 {
             return;
         }
-        estimates.record_parallel(device, self.units, self.time.as_secs_f64() / share, share);
+        // Throughput only: chunk sizes follow the worker's own speed (see
+        // `PowerEstimator::record_throughput`).
+        estimates.record_throughput(device, self.units, self.time.as_secs_f64() / share, share);
         if queue.complete(self.units) {
             bell.ring();
         }
@@ -185,6 +187,22 @@ struct Chunker(u64);
 impl Chunker {
     fn new() -> Self {
         Chunker(1)
+    }
+
+    /// The next chunk's size: one unit in a tiled run (see
+    /// [`Kernel::with_tiles`](crate::Kernel::with_tiles)), whose units are
+    /// single work-groups of a kernel whose rows proved too coarse: their
+    /// cost can vary a hundredfold across the image (a fractal's edge and
+    /// its interior), so a chunk sized from the last one's rate can last
+    /// a hundred times its target, and what a worker has started no thief
+    /// can take. One unit per chunk bounds that to one work-group, for a
+    /// CAS and two clock reads per work-group.
+    fn size(&self, geometry: &Geometry) -> u64 {
+        if geometry.tiles {
+            1
+        } else {
+            self.0
+        }
     }
 
     /// Learns from a chunk of `units` that ran for `time`: the next chunk
@@ -256,14 +274,14 @@ pub(crate) fn worker_loop(
             let chunk = match whole.take() {
                 Some(all) => all,
                 None if queue.is_aborted() => break,
-                None => match role.board.next_chunk(worker, chunker.0) {
+                None => match role.board.next_chunk(worker, chunker.size(role.geometry)) {
                     Some(c) => c,
                     None => break,
                 },
             };
             let pkg = role.geometry.package(chunk.clone());
             let start = Instant::now();
-            let failed = match sync_reads(role, &pkg) {
+            let failed = match sync_reads(role, &chunk) {
                 Ok(()) => {
                     let (outcome, failure) =
                         reduce::call(role.kernel, role.args, role.geometry, &chunk);
@@ -289,7 +307,7 @@ pub(crate) fn worker_loop(
             }
             chunker.learn(n, end - start);
             lane.busy_s += (end - start).as_secs_f64();
-            lane.items += pkg.len();
+            lane.items += role.geometry.items_in(chunk.clone());
             // Chunks follow each other from the package's start.
             let (from, first) = ran.map_or((chunk.start, start), |r| (r.units.start, r.start));
             ran = Some(Ran {
@@ -306,13 +324,16 @@ pub(crate) fn worker_loop(
     }
 }
 
-/// Lazy host coherence: downloads the stale bytes package `p` reads
-/// (see [`CpuRole::sync`]).
-fn sync_reads(role: &CpuRole<'_>, p: &super::kernel::Package) -> Result<(), Error> {
+/// Lazy host coherence: downloads the stale bytes the run's `units` read
+/// (see [`CpuRole::sync`]), piece by piece (see [`Geometry::pieces`]).
+fn sync_reads(role: &CpuRole<'_>, units: &Range<u64>) -> Result<(), Error> {
     let Some(total) = role.sync else {
         return Ok(());
     };
-    let bytes = super::staging::sync_package(&role.args.buffers, p, role.geometry.space)?;
+    let mut bytes = 0;
+    for p in role.geometry.pieces(units.clone()) {
+        bytes += super::staging::sync_package(&role.args.buffers, &p, role.geometry.space)?;
+    }
     // Relaxed: a sum read once the workers are joined (the join orders it).
     total.fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
     Ok(())

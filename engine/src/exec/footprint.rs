@@ -147,7 +147,7 @@ mod tests {
             width: 10,
             height: 8,
         };
-        let g = Geometry::new(space, [4, 2, 1]).unwrap();
+        let g = Geometry::new(space, [4, 2, 1], false).unwrap();
         // Units 1..3 are rows 2..6.
         let p = g.package(1..3);
         assert_eq!(Footprint::rows(1).elements(&p, space, 80), 10..70);
@@ -159,7 +159,7 @@ mod tests {
         assert_eq!(items.elements(&p, space, 100), 40..100);
 
         let space = IndexSpace::D1(100);
-        let g = Geometry::new(space, [16, 1, 1]).unwrap();
+        let g = Geometry::new(space, [16, 1, 1], false).unwrap();
         let p = g.package(6..7); // items 96..100
         let halo = Footprint::Halo {
             per_item: 1,

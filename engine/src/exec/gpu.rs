@@ -84,8 +84,9 @@ pub(crate) struct CpuPeers<'a> {
 const STEAL_LATENCY: Duration = Duration::from_micros(50);
 
 impl GpuRole<'_> {
-    /// With nothing in flight and nothing to claim: the back half of the
-    /// largest CPU worker's remainder, when splitting it ends it sooner.
+    /// With nothing in flight and nothing to claim: the GPU's share of the
+    /// largest CPU worker's remainder (see [`owner_keeps`]), when splitting
+    /// it ends it sooner.
     fn steal(&self, estimates: &dyn PowerEstimator) -> Option<Range<u64>> {
         let cpu = self.cpu.as_ref()?;
         let worker_rate = estimates
@@ -96,14 +97,27 @@ impl GpuRole<'_> {
         // work-group, far past the round trip.
         let mine = estimates.cost(self.device);
         let latency = mine.map_or(0.0, |c| c.overhead_s);
-        let min_left = worth_splitting(
-            latency.max(STEAL_LATENCY.as_secs_f64()),
-            worker_rate,
-            mine.map(|c| c.rate),
-        )?;
+        let lat = latency.max(STEAL_LATENCY.as_secs_f64());
+        let min_left = worth_splitting(lat, worker_rate, mine.map(|c| c.rate))?;
+        let take = |left: u64| match (usable_power(worker_rate), mine.and_then(|c| usable_power(Some(c.rate)))) {
+            (Some(o), Some(g)) => left.saturating_sub(owner_keeps(left, o, g, lat)),
+            _ => left / 2,
+        };
         // The GPU has no word on the board: any index past the workers.
-        cpu.board.steal(usize::MAX, min_left)
+        cpu.board.steal_part(usize::MAX, min_left, take)
     }
+}
+
+/// Of a remainder of `left` units, what a worker running `owner` units/s
+/// keeps when a GPU running `gpu` units/s after `latency_s` takes the rest,
+/// so that both end together: `keep / owner = latency + (left - keep) /
+/// gpu`. A GPU a hundred times faster takes nearly all of it, where halves
+/// would leave the worker a tail the GPU takes back one round trip at a
+/// time (15 workers, each halved ten times, are 150 round trips).
+fn owner_keeps(left: u64, owner: f64, gpu: f64, latency_s: f64) -> u64 {
+    let keep = (latency_s + left as f64 / gpu) / (1.0 / owner + 1.0 / gpu);
+    // Saturating: `as` maps values past u64::MAX to u64::MAX.
+    (keep.ceil() as u64).min(left)
 }
 
 #[derive(Default)]
@@ -462,7 +476,9 @@ impl Loop<'_, '_> {
             // the plan counts that wait in its finish times.
             self.state.set_backlog_s(backlog.as_secs_f64());
             // Fresh or requeued work first; with nothing in flight, the
-            // unstarted end of a CPU worker's package.
+            // unstarted end of a CPU worker's package. (Stealing as late as
+            // a claim, with packages in flight, was measured on the H200
+            // and changed nothing beyond the spread: BENCHMARKS.md, run 15.)
             let claimed = self
                 .plan
                 .claim(self.queue, &mut self.state, self.estimates)
@@ -489,13 +505,11 @@ impl Loop<'_, '_> {
             self.queue.requeue(units);
             return Err(Failure::new(why));
         }
-        let (base, count) = self.role.geometry.dispatch(&units);
         let d = Dispatch {
             pipeline: self.role.pipeline,
             set: self.role.set,
             push: self.role.push,
-            base,
-            count,
+            groups: self.role.geometry.dispatch(&units),
         };
         // From before the call: a CPU implementation (lavapipe) may run much
         // of the package inside `vkQueueSubmit`, which is then the
@@ -631,7 +645,7 @@ impl Loop<'_, '_> {
             self.commit(f, start, done);
             return Ok(());
         };
-        let package = self.role.geometry.package(f.units.clone());
+        let package = self.role.geometry.pieces(f.units.clone()).collect();
         let after = (self.ring.completion(), f.ticket);
         match t.download(staging, package, after, ((f, start, done), alone), timeout_ns) {
             Ok(Some((f, start, done))) => self.commit(f, start, done),
@@ -716,7 +730,7 @@ impl Loop<'_, '_> {
     fn commit(&mut self, f: InFlight, start: Instant, done: Instant) {
         let n = f.len();
         let pkg = self.role.geometry.package(f.units.clone());
-        self.data.items += pkg.len();
+        self.data.items += self.role.geometry.items_in(f.units.clone());
         self.data.records.push(PackageRecord {
             device: self.role.device,
             lane: 0,
@@ -816,7 +830,9 @@ impl Loop<'_, '_> {
             return;
         }
         let n = units.end - units.start;
-        self.data.lost.push(self.role.geometry.package(units).items);
+        for p in self.role.geometry.pieces(units) {
+            self.data.lost.extend(p.item_ranges());
+        }
         self.data.lost_units += n;
         self.completed(n);
     }
@@ -878,6 +894,25 @@ impl Loop<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both end together: a GPU 99x faster leaves the worker about 1% of
+    /// the remainder plus what it runs during the GPU's latency; equal
+    /// rates split it in half (less the latency).
+    #[test]
+    fn a_faster_gpu_leaves_the_worker_its_share_of_the_remainder() {
+        assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 0.0), 10);
+        // 50 us of latency: the worker runs 0.05 units more before the GPU
+        // starts (half of it on its own share).
+        assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 50e-6), 11);
+        assert_eq!(owner_keeps(1000, 1.0e3, 1.0e3, 0.0), 500);
+        // A slow GPU: the worker keeps it all.
+        assert_eq!(owner_keeps(10, 1.0e3, 1.0, 1.0), 10);
+        // Every keep leaves the thief at least the steal's clamp to judge.
+        let b = crate::sched::StealBoard::new(1, 100, true);
+        assert!(b.publish(0, 0..100));
+        let took = b.steal_part(usize::MAX, 2, |left| left.saturating_sub(owner_keeps(left, 1.0, 1e9, 0.0)));
+        assert_eq!(took, Some(1..100), "the owner keeps its front unit");
+    }
 
     #[test]
     fn hang_timeout_grows_with_the_expected_time_only() {

@@ -72,7 +72,7 @@ impl Injected {
             GpuFault::HangThenLost => hang(ring, None),
             // SAFETY: as for `submit` (caller).
             GpuFault::DeviceLost => unsafe {
-                ring.submit(d.pipeline, d.set, d.push, d.base, d.count)
+                ring.submit_after(d, None)
             },
         };
         self.ticket = Some(*r.as_ref().unwrap_or(&0));

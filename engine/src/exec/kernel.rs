@@ -3,7 +3,7 @@
 use super::footprint::Footprint;
 use crate::error::{Error, Result};
 use crate::mem::{Buffer, RawBuffer};
-use crate::vk::{ComputePipeline, ShaderInterface};
+use crate::vk::{ComputePipeline, Groups, ShaderInterface};
 use std::any::{Any, TypeId};
 use std::ops::Range;
 use std::sync::Arc;
@@ -51,6 +51,12 @@ impl std::fmt::Display for IndexSpace {
 /// into the space's units, so CPU packages see global item ids and GPU
 /// dispatches their true base work-group.
 ///
+/// In 2-D a unit is a row of work-groups, or, for a kernel that takes
+/// tiles ([`Kernel::with_tiles`]), one work-group in row-major order: a
+/// package of such units is then up to three rectangles (the end of one
+/// row of groups, whole rows, the start of another), its
+/// [`pieces`](Self::pieces).
+///
 /// [`Engine::run_range`]: crate::Engine::run_range
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Geometry {
@@ -58,35 +64,47 @@ pub(crate) struct Geometry {
     pub(crate) local: [u32; 3],
     /// Work-groups along x (2-D: per row of groups).
     pub(crate) groups_x: u64,
-    /// Units of the whole space: work-groups (1-D) or rows of work-groups
-    /// (2-D).
+    /// Units of the whole space: work-groups (1-D, tiled 2-D) or rows of
+    /// work-groups (2-D).
     pub(crate) total: u64,
     /// The space's unit that is the run's unit 0.
     pub(crate) first: u64,
     /// Units of the run.
     pub(crate) units: u64,
+    /// 2-D units are work-groups (see the type's docs).
+    pub(crate) tiles: bool,
 }
 
-/// Units of `space` with work-groups of `local`: work-groups (1-D) or rows
-/// of work-groups (2-D); the number of work-groups along x.
-fn units_of(space: IndexSpace, local: [u32; 3]) -> (u64, u64) {
+/// Units of `space` with work-groups of `local`: work-groups (1-D, and
+/// 2-D with `tiles`) or rows of work-groups (2-D); the number of
+/// work-groups along x.
+fn units_of(space: IndexSpace, local: [u32; 3], tiles: bool) -> (u64, u64) {
     let (lx, ly) = (u64::from(local[0].max(1)), u64::from(local[1].max(1)));
     match space {
         IndexSpace::D1(n) => (n.div_ceil(lx), n.div_ceil(lx)),
-        IndexSpace::D2 { width, height } => (
-            u64::from(height).div_ceil(ly),
-            u64::from(width).div_ceil(lx),
-        ),
+        IndexSpace::D2 { width, height } => {
+            let (gx, gy) = (u64::from(width).div_ceil(lx), u64::from(height).div_ceil(ly));
+            (if tiles { gx * gy } else { gy }, gx)
+        }
     }
 }
 
+/// A rectangle of work-groups: columns `x` of the rows `y` of groups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rect {
+    x: Range<u64>,
+    y: Range<u64>,
+}
+
 impl Geometry {
-    /// The geometry of a run over all of `space`.
-    pub(crate) fn new(space: IndexSpace, local: [u32; 3]) -> Result<Self> {
+    /// The geometry of a run over all of `space`, with 2-D units of one
+    /// work-group where `tiles`.
+    pub(crate) fn new(space: IndexSpace, local: [u32; 3], tiles: bool) -> Result<Self> {
         if space.items() == 0 {
             return Err(Error::EmptyRange);
         }
-        let (total, groups_x) = units_of(space, local);
+        let tiles = tiles && matches!(space, IndexSpace::D2 { .. });
+        let (total, groups_x) = units_of(space, local, tiles);
         Ok(Geometry {
             space,
             local,
@@ -94,14 +112,20 @@ impl Geometry {
             total,
             first: 0,
             units: total,
+            tiles,
         })
     }
 
     /// The geometry of a run over the units `range` of `space`: an error
     /// where the space is empty, or the range is empty or reaches past
     /// the space's units.
-    pub(crate) fn sub_range(space: IndexSpace, local: [u32; 3], range: Range<u64>) -> Result<Self> {
-        let whole = Geometry::new(space, local)?;
+    pub(crate) fn sub_range(
+        space: IndexSpace,
+        local: [u32; 3],
+        tiles: bool,
+        range: Range<u64>,
+    ) -> Result<Self> {
+        let whole = Geometry::new(space, local, tiles)?;
         if range.start >= range.end || range.end > whole.total {
             return Err(Error::SubRange {
                 start: range.start,
@@ -116,16 +140,97 @@ impl Geometry {
         })
     }
 
-
-    /// Work-groups in one unit: 1 (1-D) or a row of groups (2-D).
-    pub(crate) fn groups_per_unit(&self) -> u64 {
+    /// Rows of work-groups: 1 in 1-D.
+    pub(crate) fn groups_y(&self) -> u64 {
         match self.space {
             IndexSpace::D1(_) => 1,
-            IndexSpace::D2 { .. } => self.groups_x.max(1),
+            IndexSpace::D2 { height, .. } => {
+                u64::from(height).div_ceil(u64::from(self.local[1].max(1)))
+            }
+        }
+    }
+
+    /// Work-groups in one unit: 1 (1-D, tiled 2-D) or a row of groups
+    /// (2-D).
+    pub(crate) fn groups_per_unit(&self) -> u64 {
+        match self.space {
+            IndexSpace::D2 { .. } if !self.tiles => self.groups_x.max(1),
+            _ => 1,
+        }
+    }
+
+    /// The rectangles of work-groups that the space's `units` cover (2-D
+    /// only; at most three, see the type's docs).
+    fn rects(&self, units: &Range<u64>) -> impl Iterator<Item = Rect> {
+        let gx = self.groups_x.max(1);
+        let mut out: [Option<Rect>; 3] = [None, None, None];
+        if !self.tiles {
+            out[0] = Some(Rect {
+                x: 0..gx,
+                y: units.clone(),
+            });
+        } else if units.start < units.end {
+            let (a, b) = (units.start, units.end);
+            let (ya, yb) = (a / gx, (b - 1) / gx);
+            if ya == yb {
+                out[0] = Some(Rect {
+                    x: a % gx..(b - 1) % gx + 1,
+                    y: ya..ya + 1,
+                });
+            } else {
+                // The end of row `ya`, whole rows, the start of row `yb`.
+                let body = a.div_ceil(gx)..b / gx;
+                if a % gx != 0 {
+                    out[0] = Some(Rect {
+                        x: a % gx..gx,
+                        y: ya..ya + 1,
+                    });
+                }
+                if body.start < body.end {
+                    out[1] = Some(Rect { x: 0..gx, y: body });
+                }
+                if b % gx != 0 {
+                    out[2] = Some(Rect {
+                        x: 0..b % gx,
+                        y: yb..yb + 1,
+                    });
+                }
+            }
+        }
+        out.into_iter().flatten()
+    }
+
+    /// The package of a rectangle of work-groups (2-D), clipped to the
+    /// space; `units` its units.
+    fn rect_package(&self, r: &Rect, units: Range<u64>) -> Package {
+        let IndexSpace::D2 { width, height } = self.space else {
+            unreachable!("rectangles are 2-D only");
+        };
+        let (lx, ly) = (u64::from(self.local[0].max(1)), u64::from(self.local[1].max(1)));
+        let clip = |v: u64, max: u32| v.min(u64::from(max)) as u32;
+        let rows = clip(r.y.start * ly, height)..clip(r.y.end * ly, height);
+        let cols = clip(r.x.start * lx, width)..clip(r.x.end * lx, width);
+        let w = u64::from(width);
+        let items = match rows.end > rows.start {
+            true => {
+                u64::from(rows.start) * w + u64::from(cols.start)
+                    ..u64::from(rows.end - 1) * w + u64::from(cols.end)
+            }
+            false => u64::from(rows.start) * w..u64::from(rows.start) * w,
+        };
+        Package {
+            units,
+            items,
+            rows: Some(rows),
+            cols,
+            width,
         }
     }
 
     /// The package of the run's `units`, in the space's units and items.
+    /// A tiled package that is not one rectangle (see
+    /// [`pieces`](Self::pieces)) is given as the whole rows it spans: a
+    /// superset, for what it reads and for records.
     pub(crate) fn package(&self, units: Range<u64>) -> Package {
         let units = units.start + self.first..units.end + self.first;
         match self.space {
@@ -134,53 +239,98 @@ impl Geometry {
                 Package {
                     items: (units.start * lx).min(n)..(units.end * lx).min(n),
                     rows: None,
+                    cols: 0..0,
                     width: 0,
                     units,
                 }
             }
-            IndexSpace::D2 { width, height } => {
-                let ly = u64::from(self.local[1].max(1));
-                let r0 = (units.start * ly).min(u64::from(height));
-                let r1 = (units.end * ly).min(u64::from(height));
-                let w = u64::from(width);
-                Package {
-                    items: r0 * w..r1 * w,
-                    rows: Some(r0 as u32..r1 as u32),
-                    width,
-                    units,
+            IndexSpace::D2 { .. } => {
+                let mut rects = self.rects(&units);
+                let first = rects.next();
+                match (first, rects.next()) {
+                    (Some(r), None) => self.rect_package(&r, units),
+                    (first, _) => {
+                        let gx = self.groups_x.max(1);
+                        let y = match first {
+                            Some(_) => units.start / gx..(units.end - 1) / gx + 1,
+                            None => units.start / gx..units.start / gx,
+                        };
+                        self.rect_package(&Rect { x: 0..gx, y }, units)
+                    }
                 }
             }
         }
     }
 
-    /// `(base, count)` work-groups of a dispatch for the run's `units`: the
-    /// base is the space's, so shaders index globally.
-    pub(crate) fn dispatch(&self, units: &Range<u64>) -> ([u32; 3], [u32; 3]) {
+    /// The run's `units` as packages that are each one rectangle (the CPU
+    /// closure is called once per piece): the package itself, except for
+    /// a tiled 2-D package that starts or ends inside a row of groups.
+    pub(crate) fn pieces(&self, units: Range<u64>) -> impl Iterator<Item = Package> + '_ {
+        let whole = !self.tiles;
+        let mut out: [Option<Package>; 3] = [None, None, None];
+        if whole {
+            out[0] = Some(self.package(units));
+        } else {
+            let u = units.start + self.first..units.end + self.first;
+            let gx = self.groups_x.max(1);
+            for (slot, r) in out.iter_mut().zip(self.rects(&u)) {
+                let first = r.y.start * gx + r.x.start;
+                let last = (r.y.end - 1) * gx + r.x.end;
+                *slot = Some(self.rect_package(&r, first..last));
+            }
+        }
+        out.into_iter().flatten()
+    }
+
+    /// The work-items of the run's `units` (of their pieces: a tiled
+    /// package's [`package`](Self::package) spans more).
+    pub(crate) fn items_in(&self, units: Range<u64>) -> u64 {
+        self.pieces(units).map(|p| p.len()).sum()
+    }
+
+    /// The work-groups of a dispatch for the run's `units`: the bases are
+    /// the space's, so shaders index globally.
+    pub(crate) fn dispatch(&self, units: &Range<u64>) -> Groups {
         let start = units.start + self.first;
+        let n = units.end - units.start;
         match self.space {
-            IndexSpace::D1(_) => (
-                [start as u32, 0, 0],
-                [(units.end - units.start) as u32, 1, 1],
-            ),
-            IndexSpace::D2 { .. } => (
-                [0, start as u32, 0],
-                [self.groups_x as u32, (units.end - units.start) as u32, 1],
-            ),
+            IndexSpace::D1(_) => Groups::one([start as u32, 0, 0], [n as u32, 1, 1]),
+            IndexSpace::D2 { .. } => {
+                let u = start..start + n;
+                let mut g = Groups::none();
+                for r in self.rects(&u) {
+                    g.push(
+                        [r.x.start as u32, r.y.start as u32, 0],
+                        [(r.x.end - r.x.start) as u32, (r.y.end - r.y.start) as u32, 1],
+                    );
+                }
+                g
+            }
         }
     }
 }
 
 /// A package: a contiguous range of work-groups claimed by one device.
+///
+/// In 2-D it covers the items of `rows` x `cols`: whole rows (`cols` is
+/// `0..width`), except for a kernel that takes tiles
+/// ([`Kernel::with_tiles`]), whose packages may cover part of their rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
     /// Units of the index space (work-groups in 1-D, rows of work-groups
-    /// in 2-D): the space's own, also in a run of a sub-range.
+    /// in 2-D, work-groups again in 2-D with tiles): the space's own, also
+    /// in a run of a sub-range.
     pub units: Range<u64>,
     /// Work-items covered, in linear (row-major) order; clipped to the index
-    /// space, so the final package may be a partial work-group.
+    /// space, so the final package may be a partial work-group. A tile
+    /// (`cols` narrower than the rows) covers only `cols` of each row
+    /// between: this is then its first item to one past its last.
     pub items: Range<u64>,
-    /// 2-D only: rows of items covered (all columns of each).
+    /// 2-D only: rows of items covered.
     pub rows: Option<Range<u32>>,
+    /// 2-D: columns of items covered in each of `rows` (`0..width` unless
+    /// the kernel takes tiles); `0..0` in 1-D.
+    pub cols: Range<u32>,
     /// 2-D only: items per row (0 in 1-D).
     pub width: u32,
 }
@@ -188,12 +338,34 @@ pub struct Package {
 impl Package {
     /// Number of work-items.
     pub fn len(&self) -> u64 {
-        self.items.end - self.items.start
+        match &self.rows {
+            Some(r) => u64::from(r.end - r.start) * u64::from(self.cols.end - self.cols.start),
+            None => self.items.end - self.items.start,
+        }
     }
 
     /// `true` when it covers no item.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// `true` when it covers part of its rows' columns (a tile).
+    pub fn is_tile(&self) -> bool {
+        self.rows.is_some() && self.cols != (0..self.width)
+    }
+
+    /// The items covered, as contiguous linear ranges: one per row of a
+    /// tile, else one.
+    pub(crate) fn item_ranges(&self) -> impl Iterator<Item = Range<u64>> + '_ {
+        let w = u64::from(self.width);
+        let (tile_rows, whole) = match (&self.rows, self.is_tile()) {
+            (Some(r), true) => (r.clone(), None),
+            _ => (0..0, Some(self.items.clone())),
+        };
+        let cols = u64::from(self.cols.start)..u64::from(self.cols.end);
+        whole.into_iter().chain(
+            tile_rows.map(move |y| u64::from(y) * w + cols.start..u64::from(y) * w + cols.end),
+        )
     }
 }
 
@@ -244,6 +416,8 @@ pub struct Kernel {
     /// A stable identity for profiles: a hash of the SPIR-V, or of the
     /// name and work-group size for a CPU-only kernel.
     pub(crate) identity: u64,
+    /// 2-D packages may cover part of their rows ([`Kernel::with_tiles`]).
+    pub(crate) tiles: bool,
 }
 
 /// The index space a kernel's estimator has learned about, and its profile.
@@ -262,6 +436,9 @@ pub(crate) struct Learned {
     /// How co-executed runs over this space ended: the scales of the
     /// devices' rates in the split.
     pub(crate) split: crate::split::SplitScale,
+    /// The part of the items each device slot ran in the last co-executed
+    /// run over this space (see [`crate::learn::MIN_COVERAGE`]).
+    pub(crate) coverage: Vec<Option<f64>>,
     /// Runs of this kernel object over this space.
     pub(crate) runs: u64,
 }
@@ -273,6 +450,7 @@ impl std::fmt::Debug for Kernel {
             .field("local_size", &self.local)
             .field("gpu", &self.pipeline.is_some())
             .field("cpu", &self.cpu.is_some())
+            .field("tiles", &self.tiles)
             .finish()
     }
 }
@@ -305,10 +483,47 @@ impl Kernel {
 
     /// The units of `space` for this kernel (what
     /// [`Engine::run_range`](crate::Engine::run_range) takes ranges of):
-    /// its work-groups in 1-D, its rows of work-groups in 2-D;
+    /// its work-groups in 1-D, its rows of work-groups in 2-D (its
+    /// work-groups, in row-major order, where it takes tiles);
     /// [`Error::EmptyRange`] for an empty space.
     pub fn units(&self, space: IndexSpace) -> Result<u64> {
-        Geometry::new(space, self.local).map(|g| g.total)
+        Geometry::new(space, self.local, self.tiles).map(|g| g.total)
+    }
+
+    /// Declares that the CPU closure handles 2-D packages that cover part
+    /// of their rows: the columns [`Package::cols`] of each of
+    /// [`Package::rows`], writing outputs through
+    /// [`CpuArgs::output_rows`] (a tile's items are not contiguous, so
+    /// [`CpuArgs::output`] refuses it). The scheduler's 2-D units are then
+    /// single work-groups instead of rows of them.
+    ///
+    /// # Why
+    /// A CPU worker runs a package on one core. In 2-D a row of
+    /// work-groups spans the image's width: on a kernel where the GPU is
+    /// far faster (a ray tracer, a large matrix product) one such row on
+    /// one core can outlast the GPU's whole run, so a first run, before
+    /// the devices' speeds are known, may wait for it. With tiles the CPU
+    /// probes and claims single work-groups, and the GPU and the other
+    /// workers take the unstarted tiles of a row a worker holds.
+    ///
+    /// Call it before the kernel's first run: it changes what a unit is,
+    /// so what was learned (and profiles) are kept apart from the untiled
+    /// kernel's. It changes nothing in 1-D.
+    pub fn with_tiles(mut self) -> Self {
+        if !self.tiles {
+            self.tiles = true;
+            self.identity ^= 0x7469_6c65_735f_6f6e; // "tiles_on"
+            self.estimator = Arc::new(crate::sched::ThroughputEstimator::new(
+                self.estimator.devices(),
+            ));
+            self.learned = Arc::default();
+        }
+        self
+    }
+
+    /// Whether the kernel takes tiles ([`Kernel::with_tiles`]).
+    pub fn takes_tiles(&self) -> bool {
+        self.tiles
     }
 }
 
@@ -480,10 +695,51 @@ pub struct CpuArgs<'r> {
     pub(crate) push: &'r [u8],
     pub(crate) context: Option<&'r (dyn Any + Send + Sync)>,
     pub(crate) items: Range<u64>,
+    /// 2-D: the package's rectangle of items.
+    pub(crate) rect: Option<Rect2>,
     /// The package's work-groups (its reductions' slots).
     pub(crate) units: Range<u64>,
     pub(crate) taken: u64,
     pub(crate) failure: Option<String>,
+}
+
+/// A 2-D package's rectangle of items, for [`CpuArgs::output_rows`].
+#[derive(Debug, Clone)]
+pub(crate) struct Rect2 {
+    pub(crate) rows: Range<u32>,
+    pub(crate) cols: Range<u32>,
+    pub(crate) width: u32,
+}
+
+/// The rows of a 2-D package's part of an output
+/// ([`CpuArgs::output_rows`]): for each of its rows `y`, `(y, elements)`,
+/// the elements of its columns of that row.
+pub struct OutputRows<'r, T> {
+    base: *mut T,
+    rows: Range<u32>,
+    /// Elements from a row's start to the package's first column, and of
+    /// the package's columns, per row; elements per row of the space.
+    skip: usize,
+    len: usize,
+    stride: usize,
+    _buffer: std::marker::PhantomData<&'r mut [T]>,
+}
+
+impl<'r, T> Iterator for OutputRows<'r, T> {
+    type Item = (u32, &'r mut [T]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let y = self.rows.next()?;
+        let start = y as usize * self.stride + self.skip;
+        // SAFETY: `output_rows` checked that every row's elements of the
+        // package's columns lie inside the buffer; each row is yielded
+        // once, and the rows' ranges are disjoint (they start `stride`
+        // apart and hold `len <= stride` elements), so no two slices
+        // alias. The package's items are no other package's (see
+        // `output`), and the iterator borrows the buffer for `'r` as
+        // `output` does.
+        Some((y, unsafe { std::slice::from_raw_parts_mut(self.base.add(start), self.len) }))
+    }
 }
 
 impl<'r> CpuArgs<'r> {
@@ -519,6 +775,10 @@ impl<'r> CpuArgs<'r> {
                 panic!("argument {index} is a reduction; use CpuArgs::accumulator")
             }
         };
+        assert!(
+            !self.rect.as_ref().is_some_and(|r| r.cols != (0..r.width)),
+            "output {index}: this package is a tile (part of its rows' columns); use CpuArgs::output_rows"
+        );
         self.take(index);
         let start = (self.items.start * per_item) as usize;
         let end = (self.items.end * per_item) as usize;
@@ -533,6 +793,44 @@ impl<'r> CpuArgs<'r> {
         // package (the `taken` mask). The range is inside the buffer (checked
         // at run start and asserted above) and T is its element type.
         unsafe { std::slice::from_raw_parts_mut((a.raw.ptr() as *mut T).add(start), end - start) }
+    }
+
+    /// This 2-D package's part of output `index`, row by row: for each of
+    /// [`Package::rows`], the elements of the items of
+    /// [`Package::cols`] (`per_item` elements each). Works for every 2-D
+    /// package, tiles ([`Kernel::with_tiles`]) or whole rows.
+    ///
+    /// # Panics
+    /// As [`output`](Self::output), and in 1-D.
+    pub fn output_rows<T: bytemuck::Pod>(&mut self, index: usize) -> OutputRows<'r, T> {
+        let a = self.arg::<T>(index);
+        let Access::Write { per_item } = a.access else {
+            panic!("argument {index} is not an output; use CpuArgs::input or CpuArgs::accumulator");
+        };
+        let r = self
+            .rect
+            .clone()
+            .expect("CpuArgs::output_rows is for 2-D packages; use CpuArgs::output");
+        self.take(index);
+        let per = per_item as usize;
+        let stride = r.width as usize * per;
+        let skip = r.cols.start as usize * per;
+        let len = (r.cols.end - r.cols.start) as usize * per;
+        if r.rows.end > r.rows.start {
+            let end = (r.rows.end - 1) as usize * stride + skip + len;
+            assert!(
+                end <= a.len,
+                "output {index} too small (checked at run start)"
+            );
+        }
+        OutputRows {
+            base: a.raw.ptr() as *mut T,
+            rows: r.rows,
+            skip,
+            len,
+            stride,
+            _buffer: std::marker::PhantomData,
+        }
     }
 
     /// The push constants read as a `P`.
@@ -601,30 +899,85 @@ mod tests {
     /// units and items, dispatches their true base work-group.
     #[test]
     fn sub_range_geometry_maps_run_units_to_the_space() {
-        let g = Geometry::sub_range(IndexSpace::D1(1000), [64, 1, 1], 10..16).unwrap();
+        let g = Geometry::sub_range(IndexSpace::D1(1000), [64, 1, 1], false, 10..16).unwrap();
         assert_eq!((g.total, g.first, g.units), (16, 10, 6));
         let p = g.package(0..6);
         assert_eq!((p.units, p.items), (10..16, 640..1000));
-        assert_eq!(g.dispatch(&(2..4)), ([12, 0, 0], [2, 1, 1]));
+        assert_eq!(g.dispatch(&(2..4)).regions(), &[([12, 0, 0], [2, 1, 1])]);
         let space = IndexSpace::D2 {
             width: 30,
             height: 20,
         };
-        let g = Geometry::sub_range(space, [8, 4, 1], 2..5).unwrap();
+        let g = Geometry::sub_range(space, [8, 4, 1], false, 2..5).unwrap();
         assert_eq!((g.total, g.groups_x), (5, 4));
         let p = g.package(1..3);
         assert_eq!((p.units, p.rows, p.items), (3..5, Some(12..20), 360..600));
-        assert_eq!(g.dispatch(&(1..3)), ([0, 3, 0], [4, 2, 1]));
+        assert_eq!(g.dispatch(&(1..3)).regions(), &[([0, 3, 0], [4, 2, 1])]);
         // The whole space is the sub-range of all its units.
         assert_eq!(
-            Geometry::sub_range(space, [8, 4, 1], 0..5).unwrap(),
-            Geometry::new(space, [8, 4, 1]).unwrap()
+            Geometry::sub_range(space, [8, 4, 1], false, 0..5).unwrap(),
+            Geometry::new(space, [8, 4, 1], false).unwrap()
         );
+    }
+
+    /// A tiled 2-D run's units are work-groups in row-major order: a
+    /// package is up to three rectangles, dispatched as such, whose items
+    /// are exactly the package's work-groups' (clipped to the space).
+    #[test]
+    fn tiled_packages_are_rectangles_of_work_groups() {
+        let space = IndexSpace::D2 {
+            width: 30,
+            height: 10,
+        };
+        // Work-groups of 8x4: 4 per row of groups (the last 6 wide), 3
+        // rows of groups (the last 2 high).
+        let g = Geometry::new(space, [8, 4, 1], true).unwrap();
+        assert_eq!((g.total, g.groups_x, g.groups_y(), g.groups_per_unit()), (12, 4, 3, 1));
+        // Inside one row of groups: one tile.
+        let p = g.package(1..3);
+        assert_eq!((p.rows.clone(), p.cols.clone(), p.len()), (Some(0..4), 8..24, 64));
+        assert!(p.is_tile());
+        assert_eq!(p.item_ranges().collect::<Vec<_>>(), vec![8..24, 38..54, 68..84, 98..114]);
+        assert_eq!(g.dispatch(&(1..3)).regions(), &[([1, 0, 0], [2, 1, 1])]);
+        // The end of row 0, row 1 whole, the start of row 2.
+        let pieces: Vec<Package> = g.pieces(2..9).collect();
+        assert_eq!(pieces.len(), 3);
+        assert_eq!((pieces[0].units.clone(), pieces[0].cols.clone()), (2..4, 16..30));
+        assert_eq!((pieces[1].units.clone(), pieces[1].rows.clone()), (4..8, Some(4..8)));
+        assert!(!pieces[1].is_tile());
+        assert_eq!((pieces[2].units.clone(), pieces[2].rows.clone(), pieces[2].cols.clone()), (8..9, Some(8..10), 0..8));
+        assert_eq!(g.items_in(2..9), 4 * 14 + 4 * 30 + 2 * 8);
+        assert_eq!(
+            g.dispatch(&(2..9)).regions(),
+            &[([2, 0, 0], [2, 1, 1]), ([0, 1, 0], [4, 1, 1]), ([0, 2, 0], [1, 1, 1])]
+        );
+        // The package as a whole spans its rows (a superset, for reads).
+        assert_eq!(g.package(2..9).items, 0..300);
+        // Every item once over any split into packages.
+        let mut seen = vec![0u8; 300];
+        for r in [0..1, 1..5, 5..6, 6..11, 11..12] {
+            for p in g.pieces(r) {
+                for ir in p.item_ranges() {
+                    for i in ir {
+                        seen[i as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
+        // A sub-range of tiles names the space's units.
+        let sub = Geometry::sub_range(space, [8, 4, 1], true, 3..6).unwrap();
+        let p: Vec<Package> = sub.pieces(0..3).collect();
+        assert_eq!((p[0].units.clone(), p[1].units.clone()), (3..4, 4..6));
+        // 1-D ignores tiles.
+        let g = Geometry::new(IndexSpace::D1(100), [16, 1, 1], true).unwrap();
+        assert!(!g.tiles);
+        assert_eq!(g.pieces(1..3).count(), 1);
     }
 
     #[test]
     fn bad_sub_ranges_are_typed_errors() {
-        let sub = |r: Range<u64>| Geometry::sub_range(IndexSpace::D1(100), [64, 1, 1], r);
+        let sub = |r: Range<u64>| Geometry::sub_range(IndexSpace::D1(100), [64, 1, 1], false, r);
         for r in [1..1, Range { start: 2, end: 1 }, 0..3, 2..3] {
             assert!(
                 matches!(sub(r.clone()), Err(Error::SubRange { units: 2, .. })),
@@ -632,7 +985,7 @@ mod tests {
             );
         }
         assert!(matches!(
-            Geometry::sub_range(IndexSpace::D1(0), [64, 1, 1], 0..1),
+            Geometry::sub_range(IndexSpace::D1(0), [64, 1, 1], false, 0..1),
             Err(Error::EmptyRange)
         ));
     }

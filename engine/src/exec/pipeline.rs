@@ -33,7 +33,8 @@ impl TransferError {
 /// keeps of it.
 pub(crate) struct Download<T> {
     pub(crate) payload: T,
-    pub(crate) package: Package,
+    /// The package's pieces (see `Geometry::pieces`).
+    pub(crate) package: Vec<Package>,
     pub(crate) bytes: u64,
     value: u64,
     submitted: Instant,
@@ -99,7 +100,7 @@ impl<'r, T> Pipeline<'r, T> {
     pub(crate) fn download(
         &mut self,
         staging: &Staging<'_>,
-        package: Package,
+        package: Vec<Package>,
         after: (&Completion, u64),
         (payload, alone): (T, bool),
         timeout_ns: u64,

@@ -41,7 +41,7 @@
 //!
 //! Limits: 1-D index spaces only (refused with [`Error::Reduction`]).
 
-use super::kernel::{Access, ArgBuffer, Args, CpuArgs, CpuFn, Geometry, IndexSpace};
+use super::kernel::{Access, ArgBuffer, Args, CpuArgs, CpuFn, Geometry, IndexSpace, Package, Rect2};
 use crate::error::{Error, Result};
 use crate::mem::{Buffer, UnifiedMemory};
 use std::any::TypeId;
@@ -488,35 +488,37 @@ fn fill_identity(buffers: &[ArgBuffer<'_>], units: &Range<u64>) {
     }
 }
 
-/// Calls the CPU closure on `units`: once, or once per work-group for a
-/// deterministic reduction. The outcome of the call that failed (or of the
-/// last one) and its [`CpuArgs::fail`] message.
+/// Calls the CPU closure on `units`: once per piece (a tiled 2-D package
+/// that starts or ends inside a row of work-groups is up to three, see
+/// [`Geometry::pieces`]), or once per work-group for a deterministic
+/// reduction. The outcome of the call that failed (or of the last one) and
+/// its [`CpuArgs::fail`] message.
 pub(crate) fn call(
     kernel: &CpuFn,
     args: &Args<'_>,
     g: &Geometry,
     units: &Range<u64>,
 ) -> (std::thread::Result<()>, Option<String>) {
-    if !args.per_group {
-        return call_once(kernel, args, g, units.clone());
-    }
-    for u in units.clone() {
-        let r = call_once(kernel, args, g, u..u + 1);
-        if r.0.is_err() || r.1.is_some() {
-            return r;
-        }
-    }
-    (Ok(()), None)
+    let each = |pkg: Package| call_once(kernel, args, pkg);
+    let r = match args.per_group {
+        false => g.pieces(units.clone()).map(each).find(failed),
+        // One unit is one rectangle.
+        true => units.clone().map(|u| each(g.package(u..u + 1))).find(failed),
+    };
+    r.unwrap_or((Ok(()), None))
+}
+
+/// Whether a call's outcome is a failure.
+fn failed(r: &(std::thread::Result<()>, Option<String>)) -> bool {
+    r.0.is_err() || r.1.is_some()
 }
 
 fn call_once(
     kernel: &CpuFn,
     args: &Args<'_>,
-    g: &Geometry,
-    units: Range<u64>,
+    pkg: Package,
 ) -> (std::thread::Result<()>, Option<String>) {
     // The space's units: the slots of the package's work-groups.
-    let pkg = g.package(units);
     if args.has_reductions() {
         fill_identity(&args.buffers, &pkg.units);
     }
@@ -525,6 +527,11 @@ fn call_once(
         push: &args.push,
         context: args.context,
         items: pkg.items.clone(),
+        rect: pkg.rows.clone().map(|rows| Rect2 {
+            rows,
+            cols: pkg.cols.clone(),
+            width: pkg.width,
+        }),
         units: pkg.units.clone(),
         taken: 0,
         failure: None,

@@ -43,18 +43,31 @@ impl StagedArg<'_> {
         elements.start.saturating_mul(self.elem).min(end)..end
     }
 
-    /// The bytes package `p` writes (outputs with a mirror only).
-    fn written(&self, p: &Package, space: IndexSpace) -> Option<Range<u64>> {
-        self.mirror?;
-        self.items_written(p, space)
+    /// The bytes the `pieces` of a package write (outputs with a mirror
+    /// only).
+    fn written(&self, pieces: &[Package]) -> Vec<Range<u64>> {
+        match self.mirror {
+            Some(_) => self.items_written(pieces),
+            None => Vec::new(),
+        }
     }
 
-    /// The bytes package `p` writes (outputs, mirrored or not).
-    fn items_written(&self, p: &Package, space: IndexSpace) -> Option<Range<u64>> {
-        let f = Footprint::Items {
-            per_item: self.per_item?,
+    /// The bytes the `pieces` of a package write (outputs, mirrored or
+    /// not): their items' elements, one range per row of a tile.
+    fn items_written(&self, pieces: &[Package]) -> Vec<Range<u64>> {
+        let Some(per) = self.per_item else {
+            return Vec::new();
         };
-        Some(self.bytes(f.elements(p, space, self.len)))
+        pieces
+            .iter()
+            .flat_map(|p| p.item_ranges())
+            .map(|r| {
+                let start = r.start.saturating_mul(per).min(self.len);
+                let end = r.end.saturating_mul(per).min(self.len);
+                self.bytes(start..end.max(start))
+            })
+            .filter(|r| !r.is_empty())
+            .collect()
     }
 }
 
@@ -64,9 +77,9 @@ pub(crate) struct Staging<'a> {
     gpu: usize,
     args: Vec<StagedArg<'a>>,
     space: IndexSpace,
-    /// The run's units as one package (a sub-range run covers part of
-    /// `space`).
-    run: Package,
+    /// The run's units as packages of one rectangle each (a sub-range run
+    /// covers part of `space`).
+    run: Vec<Package>,
     /// Per argument: the bytes GPU packages wrote and that were downloaded.
     downloaded: Mutex<Vec<RangeSet>>,
     /// Per mirror: the bytes of uploads submitted and not yet completed.
@@ -92,7 +105,7 @@ impl<'a> Staging<'a> {
             gpu,
             args: Vec::with_capacity(args.len()),
             space,
-            run: geometry.package(0..geometry.units),
+            run: geometry.pieces(0..geometry.units).collect(),
             downloaded: Mutex::new(vec![RangeSet::new(); args.len()]),
             queued: Mutex::new(Vec::new()),
             fallbacks: 0,
@@ -228,36 +241,36 @@ impl<'a> Staging<'a> {
         }
     }
 
-    /// The copies that bring back what package `p` wrote: its items' bytes
-    /// of every mirrored output (none for lazy ones).
-    pub(crate) fn downloads(&self, p: &Package) -> Vec<Copy> {
-        self.args
-            .iter()
-            .filter(|a| !a.lazy)
-            .filter_map(|a| {
-                let r = a.written(p, self.space)?;
-                (!r.is_empty()).then_some(Copy {
-                    src: a.mirror?,
-                    dst: a.host,
-                    offset: r.start,
-                    bytes: r.end - r.start,
-                })
-            })
-            .collect()
+    /// The copies that bring back what a package (its `pieces`, see
+    /// [`Geometry::pieces`]) wrote: its items' bytes of every mirrored
+    /// output (none for lazy ones).
+    pub(crate) fn downloads(&self, pieces: &[Package]) -> Vec<Copy> {
+        let mut copies = Vec::new();
+        for a in self.args.iter().filter(|a| !a.lazy) {
+            let Some(src) = a.mirror else {
+                continue;
+            };
+            copies.extend(a.written(pieces).into_iter().map(|r| Copy {
+                src,
+                dst: a.host,
+                offset: r.start,
+                bytes: r.end - r.start,
+            }));
+        }
+        copies
     }
 
-    /// After the downloads of package `p` completed (lazy outputs: after
-    /// the package did): what it wrote is valid in the mirror, and in the
-    /// host copy unless lazy.
-    pub(crate) fn downloaded(&self, p: &Package) {
+    /// After the downloads of a package's `pieces` completed (lazy
+    /// outputs: after the package did): what it wrote is valid in the
+    /// mirror, and in the host copy unless lazy.
+    pub(crate) fn downloaded(&self, pieces: &[Package]) {
         let mut done = self.downloaded.lock().unwrap_or_else(|e| e.into_inner());
         for (a, set) in self.args.iter().zip(done.iter_mut()) {
-            if let Some(r) = a.written(p, self.space) {
+            for r in a.written(pieces) {
                 set.insert(r);
             }
         }
     }
-
 }
 
 /// After the run, over the stagings of its GPUs (all of one run's
@@ -273,12 +286,15 @@ pub(crate) fn finish_all(stagings: &[&Staging<'_>]) {
         return;
     };
     for (i, a) in first.args.iter().enumerate() {
-        let Some(written) = a.items_written(&first.run, first.space) else {
+        let written = a.items_written(&first.run);
+        if written.is_empty() {
             continue;
-        };
+        }
         let gen = a.raw.host_generation();
         let mut mirrors = a.raw.mirrors();
-        mirrors.forget(gen, false, written);
+        for w in written {
+            mirrors.forget(gen, false, w);
+        }
         for s in stagings {
             let (Some(sa), Some(done)) = (s.args.get(i), s.done(i)) else {
                 continue;
@@ -336,6 +352,7 @@ pub(crate) fn bytes_per_unit(
         units: 0..units,
         items: 0..space.items(),
         rows: None,
+        cols: 0..0,
         width: 0,
     };
     let (mut up, mut down) = (0u64, 0u64);
@@ -406,14 +423,29 @@ pub(crate) fn stale_for_cpu(args: &[ArgBuffer<'_>]) -> (u64, u64) {
 /// downloads the stale bytes of what it reads, each argument's footprint of
 /// its items (outputs: their own items, which it may read before writing);
 /// the bytes downloaded.
+///
+/// An output's items are synced exactly, row by row for a tile (see
+/// [`Package::item_ranges`]): other claimants write the rest of its rows
+/// meanwhile, and a download of stale bytes over them would undo their
+/// writes. What an input's footprint spans beyond the package is only read.
 pub(crate) fn sync_package(args: &[ArgBuffer<'_>], p: &Package, space: IndexSpace) -> Result<u64> {
     let mut bytes = 0;
     for a in args {
         let len = a.len as u64;
         let elem = a.raw.bytes() / len.max(1);
-        let r = a.footprint().elements(p, space, len);
-        let end = r.end.saturating_mul(elem).min(a.raw.bytes());
-        bytes += a.raw.sync_range(r.start.saturating_mul(elem).min(end)..end)?;
+        let sync = |r: Range<u64>| {
+            let end = r.end.saturating_mul(elem).min(a.raw.bytes());
+            a.raw.sync_range(r.start.saturating_mul(elem).min(end)..end)
+        };
+        match a.access {
+            Access::Write { per_item } => {
+                for r in p.item_ranges() {
+                    let end = r.end.saturating_mul(per_item).min(len);
+                    bytes += sync(r.start.saturating_mul(per_item).min(end)..end)?;
+                }
+            }
+            _ => bytes += sync(a.footprint().elements(p, space, len))?,
+        }
     }
     Ok(bytes)
 }

@@ -30,6 +30,17 @@ pub trait PowerEstimator: Send + Sync {
         let _ = parallel;
         self.record(device, units, seconds);
     }
+    /// Like [`record_parallel`](Self::record_parallel), for work whose
+    /// sizes were chosen from its own speed (a CPU worker's chunks, each
+    /// sized to last about the same time): their sizes say nothing about a
+    /// fixed cost per package, so only the throughput delivered (units
+    /// over time) is learned. On an irregular kernel, chunks sized that
+    /// way take about the same time whatever their size, which a fit of
+    /// time against size would read as a device that is nearly all fixed
+    /// cost and infinitely fast. The default records it as a package.
+    fn record_throughput(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        self.record_parallel(device, units, seconds, parallel);
+    }
     /// Like [`record_parallel`](Self::record_parallel), for a *cold*
     /// package: the first `device` ran of the kernel in the process, which
     /// paid one-time costs (see [`CostFit::record_cold`]). It counts only
@@ -175,6 +186,20 @@ impl PowerEstimator for ThroughputEstimator {
         }
         let mut fit = d.lock();
         fit.record_parallel(units, seconds, parallel);
+        d.publish(&fit);
+    }
+
+    /// As [`record_parallel`](PowerEstimator::record_parallel), learning
+    /// the throughput only (see [`CostFit::record_throughput`]).
+    fn record_throughput(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
+        let Some(d) = self.devices.get(device) else {
+            return;
+        };
+        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
+            return;
+        }
+        let mut fit = d.lock();
+        fit.record_throughput(units, seconds, parallel);
         d.publish(&fit);
     }
 

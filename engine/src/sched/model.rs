@@ -45,6 +45,13 @@
 //! otherwise own the overhead. Only isolated ones are: the
 //! [`OUTLIER_RUN`]-th in a row is the device's new behaviour (another
 //! co-runner, a throttled clock), and it and those after it are recorded.
+//!
+//! **Throughput only.** Samples whose sizes were chosen from the device's
+//! own speed (a CPU worker's chunks, each sized to last about the same
+//! time: [`CostFit::record_throughput`]) are fitted as the throughput they
+//! delivered, units over time, with no fixed cost: on an irregular kernel
+//! such chunks last the same whatever their size, and a line through them
+//! would read as a device that is all overhead and infinitely fast.
 
 /// Weight kept by the earlier samples at each new one: about the last
 /// `1 / (1 - FORGET)` = 16 packages shape the fit.
@@ -151,6 +158,9 @@ pub struct CostFit {
     cold: Cold,
     /// Outliers left out in a row (see the module docs).
     outliers: u32,
+    /// Samples sized from the device's own speed were recorded: the fit
+    /// is their throughput only (see [`record_throughput`](Self::record_throughput)).
+    throughput_only: bool,
 }
 
 /// The cold samples of a fit (see [`CostFit::record_cold`]).
@@ -190,6 +200,19 @@ impl CostFit {
         // The first warm sample replaces the cold ones.
         self.cold = Cold::default();
         self.add(n, seconds, 1.0, forget(parallel));
+    }
+
+    /// Records work whose size was chosen from the device's own speed (a
+    /// CPU worker's chunk, sized to last a fixed time), as
+    /// [`record_parallel`](Self::record_parallel) otherwise: from then on
+    /// the fit is the throughput delivered, units over time, with no fixed
+    /// cost. Sizes chosen that way are not independent of the times (on an
+    /// irregular kernel every chunk lasts about the same whatever its
+    /// size), so a line through them would measure the chunker, not the
+    /// device.
+    pub fn record_throughput(&mut self, units: u64, seconds: f64, parallel: f64) {
+        self.throughput_only = true;
+        self.record_parallel(units, seconds, parallel);
     }
 
     /// Whether `n` units in `seconds` took more than [`OUTLIER`] times what
@@ -291,7 +314,7 @@ impl CostFit {
             return self.cold_fit();
         }
         let mean_rate = self.n / self.t;
-        if self.is_line() {
+        if self.is_line() && !self.throughput_only {
             let det = self.w * self.nn - self.n * self.n;
             if det > 1e-9 * self.w * self.nn {
                 let slope = (self.w * self.nt - self.n * self.t) / det;
@@ -584,6 +607,29 @@ mod tests {
     /// slowest item) fit a mostly-overhead cost whose largest package is
     /// the mean time, not a rate from the mean that ranks the device by its
     /// smallest packages.
+    /// Chunks sized to last the same time (1 unit of a costly region, 64
+    /// of a cheap one) fit their throughput, not an overhead and an
+    /// unbounded rate.
+    #[test]
+    fn chunks_sized_by_speed_fit_their_throughput() {
+        let mut line = CostFit::default();
+        let mut tp = CostFit::default();
+        for (n, t) in [(64u64, 25e-6), (1, 25e-6), (32, 25e-6), (2, 25e-6)] {
+            line.record(n, t);
+            tp.record_throughput(n, t, 1.0);
+        }
+        let (c, _) = line.fit().unwrap();
+        assert!(c.rate > 1e6, "the line fit reads a flat time: {c:?}");
+        let (c, trusted) = tp.fit().unwrap();
+        assert_eq!(c.overhead_s, 0.0);
+        // Units over time, the older samples faded by FORGET each.
+        let f = FORGET;
+        let n = 64.0 * f.powi(3) + f.powi(2) + 32.0 * f + 2.0;
+        let t = 25e-6 * (f.powi(3) + f.powi(2) + f + 1.0);
+        assert!(close(c.rate, n / t, 1e-9), "{c:?}");
+        assert!(trusted, "four packages");
+    }
+
     #[test]
     fn times_flat_in_size_fit_an_overhead() {
         let mut f = CostFit::default();

@@ -175,6 +175,21 @@ impl StealBoard {
     /// units left. `me` is the thief's own index, or any index past the
     /// board's claimants for a thief that has no word (another device).
     pub fn steal(&self, me: usize, min_left: u64) -> Option<Range<u64>> {
+        self.steal_part(me, min_left, |left| left / 2)
+    }
+
+    /// [`steal`](Self::steal), taking `take(left)` units of a remainder of
+    /// `left` instead of half (clamped to `1 ..= left - 1`: the owner keeps
+    /// the front unit, so that, as for halves, a word's `next` unit leaves
+    /// it only when its owner runs it). A thief much faster than the owner
+    /// takes most of it: halves would leave the owner a long tail, taken
+    /// back one round trip at a time.
+    pub fn steal_part(
+        &self,
+        me: usize,
+        min_left: u64,
+        take: impl Fn(u64) -> u64,
+    ) -> Option<Range<u64>> {
         if !self.enabled {
             return None;
         }
@@ -196,7 +211,7 @@ impl StealBoard {
                 return None;
             }
             let (next, end) = unpack(cur);
-            let mid = end - left / 2;
+            let mid = end - take(left).clamp(1, left - 1);
             // Relaxed: see the type's docs. On failure the word changed
             // (the owner took a chunk, or another thief came first): look
             // again.
@@ -237,6 +252,20 @@ mod tests {
         assert_eq!(b.next_chunk(1, 100), Some(10..13));
         assert_eq!(b.next_chunk(0, 100), Some(0..2));
         assert_eq!(b.steal(2, 2), None);
+    }
+
+    #[test]
+    fn a_thief_takes_the_part_asked_within_the_owners_front_unit() {
+        let b = StealBoard::new(2, 100, false);
+        assert!(b.publish(0, 10..20));
+        assert_eq!(b.steal_part(1, 2, |left| left - 2), Some(12..20));
+        assert_eq!(b.next_chunk(0, 8), Some(10..12));
+        assert!(b.publish(0, 30..40));
+        // All of it, or nothing: clamped to 1 ..= left - 1.
+        assert_eq!(b.steal_part(1, 2, |left| left), Some(31..40));
+        assert_eq!(b.steal_part(1, 1, |_| 0), None, "one unit is left");
+        assert!(b.publish(0, 50..60));
+        assert_eq!(b.steal_part(1, 2, |_| 0), Some(59..60));
     }
 
     #[test]
@@ -334,7 +363,11 @@ mod tests {
                                 hits[u as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             }
                         }
-                        next = b.steal(me as usize, 2);
+                        // Worker 3 steals greedily (see `steal_part`).
+                        next = match me {
+                            3 => b.steal_part(3, 2, |left| left - 1),
+                            _ => b.steal(me as usize, 2),
+                        };
                     }
                 });
             }
@@ -358,6 +391,8 @@ mod loom_tests {
 
     /// Runs `me`'s package chunk by chunk, then steals and runs what it
     /// stole, until there is nothing left to steal; returns what it ran.
+    /// Odd claimants steal greedily (all but the owner's front unit, as a
+    /// GPU much faster than the owner does), even ones halves.
     fn work(b: &StealBoard, me: usize, first: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
         let mut ran = vec![];
         let mut next = Some(first);
@@ -366,7 +401,10 @@ mod loom_tests {
             while let Some(c) = b.next_chunk(me, chunk) {
                 ran.push(c);
             }
-            next = b.steal(me, 2);
+            next = match me % 2 {
+                1 => b.steal_part(me, 2, |left| left),
+                _ => b.steal(me, 2),
+            };
         }
         ran
     }

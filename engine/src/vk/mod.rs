@@ -33,7 +33,7 @@ pub use instance::{
 };
 pub use pipeline::ComputePipeline;
 pub use queues::TransferQueue;
-pub(crate) use ring::Dispatch;
+pub(crate) use ring::{Dispatch, Groups};
 pub use ring::{DispatchRing, MAX_IN_FLIGHT};
 pub use timestamps::{GpuSpan, StampRead};
 pub use spirv::{ShaderInterface, SpirvBinding};

@@ -17,9 +17,50 @@ pub(crate) struct Dispatch<'a> {
     pub(crate) pipeline: &'a ComputePipeline,
     pub(crate) set: &'a BindingSet,
     pub(crate) push: &'a [u8],
-    pub(crate) base: [u32; 3],
-    pub(crate) count: [u32; 3],
+    pub(crate) groups: Groups,
 }
+
+/// The work-groups of one GPU dispatch: up to three rectangles (a package
+/// of a tiled 2-D run may start and end inside a row of work-groups), each
+/// `(base, count)` in work-groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Groups {
+    regions: [([u32; 3], [u32; 3]); 3],
+    len: usize,
+}
+
+impl Groups {
+    /// One rectangle.
+    pub(crate) fn one(base: [u32; 3], count: [u32; 3]) -> Self {
+        Groups {
+            regions: [(base, count), ([0; 3], [0; 3]), ([0; 3], [0; 3])],
+            len: 1,
+        }
+    }
+
+    /// No rectangle yet.
+    pub(crate) fn none() -> Self {
+        Groups {
+            regions: [([0; 3], [0; 3]); 3],
+            len: 0,
+        }
+    }
+
+    /// Adds a rectangle.
+    ///
+    /// # Panics
+    /// Past three.
+    pub(crate) fn push(&mut self, base: [u32; 3], count: [u32; 3]) {
+        self.regions[self.len] = (base, count);
+        self.len += 1;
+    }
+
+    /// The rectangles, `(base, count)` each.
+    pub(crate) fn regions(&self) -> &[([u32; 3], [u32; 3])] {
+        &self.regions[..self.len]
+    }
+}
+
 
 /// What a slot's command buffer was recorded with: a package of the same
 /// pipeline, binding set (by its serial: a set's bindings never change, and
@@ -30,8 +71,7 @@ struct Recorded {
     pipeline: vk::Pipeline,
     set: u64,
     push: Vec<u8>,
-    base: [u32; 3],
-    count: [u32; 3],
+    groups: Groups,
 }
 
 impl Recorded {
@@ -45,8 +85,7 @@ impl Recorded {
             pipeline: d.pipeline.pipeline,
             set: d.set.serial,
             push,
-            base: d.base,
-            count: d.count,
+            groups: d.groups,
         }
     }
 
@@ -54,8 +93,7 @@ impl Recorded {
         self.pipeline == d.pipeline.pipeline
             && self.set == d.set.serial
             && self.push == d.push
-            && self.base == d.base
-            && self.count == d.count
+            && self.groups == d.groups
     }
 }
 
@@ -169,8 +207,7 @@ impl DispatchRing {
             pipeline,
             set,
             push,
-            base,
-            count,
+            groups: Groups::one(base, count),
         };
         // SAFETY: function contract.
         unsafe { self.submit_after(d, None) }
@@ -323,13 +360,18 @@ impl DispatchRing {
                     d.push,
                 );
             }
-            let (base, count) = (d.base, d.count);
-            // A package from the origin needs no base (the pipeline allows
-            // one; a plain dispatch is what most programs record).
-            if base == [0; 3] {
-                raw.cmd_dispatch(cb, count[0], count[1], count[2]);
-            } else {
-                raw.cmd_dispatch_base(cb, base[0], base[1], base[2], count[0], count[1], count[2]);
+            for &(base, count) in d.groups.regions() {
+                // A package from the origin needs no base (the pipeline
+                // allows one; a plain dispatch is what most programs
+                // record). The rectangles of one package are disjoint:
+                // no barrier between them.
+                if base == [0; 3] {
+                    raw.cmd_dispatch(cb, count[0], count[1], count[2]);
+                } else {
+                    raw.cmd_dispatch_base(
+                        cb, base[0], base[1], base[2], count[0], count[1], count[2],
+                    );
+                }
             }
             // Make the shader's writes visible to the host once the timeline
             // signal is observed.

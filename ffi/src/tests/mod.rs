@@ -12,3 +12,4 @@ mod reduce;
 mod shaders;
 mod spirv_cpu;
 mod subrange;
+mod tiles;

@@ -1,0 +1,253 @@
+//! Kernels that take tiles (`Kernel::with_tiles`): 2-D packages that cover
+//! part of their rows. Every item runs exactly once and matches the host
+//! reference, zero-copy and staged, for every scheduler and device set,
+//! also where the GPU takes the unstarted tiles of a CPU worker's row; a
+//! tile refuses `CpuArgs::output`; the GPU's dispatch limits count rows of
+//! work-groups, not work-groups.
+
+// Kernels here are GLSL compiled at run time (the lean build has none).
+#![cfg(feature = "glsl")]
+
+mod common;
+
+use coexec::{
+    Args, CpuArgs, DeviceKind, Devices, Engine, Error, IndexSpace, Kernel, MemoryPlacement,
+    Package, Report, Scheduler,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+fn zero_copy() -> Option<Engine> {
+    static E: OnceLock<Option<Engine>> = OnceLock::new();
+    E.get_or_init(|| common::engine_placed(MemoryPlacement::ZeroCopy, 2))
+        .clone()
+}
+
+fn staged() -> Option<Engine> {
+    static E: OnceLock<Option<Engine>> = OnceLock::new();
+    E.get_or_init(|| common::engine_placed(MemoryPlacement::Staged, 2))
+        .clone()
+}
+
+/// The tiled kernel; its CPU closure writes through `output_rows`, adds
+/// the items it ran to `ran`, and naps `nap` per call.
+fn img_kernel(e: &Engine, w: u32, ran: Arc<AtomicU64>, nap: Duration) -> Kernel {
+    let cpu = Arc::new(move |p: &Package, a: &mut CpuArgs<'_>| {
+        let x = a.input::<u32>(0);
+        let rows = p.rows.clone().expect("2-D");
+        assert_eq!(p.width, w);
+        let mut n = 0;
+        for (gy, o) in a.output_rows::<u32>(1) {
+            assert!(rows.contains(&gy));
+            assert_eq!(o.len(), 2 * (p.cols.end - p.cols.start) as usize);
+            for (j, gx) in p.cols.clone().enumerate() {
+                let k = (gy * w + gx) as usize;
+                o[2 * j] = x[k] ^ gy;
+                o[2 * j + 1] = x[k].wrapping_add(gx);
+                n += 1;
+            }
+        }
+        assert_eq!(n, p.len());
+        // Relaxed: a count read after the run (which orders it).
+        ran.fetch_add(n, Ordering::Relaxed);
+        if !nap.is_zero() {
+            std::thread::sleep(nap);
+        }
+    });
+    e.kernel_glsl("tiles-img", common::IMG_GLSL, Some(cpu))
+        .unwrap()
+        .with_tiles()
+}
+
+fn schedulers() -> Vec<Scheduler> {
+    vec![
+        Scheduler::Static { powers: None },
+        Scheduler::Dynamic { packages: 7 },
+        Scheduler::hguided(),
+    ]
+}
+
+/// Runs the kernel over `w x h` and checks the output against the
+/// reference and the CPU's item count against the report.
+fn run_checked(
+    e: &Engine,
+    k: &Kernel,
+    ran: &AtomicU64,
+    w: u32,
+    h: u32,
+    s: &Scheduler,
+    d: Devices,
+) -> Report {
+    let data = common::input((w * h) as usize, w ^ h);
+    let want = common::img_ref(&data, w);
+    let x = e.buffer_from_slice(&data).unwrap();
+    let mut o = e.buffer::<u32>(want.len()).unwrap();
+    ran.store(0, Ordering::Relaxed);
+    let r = e
+        .run(
+            k,
+            Args::new()
+                .input(&x)
+                .output_per_item(&mut o, 2)
+                .push(&[w, h]),
+            IndexSpace::D2 {
+                width: w,
+                height: h,
+            },
+            s,
+            d,
+        )
+        .unwrap();
+    assert_eq!(&o[..], &want[..], "{w}x{h} {s:?} {d:?}");
+    let items: u64 = r.devices.iter().map(|d| d.items).sum();
+    assert_eq!(items, u64::from(w * h), "items counted once");
+    let cpu: u64 = r
+        .devices
+        .iter()
+        .filter(|d| d.kind == DeviceKind::Cpu)
+        .map(|d| d.items)
+        .sum();
+    assert_eq!(ran.load(Ordering::Relaxed), cpu, "CPU items ran once each");
+    r
+}
+
+#[test]
+fn tiled_outputs_match_the_reference_zero_copy_and_staged() {
+    for e in [zero_copy(), staged()].into_iter().flatten() {
+        let ran = Arc::new(AtomicU64::new(0));
+        // Clipped work-groups on both axes; a space of one row of groups.
+        for (w, h) in [(45u32, 29u32), (8, 4), (17, 3), (64, 40)] {
+            let k = img_kernel(&e, w, ran.clone(), Duration::ZERO);
+            assert!(k.takes_tiles());
+            let units = k
+                .units(IndexSpace::D2 {
+                    width: w,
+                    height: h,
+                })
+                .unwrap();
+            assert_eq!(units, u64::from(w.div_ceil(8) * h.div_ceil(4)));
+            for s in schedulers() {
+                for d in [Devices::ALL, Devices::CPU, Devices::GPU] {
+                    run_checked(&e, &k, &ran, w, h, &s, d);
+                }
+            }
+        }
+        common::assert_validation_clean(&e);
+    }
+}
+
+/// A CPU that naps on every tile holds its rows long: the GPU takes the
+/// unstarted tiles of a worker's package, packages that start or end
+/// inside a row of work-groups, and every item still runs once.
+#[test]
+fn the_gpu_takes_the_unstarted_tiles_of_a_workers_rows() {
+    for e in [zero_copy(), staged()].into_iter().flatten() {
+        if e.gpu_count() == 0 {
+            return;
+        }
+        let ran = Arc::new(AtomicU64::new(0));
+        let (w, h) = (80u32, 16u32); // 10 x 4 work-groups
+        let k = img_kernel(&e, w, ran.clone(), Duration::from_millis(2));
+        let mut partial = 0;
+        for _ in 0..3 {
+            let r = run_checked(
+                &e,
+                &k,
+                &ran,
+                w,
+                h,
+                &Scheduler::Static { powers: None },
+                Devices::ALL,
+            );
+            let gx = 10;
+            partial += r
+                .packages
+                .iter()
+                .filter(|p| r.devices[p.device].kind == DeviceKind::Gpu)
+                .filter(|p| p.units.start % gx != 0 || p.units.end % gx != 0)
+                .count();
+        }
+        assert!(partial > 0, "no GPU package started or ended inside a row");
+        common::assert_validation_clean(&e);
+    }
+}
+
+/// A tile's items are not contiguous: `CpuArgs::output` refuses it (a
+/// typed error, the run's), `output_rows` is the way.
+#[test]
+fn a_tile_refuses_a_contiguous_output() {
+    let Some(e) = zero_copy() else { return };
+    let cpu = Arc::new(|_: &Package, a: &mut CpuArgs<'_>| {
+        let _ = a.output::<u32>(1);
+    });
+    let k = e
+        .kernel_glsl("tiles-refuse", common::IMG_GLSL, Some(cpu))
+        .unwrap()
+        .with_tiles();
+    let x = e.buffer::<u32>(64 * 8).unwrap();
+    let mut o = e.buffer::<u32>(2 * 64 * 8).unwrap();
+    let r = e.run(
+        &k,
+        Args::new()
+            .input(&x)
+            .output_per_item(&mut o, 2)
+            .push(&[64u32, 8]),
+        IndexSpace::D2 {
+            width: 64,
+            height: 8,
+        },
+        &Scheduler::Dynamic { packages: 64 },
+        Devices::CPU,
+    );
+    match r {
+        Err(Error::KernelPanic { message, .. }) => {
+            assert!(message.contains("output_rows"), "{message}")
+        }
+        other => panic!("expected a kernel panic, got {other:?}"),
+    }
+}
+
+/// The same kernel untiled counts rows of work-groups and gives whole
+/// rows; `with_tiles` changes what a unit is.
+#[test]
+fn untiled_kernels_keep_rows_of_work_groups() {
+    let Some(e) = zero_copy() else { return };
+    let k = e
+        .kernel_glsl("tiles-untiled", common::IMG_GLSL, None)
+        .unwrap();
+    let space = IndexSpace::D2 {
+        width: 45,
+        height: 29,
+    };
+    assert!(!k.takes_tiles());
+    assert_eq!(k.units(space).unwrap(), 8);
+    assert_eq!(k.with_tiles().units(space).unwrap(), 48);
+}
+
+/// The GPU's limit on work-groups per dispatch applies to each axis: a
+/// tiled run of more work-groups than the limit, in rows and columns each
+/// within it, still runs on the GPU.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn dispatch_limits_count_rows_of_work_groups() {
+    let Some(e) = common::engine_placed(MemoryPlacement::ZeroCopy, 2) else {
+        return;
+    };
+    if e.gpu_count() == 0 {
+        return;
+    }
+    e.cap_dispatch_groups(1, 12);
+    let ran = Arc::new(AtomicU64::new(0));
+    let (w, h) = (96u32, 48u32); // 12 x 12 work-groups: 144 units
+    let k = img_kernel(&e, w, ran.clone(), Duration::ZERO);
+    let r = run_checked(&e, &k, &ran, w, h, &Scheduler::hguided(), Devices::GPU);
+    assert_eq!(
+        r.devices
+            .iter()
+            .find(|d| d.kind == DeviceKind::Gpu)
+            .unwrap()
+            .items,
+        u64::from(w * h)
+    );
+}
