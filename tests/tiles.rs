@@ -251,3 +251,51 @@ fn dispatch_limits_count_rows_of_work_groups() {
         u64::from(w * h)
     );
 }
+
+/// Sub-ranges of a tiled space cut inside rows of work-groups: each runs
+/// its work-groups once, at their place, and its report counts its items.
+#[test]
+fn tiled_sub_ranges_cut_inside_rows() {
+    let Some(e) = zero_copy() else { return };
+    let ran = Arc::new(AtomicU64::new(0));
+    let (w, h) = (45u32, 29u32); // 6 x 8 work-groups, clipped on both axes
+    let k = img_kernel(&e, w, ran.clone(), Duration::ZERO);
+    let space = IndexSpace::D2 {
+        width: w,
+        height: h,
+    };
+    let data = common::input((w * h) as usize, 5);
+    let want = common::img_ref(&data, w);
+    let x = e.buffer_from_slice(&data).unwrap();
+    let mut o = e.buffer::<u32>(want.len()).unwrap();
+    let cuts = [0u64, 1, 5, 13, 14, 30, 48];
+    let mut total = 0;
+    for c in cuts.windows(2) {
+        let r = e
+            .run_range(
+                &k,
+                Args::new()
+                    .input(&x)
+                    .output_per_item(&mut o, 2)
+                    .push(&[w, h]),
+                space,
+                c[0]..c[1],
+                &Scheduler::hguided(),
+                Devices::ALL,
+            )
+            .unwrap();
+        // Each work-group's items: 8 x 4, less what the space clips.
+        let items: u64 = (c[0]..c[1])
+            .map(|g| {
+                let (gx, gy) = (g % 6, g / 6);
+                let cols = (u64::from(w) - gx * 8).min(8);
+                let rows = (u64::from(h) - gy * 4).min(4);
+                cols * rows
+            })
+            .sum();
+        assert_eq!(r.items, items, "{c:?}");
+        total += r.items;
+    }
+    assert_eq!(total, u64::from(w * h));
+    assert_eq!(&o[..], &want[..]);
+}

@@ -154,7 +154,7 @@ impl Engine {
         packages.push_lane(records);
         Report {
             time_s,
-            items: geometry.package(0..geometry.units).len(),
+            items: geometry.items_in(0..geometry.units),
             units: geometry.units,
             devices: vec![d],
             packages,

@@ -245,7 +245,7 @@ impl Engine {
         steps.emit();
         Ok(Report {
             time_s,
-            items: geometry.package(0..geometry.units).len(),
+            items: geometry.items_in(0..geometry.units),
             units: geometry.units,
             devices: devices_out,
             packages,

@@ -506,6 +506,11 @@ impl Kernel {
     /// probes and claims single work-groups, and the GPU and the other
     /// workers take the unstarted tiles of a row a worker holds.
     ///
+    /// It pays where a work-group costs a worker far more than a call
+    /// (tens of microseconds and up: a fractal, a ray tracer, a matrix
+    /// product). A bandwidth-bound stencil is better left in rows: a tile
+    /// reads its rows in short strided pieces, a row in one stream.
+    ///
     /// Call it before the kernel's first run: it changes what a unit is,
     /// so what was learned (and profiles) are kept apart from the untiled
     /// kernel's. It changes nothing in 1-D.
