@@ -86,7 +86,7 @@ pub fn chrome_trace(report: &Report, title: &str) -> Value {
             "dur": (p.end_s - p.start_s) * 1e6,
             "args": {
                 "items": format!("{}..{}", p.items.start, p.items.end),
-                "work_items": p.items.end - p.items.start,
+                "work_items": p.work_items,
                 "stolen": p.stolen,
             }
         }));

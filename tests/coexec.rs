@@ -113,15 +113,20 @@ fn run_count(e: &Engine, space: IndexSpace, sched: &Scheduler, devices: Devices)
     report
 }
 
+/// The package log covers the run's units once (units, not items: a tiled
+/// package's item range spans columns of its rows that are not its), and
+/// the items each package ran add up to the space's.
 fn check_report(r: &Report, space: IndexSpace) {
-    let mut ranges: Vec<_> = r.packages.iter().map(|p| p.items.clone()).collect();
+    let mut ranges: Vec<_> = r.packages.iter().map(|p| p.units.clone()).collect();
     ranges.sort_by_key(|x| x.start);
     let mut next = 0;
     for x in &ranges {
         assert_eq!(x.start, next, "packages leave a gap or overlap: {ranges:?}");
         next = x.end;
     }
-    assert_eq!(next, space.items());
+    assert_eq!(next, r.units);
+    let logged: u64 = r.packages.iter().map(|p| p.work_items).sum();
+    assert_eq!(logged, space.items());
     let items: u64 = r.devices.iter().map(|d| d.items).sum();
     assert_eq!(items, space.items());
     assert_eq!(r.package_count(), r.packages.len());

@@ -103,6 +103,7 @@ impl Engine {
                     device: 0,
                     lane,
                     items: geometry.package(units.clone()).items,
+                    work_items: geometry.items_in(units.clone()),
                     units,
                     start_s: start,
                     end_s: t0.elapsed().as_secs_f64(),

@@ -374,11 +374,13 @@ impl Lane {
     ) {
         if let Some(r) = ran {
             // The space's units and items.
+            let work_items = role.geometry.items_in(r.units.clone());
             let pkg = role.geometry.package(r.units);
             self.records.push(PackageRecord {
                 device: role.device,
                 lane: worker,
                 items: pkg.items,
+                work_items,
                 units: pkg.units,
                 start_s: (r.start - t0).as_secs_f64(),
                 end_s: (r.end - t0).as_secs_f64(),

@@ -730,13 +730,15 @@ impl Loop<'_, '_> {
     fn commit(&mut self, f: InFlight, start: Instant, done: Instant) {
         let n = f.len();
         let pkg = self.role.geometry.package(f.units.clone());
-        self.data.items += self.role.geometry.items_in(f.units.clone());
+        let work_items = self.role.geometry.items_in(f.units.clone());
+        self.data.items += work_items;
         self.data.records.push(PackageRecord {
             device: self.role.device,
             lane: 0,
             // The space's units and items.
             units: pkg.units,
             items: pkg.items,
+            work_items,
             start_s: (start - self.t0).as_secs_f64(),
             end_s: (done - self.t0).as_secs_f64(),
             stolen: f.stolen,

@@ -11,10 +11,17 @@ pub struct PackageRecord {
     /// The claimant within the device (CPU worker index; 0 for a GPU).
     pub lane: usize,
     /// Units of the index space (work-groups or rows of work-groups; in a
-    /// run of a sub-range, the space's units, inside that sub-range).
+    /// run of a sub-range, the space's units, inside that sub-range): what
+    /// the package covered, exactly.
     pub units: Range<u64>,
-    /// Work-items.
+    /// Work-items, linear (row-major): from the first to one past the
+    /// last. A package of a kernel that takes tiles
+    /// ([`Kernel::with_tiles`](crate::Kernel::with_tiles)) covers only some
+    /// columns of its rows, so the other columns between are not its; see
+    /// `work_items`.
     pub items: Range<u64>,
+    /// The number of work-items the package ran.
+    pub work_items: u64,
     /// Seconds from the run's start to the package's start (CPU: the call of
     /// the kernel; GPU: its submission, or the previous package's completion if
     /// later).

@@ -415,7 +415,7 @@ fn print_packages(r: &Report) {
             p.lane,
             p.units.start,
             p.units.end,
-            p.items.end - p.items.start,
+            p.work_items,
             p.start_s,
             p.end_s,
             if p.stolen { " stolen" } else { "" }
