@@ -299,3 +299,81 @@ fn tiled_sub_ranges_cut_inside_rows() {
     assert_eq!(total, u64::from(w * h));
     assert_eq!(&o[..], &want[..]);
 }
+
+/// `o[k] += x[k] ^ y`: a read-write output, so a package reads what the
+/// last run left in its items.
+const ACC_GLSL: &str = "#version 450
+layout(local_size_x = 8, local_size_y = 4) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) buffer O { uint o[]; };
+layout(push_constant) uniform P { uint w; uint h; } p;
+void main() {
+    uvec2 g = gl_GlobalInvocationID.xy;
+    if (g.x >= p.w || g.y >= p.h) return;
+    uint k = g.y * p.w + g.x;
+    o[k] += x[k] ^ g.y;
+}";
+
+/// Staged memory with lazy host coherence: what the GPU wrote in one run
+/// stays in its mirror, and a CPU tile of the next run brings back its own
+/// items before reading them. Runs that split rows between the devices
+/// accumulate into one output without reading it in between; the sum is
+/// the reference's.
+#[test]
+fn lazy_runs_split_inside_rows_accumulate_exactly() {
+    let Some(e) = common::engine_from(coexec::EngineOptions {
+        workers: Some(2),
+        validation: coexec::Validation::IfAvailable,
+        profiles: false,
+        memory: MemoryPlacement::Staged,
+        host_coherence: coexec::HostCoherence::Lazy,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    let (w, h) = (80u32, 24u32); // 10 x 6 work-groups
+    let cpu = Arc::new(move |p: &Package, a: &mut CpuArgs<'_>| {
+        let x = a.input::<u32>(0);
+        for (gy, o) in a.output_rows::<u32>(1) {
+            for (j, gx) in p.cols.clone().enumerate() {
+                let k = (gy * w + gx) as usize;
+                o[j] = o[j].wrapping_add(x[k] ^ gy);
+            }
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    });
+    let k = e
+        .kernel_glsl("tiles-acc", ACC_GLSL, Some(cpu))
+        .unwrap()
+        .with_tiles();
+    let data = common::input((w * h) as usize, 9);
+    let start = common::input((w * h) as usize, 4);
+    let x = e.buffer_from_slice(&data).unwrap();
+    let mut o = e.buffer_from_slice(&start).unwrap();
+    let runs = 4u32;
+    for i in 0..runs {
+        let sched = match i % 2 {
+            0 => Scheduler::Static { powers: None },
+            _ => Scheduler::Dynamic { packages: 7 },
+        };
+        e.run(
+            &k,
+            Args::new().input(&x).output(&mut o).push(&[w, h]),
+            IndexSpace::D2 {
+                width: w,
+                height: h,
+            },
+            &sched,
+            Devices::ALL,
+        )
+        .unwrap();
+    }
+    let want: Vec<u32> = (0..(w * h) as usize)
+        .map(|k| {
+            let gy = k as u32 / w;
+            start[k].wrapping_add((data[k] ^ gy).wrapping_mul(runs))
+        })
+        .collect();
+    assert_eq!(&o[..], &want[..]);
+    common::assert_validation_clean(&e);
+}

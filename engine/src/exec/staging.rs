@@ -425,9 +425,12 @@ pub(crate) fn stale_for_cpu(args: &[ArgBuffer<'_>]) -> (u64, u64) {
 /// the bytes downloaded.
 ///
 /// An output's items are synced exactly, row by row for a tile (see
-/// [`Package::item_ranges`]): other claimants write the rest of its rows
-/// meanwhile, and a download of stale bytes over them would undo their
-/// writes. What an input's footprint spans beyond the package is only read.
+/// [`Package::item_ranges`]): the rest of a tile's rows belongs to other
+/// packages, which sync what they need themselves (syncing it here would
+/// be safe, since a run writes no stale byte and each sync takes what it
+/// moves off the stale set under the mirrors' lock, but it would move
+/// bytes this package does not touch). An input's footprint is synced
+/// whole.
 pub(crate) fn sync_package(args: &[ArgBuffer<'_>], p: &Package, space: IndexSpace) -> Result<u64> {
     let mut bytes = 0;
     for a in args {
