@@ -598,7 +598,8 @@ typedef struct coexec_package {
      */
     uint64_t item_start;
     /**
-     * One past the last work-item.
+     * One past the last work-item. A tile (`col_start .. col_end` narrower
+     * than the row) covers only those columns of the rows between.
      */
     uint64_t item_end;
     /**

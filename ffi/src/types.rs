@@ -476,7 +476,8 @@ pub struct coexec_arg {
 pub struct coexec_package {
     /// First work-item (linear, row-major in 2-D).
     pub item_start: u64,
-    /// One past the last work-item.
+    /// One past the last work-item. A tile (`col_start .. col_end` narrower
+    /// than the row) covers only those columns of the rows between.
     pub item_end: u64,
     /// First scheduler unit (work-group in 1-D, row of work-groups in 2-D, a
     /// work-group in 2-D with tiles; see `coexec_scheduler`).

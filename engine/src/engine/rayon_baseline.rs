@@ -136,12 +136,7 @@ impl Engine {
         d.cpu_impl = Some(crate::CpuImpl::Native);
         d.note = Some(format!("rayon baseline ({threads} threads)"));
         d.packages = records.len();
-        d.items = records
-            .iter()
-            .map(|r| {
-                geometry.items_in(r.units.start - geometry.first..r.units.end - geometry.first)
-            })
-            .sum();
+        d.items = records.iter().map(|r| r.work_items).sum();
         d.busy_s = records.iter().map(|r| r.end_s - r.start_s).sum();
         d.first_start_s = records
             .iter()

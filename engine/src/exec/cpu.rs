@@ -279,13 +279,15 @@ pub(crate) fn worker_loop(
                     None => break,
                 },
             };
-            let pkg = role.geometry.package(chunk.clone());
             let start = Instant::now();
             let failed = match sync_reads(role, &chunk) {
                 Ok(()) => {
                     let (outcome, failure) =
                         reduce::call(role.kernel, role.args, role.geometry, &chunk);
-                    call_failure(outcome, failure, &pkg.units, worker)
+                    // The space's units, for the error.
+                    let first = role.geometry.first;
+                    let units = chunk.start + first..chunk.end + first;
+                    call_failure(outcome, failure, &units, worker)
                 }
                 Err(e) => Some(e),
             };

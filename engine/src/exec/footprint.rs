@@ -98,6 +98,21 @@ impl Footprint {
     }
 }
 
+/// The elements of package `p`'s own items, `per_item` each, in a buffer
+/// of `len` elements (clipped to it): one range per row of a tile (see
+/// [`Package::item_ranges`]), else one. What an output's package writes.
+pub(crate) fn item_elements(
+    p: &Package,
+    per_item: u64,
+    len: u64,
+) -> impl Iterator<Item = Range<u64>> + '_ {
+    p.item_ranges().map(move |r| {
+        let start = r.start.saturating_mul(per_item).min(len);
+        let end = r.end.saturating_mul(per_item).min(len);
+        start..end.max(start)
+    })
+}
+
 /// Checks argument `binding`'s declared footprint over `space` (see
 /// [`Footprint`]; an output may only restate its own items).
 pub(crate) fn check_arg(binding: u32, a: &ArgBuffer<'_>, space: IndexSpace) -> Result<()> {

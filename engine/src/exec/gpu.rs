@@ -98,8 +98,9 @@ impl GpuRole<'_> {
         let mine = estimates.cost(self.device);
         let latency = mine.map_or(0.0, |c| c.overhead_s);
         let lat = latency.max(STEAL_LATENCY.as_secs_f64());
-        let min_left = worth_splitting(lat, worker_rate, mine.map(|c| c.rate))?;
-        let take = |left: u64| match (usable_power(worker_rate), mine.and_then(|c| usable_power(Some(c.rate)))) {
+        let gpu_rate = mine.map(|c| c.rate);
+        let min_left = worth_splitting(lat, worker_rate, gpu_rate)?;
+        let take = |left: u64| match (usable_power(worker_rate), usable_power(gpu_rate)) {
             (Some(o), Some(g)) => left.saturating_sub(owner_keeps(left, o, g, lat)),
             _ => left / 2,
         };

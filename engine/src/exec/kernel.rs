@@ -699,21 +699,11 @@ pub struct CpuArgs<'r> {
     pub(crate) buffers: &'r [ArgBuffer<'r>],
     pub(crate) push: &'r [u8],
     pub(crate) context: Option<&'r (dyn Any + Send + Sync)>,
-    pub(crate) items: Range<u64>,
-    /// 2-D: the package's rectangle of items.
-    pub(crate) rect: Option<Rect2>,
-    /// The package's work-groups (its reductions' slots).
-    pub(crate) units: Range<u64>,
+    /// The call's package: its items, its rows and columns in 2-D, and
+    /// its work-groups (its reductions' slots).
+    pub(crate) pkg: Package,
     pub(crate) taken: u64,
     pub(crate) failure: Option<String>,
-}
-
-/// A 2-D package's rectangle of items, for [`CpuArgs::output_rows`].
-#[derive(Debug, Clone)]
-pub(crate) struct Rect2 {
-    pub(crate) rows: Range<u32>,
-    pub(crate) cols: Range<u32>,
-    pub(crate) width: u32,
 }
 
 /// The rows of a 2-D package's part of an output
@@ -781,12 +771,12 @@ impl<'r> CpuArgs<'r> {
             }
         };
         assert!(
-            !self.rect.as_ref().is_some_and(|r| r.cols != (0..r.width)),
+            !self.pkg.is_tile(),
             "output {index}: this package is a tile (part of its rows' columns); use CpuArgs::output_rows"
         );
         self.take(index);
-        let start = (self.items.start * per_item) as usize;
-        let end = (self.items.end * per_item) as usize;
+        let start = (self.pkg.items.start * per_item) as usize;
+        let end = (self.pkg.items.end * per_item) as usize;
         assert!(
             end <= a.len,
             "output {index} too small (checked at run start)"
@@ -812,17 +802,18 @@ impl<'r> CpuArgs<'r> {
         let Access::Write { per_item } = a.access else {
             panic!("argument {index} is not an output; use CpuArgs::input or CpuArgs::accumulator");
         };
-        let r = self
-            .rect
+        let rows = self
+            .pkg
+            .rows
             .clone()
             .expect("CpuArgs::output_rows is for 2-D packages; use CpuArgs::output");
         self.take(index);
-        let per = per_item as usize;
-        let stride = r.width as usize * per;
-        let skip = r.cols.start as usize * per;
-        let len = (r.cols.end - r.cols.start) as usize * per;
-        if r.rows.end > r.rows.start {
-            let end = (r.rows.end - 1) as usize * stride + skip + len;
+        let (cols, per) = (&self.pkg.cols, per_item as usize);
+        let stride = self.pkg.width as usize * per;
+        let skip = cols.start as usize * per;
+        let len = (cols.end - cols.start) as usize * per;
+        if rows.end > rows.start {
+            let end = (rows.end - 1) as usize * stride + skip + len;
             assert!(
                 end <= a.len,
                 "output {index} too small (checked at run start)"
@@ -830,7 +821,7 @@ impl<'r> CpuArgs<'r> {
         }
         OutputRows {
             base: a.raw.ptr() as *mut T,
-            rows: r.rows,
+            rows,
             skip,
             len,
             stride,

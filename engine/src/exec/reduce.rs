@@ -41,7 +41,7 @@
 //!
 //! Limits: 1-D index spaces only (refused with [`Error::Reduction`]).
 
-use super::kernel::{Access, ArgBuffer, Args, CpuArgs, CpuFn, Geometry, IndexSpace, Package, Rect2};
+use super::kernel::{Access, ArgBuffer, Args, CpuArgs, CpuFn, Geometry, IndexSpace, Package};
 use crate::error::{Error, Result};
 use crate::mem::{Buffer, UnifiedMemory};
 use std::any::TypeId;
@@ -429,7 +429,7 @@ impl<'r> CpuArgs<'r> {
             panic!("argument {index} is not a reduction; use CpuArgs::input or CpuArgs::output");
         };
         self.take(index);
-        let start = (self.units.start * width) as usize;
+        let start = (self.pkg.units.start * width) as usize;
         let end = start + width as usize;
         assert!(end <= a.len, "partials too small (sized at run start)");
         // SAFETY: the run holds `&mut Reduction` whose partials these are,
@@ -455,7 +455,7 @@ impl CpuArgs<'_> {
         };
         self.take(index);
         let slot = a.identity.len();
-        let start = self.units.start as usize * slot;
+        let start = self.pkg.units.start as usize * slot;
         let end = start + slot;
         assert!(end as u64 <= a.raw.bytes(), "partials too small (sized at run start)");
         // SAFETY: as for `accumulator`: this package's own slot, handed out
@@ -526,13 +526,7 @@ fn call_once(
         buffers: &args.buffers,
         push: &args.push,
         context: args.context,
-        items: pkg.items.clone(),
-        rect: pkg.rows.clone().map(|rows| Rect2 {
-            rows,
-            cols: pkg.cols.clone(),
-            width: pkg.width,
-        }),
-        units: pkg.units.clone(),
+        pkg: pkg.clone(),
         taken: 0,
         failure: None,
     };

@@ -4,7 +4,7 @@
 //! every GPU of the run ([`finish_all`]), what each mirror holds after the
 //! run (see [`crate::mem::mirror`] for the residency rule).
 
-use super::footprint::Footprint;
+use super::footprint::{item_elements, Footprint};
 use super::kernel::{Access, ArgBuffer, Geometry, IndexSpace, Package};
 use crate::error::{Error, Result};
 use crate::mem::mirror::Mirror;
@@ -60,12 +60,8 @@ impl StagedArg<'_> {
         };
         pieces
             .iter()
-            .flat_map(|p| p.item_ranges())
-            .map(|r| {
-                let start = r.start.saturating_mul(per).min(self.len);
-                let end = r.end.saturating_mul(per).min(self.len);
-                self.bytes(start..end.max(start))
-            })
+            .flat_map(|p| item_elements(p, per, self.len))
+            .map(|r| self.bytes(r))
             .filter(|r| !r.is_empty())
             .collect()
     }
@@ -442,9 +438,8 @@ pub(crate) fn sync_package(args: &[ArgBuffer<'_>], p: &Package, space: IndexSpac
         };
         match a.access {
             Access::Write { per_item } => {
-                for r in p.item_ranges() {
-                    let end = r.end.saturating_mul(per_item).min(len);
-                    bytes += sync(r.start.saturating_mul(per_item).min(end)..end)?;
+                for r in item_elements(p, per_item, len) {
+                    bytes += sync(r)?;
                 }
             }
             _ => bytes += sync(a.footprint().elements(p, space, len))?,

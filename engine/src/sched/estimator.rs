@@ -157,6 +157,21 @@ impl ThroughputEstimator {
         }
     }
 
+    /// Applies `record` to `device`'s fit and publishes it; ignores
+    /// out-of-range devices, empty packages and times that are not finite
+    /// and positive.
+    fn record_with(&self, device: usize, units: u64, seconds: f64, record: impl FnOnce(&mut CostFit)) {
+        let Some(d) = self.devices.get(device) else {
+            return;
+        };
+        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
+            return;
+        }
+        let mut fit = d.lock();
+        record(&mut fit);
+        d.publish(&fit);
+    }
+
     /// Starts `device` from `cost` as if it had measured it over `weight`
     /// packages (a prior, from a profile); live records soon outweigh it.
     pub fn seed(&self, device: usize, cost: Cost, weight: f64) {
@@ -178,29 +193,17 @@ impl PowerEstimator for ThroughputEstimator {
     /// As [`record`](PowerEstimator::record), with the forgetting of one
     /// package spread over `parallel` records.
     fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
-        let Some(d) = self.devices.get(device) else {
-            return;
-        };
-        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
-            return;
-        }
-        let mut fit = d.lock();
-        fit.record_parallel(units, seconds, parallel);
-        d.publish(&fit);
+        self.record_with(device, units, seconds, |fit| {
+            fit.record_parallel(units, seconds, parallel)
+        });
     }
 
     /// As [`record_parallel`](PowerEstimator::record_parallel), learning
     /// the throughput only (see [`CostFit::record_throughput`]).
     fn record_throughput(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
-        let Some(d) = self.devices.get(device) else {
-            return;
-        };
-        if !(seconds.is_finite() && seconds > 0.0) || units == 0 {
-            return;
-        }
-        let mut fit = d.lock();
-        fit.record_throughput(units, seconds, parallel);
-        d.publish(&fit);
+        self.record_with(device, units, seconds, |fit| {
+            fit.record_throughput(units, seconds, parallel)
+        });
     }
 
     /// As [`record_parallel`](PowerEstimator::record_parallel), for a cold

@@ -32,10 +32,9 @@ pub(crate) struct Groups {
 impl Groups {
     /// One rectangle.
     pub(crate) fn one(base: [u32; 3], count: [u32; 3]) -> Self {
-        Groups {
-            regions: [(base, count), ([0; 3], [0; 3]), ([0; 3], [0; 3])],
-            len: 1,
-        }
+        let mut g = Groups::none();
+        g.push(base, count);
+        g
     }
 
     /// No rectangle yet.
