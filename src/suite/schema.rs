@@ -90,7 +90,10 @@ pub struct Corun {
     /// The CPU's work-items per second while co-running: its items over its
     /// busy time per worker (`busy_s / claimants`). `None`: it ran nothing.
     pub cpu_rate: Option<f64>,
-    /// The GPU's work-items per second while co-running (items / busy time).
+    /// The GPU's work-items per second while co-running: its items over
+    /// its busy time, or over the span from its first package to when its
+    /// results were home where that is longer (a staged GPU whose
+    /// downloads outlast its packages: its packages alone overstate it).
     pub gpu_rate: Option<f64>,
     /// `cpu_rate` over the CPU's solo rate (all items / `T_cpu`): below 1,
     /// the CPU ran slower beside the GPU than alone.
@@ -113,7 +116,11 @@ impl Corun {
                 .filter(|d| d.kind == kind && d.items > 0 && d.busy_s > 0.0)
                 .fold((0u64, 0.0), |(n, r), d| {
                     let per_claimant = d.busy_s / d.claimants.max(1) as f64;
-                    (n + d.items, r + d.items as f64 / per_claimant)
+                    let time = match d.kind {
+                        DeviceKind::Gpu => per_claimant.max(d.settled_s - d.first_start_s),
+                        DeviceKind::Cpu => per_claimant,
+                    };
+                    (n + d.items, r + d.items as f64 / time)
                 });
             (items > 0).then_some(rate)
         };
@@ -388,5 +395,15 @@ mod tests {
         let c = Corun::of(&r, 4.0, 1.0);
         assert_eq!((c.cpu_rate, c.cpu_rel, c.s_ceiling), (None, None, None));
         assert!(close(c.gpu_rel, 1.0), "{c:?}");
+        // A staged GPU whose packages took 0.25 s and whose last download
+        // ended at 0.5 s (from its first package at 0.1 s): 700 items in
+        // 0.4 s, not in 0.25.
+        let mut gpu = device(DeviceKind::Gpu, 1, 700, 0.25);
+        gpu.first_start_s = 0.1;
+        gpu.settled_s = 0.5;
+        let r = co_report(vec![device(DeviceKind::Cpu, 2, 300, 2.0), gpu]);
+        let c = Corun::of(&r, 4.0, 1.0);
+        assert!(close(c.gpu_rate, 1750.0), "{c:?}");
+        assert!(close(c.s_ceiling, 2.05), "{c:?}");
     }
 }

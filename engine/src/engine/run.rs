@@ -493,6 +493,7 @@ impl Engine {
             geometry: shared.geometry,
             workers: inner.workers,
             board: &board,
+            thieves: (0..run.gpus.len()).map(|k| run.gpu_device(k)).collect(),
             bell: shared.bell,
             sync: cpu_sync,
             #[cfg(feature = "test-hooks")]

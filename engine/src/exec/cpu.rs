@@ -6,7 +6,7 @@ use super::kernel::{Args, CpuFn, Geometry};
 use super::reduce;
 use super::report::{DeviceReport, PackageLog, PackageRecord};
 use crate::error::Error;
-use crate::sched::{DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue};
+use crate::sched::{usable_power, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue};
 use std::ops::Range;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -19,6 +19,8 @@ pub(crate) struct CpuRole<'a> {
     pub(crate) workers: usize,
     /// Where the workers split each other's packages.
     pub(crate) board: &'a StealBoard,
+    /// The estimator slots of the run's GPUs, which steal from `board` too.
+    pub(crate) thieves: Vec<usize>,
     /// Rung when the run is done or aborted.
     pub(crate) bell: &'a Bell,
     /// Lazy host coherence: each package first downloads the stale bytes
@@ -223,6 +225,34 @@ struct Ran {
     end: Instant,
 }
 
+/// Whether a worker left without work should take half of a sibling's
+/// remainder: not where a GPU of the run (which steals from the same
+/// board once its own work is done) is expected to run every unit not yet
+/// done before this worker would end even one unit of it. On a ray tracer
+/// a work-group costs a worker 1-3 ms and the GPU microseconds: a worker
+/// that stole a sibling's last tiles near the end ran milliseconds past
+/// the GPU, which would have taken them in one package. Unmeasured
+/// devices steal as before. `role`: the CPU's estimator slot, its
+/// workers and the GPUs' slots.
+fn sibling_steal_pays(
+    role: (usize, usize, &[usize]),
+    queue: &WorkQueue,
+    estimates: &dyn PowerEstimator,
+) -> bool {
+    let (device, workers, thieves) = role;
+    let Some(rate) = usable_power(estimates.power(device)) else {
+        return true;
+    };
+    let one_unit_s = workers.max(1) as f64 / rate;
+    let not_done = queue.total().saturating_sub(queue.completed()) as f64;
+    let gpu_s = thieves
+        .iter()
+        .filter_map(|&g| estimates.cost(g))
+        .map(|c| c.time(not_done))
+        .fold(f64::INFINITY, f64::min);
+    one_unit_s <= gpu_s
+}
+
 /// The claim loop of CPU worker `worker`.
 pub(crate) fn worker_loop(
     role: &CpuRole<'_>,
@@ -252,7 +282,12 @@ pub(crate) fn worker_loop(
         let claimed = plan
             .claim(queue, &mut state, estimates)
             .map(|(units, _source)| (units, false))
-            .or_else(|| role.board.steal(worker, 2).map(|units| (units, true)));
+            .or_else(|| {
+                sibling_steal_pays((role.device, role.workers, &role.thieves), queue, estimates)
+                    .then(|| role.board.steal(worker, 2))
+                    .flatten()
+                    .map(|units| (units, true))
+            });
         let Some((units, stolen)) = claimed else {
             // Nothing to claim now: publish what this worker still holds, so
             // that the run can be seen done. Then stay until every unit is
@@ -395,6 +430,31 @@ impl Lane {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_leave_sibling_remainders_to_a_gpu_that_ends_everything_sooner() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let queue = WorkQueue::new(1000);
+        // Unmeasured: siblings steal.
+        assert!(sibling_steal_pays((0, 15, &[1]), &queue, &est));
+        // 15 workers at 10_000 units/s in all: a unit costs one 1.5 ms.
+        est.record(0, 100, 0.01);
+        // No GPU in the run, or an unmeasured one: they steal.
+        assert!(sibling_steal_pays((0, 15, &[]), &queue, &est));
+        assert!(sibling_steal_pays((0, 15, &[1]), &queue, &est));
+        // A GPU that runs the 1000 units not done in 1 ms: it takes them.
+        est.record(1, 1_000_000, 1.0);
+        assert!(!sibling_steal_pays((0, 15, &[1]), &queue, &est));
+        // ... in 0.1 ms once 900 of them are done; 100 not done of a
+        // slower GPU (10_000 units/s: 10 ms): siblings steal.
+        assert!(queue.claim(|n| n).is_some());
+        queue.complete(900);
+        assert!(!sibling_steal_pays((0, 15, &[1]), &queue, &est));
+        let slow = crate::sched::ThroughputEstimator::new(2);
+        slow.record(0, 100, 0.01);
+        slow.record(1, 100, 0.01);
+        assert!(sibling_steal_pays((0, 15, &[1]), &queue, &slow));
+    }
 
     #[test]
     fn a_failed_call_is_a_kernel_failure_and_a_panic_wins() {

@@ -86,7 +86,8 @@ const STEAL_LATENCY: Duration = Duration::from_micros(50);
 impl GpuRole<'_> {
     /// With nothing in flight and nothing to claim: the GPU's share of the
     /// largest CPU worker's remainder (see [`owner_keeps`]), when splitting
-    /// it ends it sooner.
+    /// it ends it sooner; before both are measured, half of a remainder
+    /// worth splitting (see [`worth_splitting`]).
     fn steal(&self, estimates: &dyn PowerEstimator) -> Option<Range<u64>> {
         let cpu = self.cpu.as_ref()?;
         let worker_rate = estimates
@@ -99,26 +100,46 @@ impl GpuRole<'_> {
         let latency = mine.map_or(0.0, |c| c.overhead_s);
         let lat = latency.max(STEAL_LATENCY.as_secs_f64());
         let gpu_rate = mine.map(|c| c.rate);
-        let min_left = worth_splitting(lat, worker_rate, gpu_rate)?;
-        let take = |left: u64| match (usable_power(worker_rate), usable_power(gpu_rate)) {
-            (Some(o), Some(g)) => left.saturating_sub(owner_keeps(left, o, g, lat)),
-            _ => left / 2,
-        };
         // The GPU has no word on the board: any index past the workers.
-        cpu.board.steal_part(usize::MAX, min_left, take)
+        match (usable_power(worker_rate), usable_power(gpu_rate)) {
+            (Some(o), Some(g)) => cpu.board.steal_part(usize::MAX, 1, |left| {
+                left.saturating_sub(owner_keeps(left, o, g, lat))
+            }),
+            _ => {
+                let min_left = worth_splitting(lat, worker_rate, gpu_rate)?;
+                cpu.board.steal_part(usize::MAX, min_left, |left| left / 2)
+            }
+        }
     }
 }
 
 /// Of a remainder of `left` units, what a worker running `owner` units/s
 /// keeps when a GPU running `gpu` units/s after `latency_s` takes the rest,
-/// so that both end together: `keep / owner = latency + (left - keep) /
-/// gpu`. A GPU a hundred times faster takes nearly all of it, where halves
-/// would leave the worker a tail the GPU takes back one round trip at a
-/// time (15 workers, each halved ten times, are 150 round trips).
+/// so that both end as early as whole units allow: `keep / owner` against
+/// `latency + (left - keep) / gpu`, whichever of the two whole sizes around
+/// their crossing ends sooner. A GPU a hundred times faster takes nearly
+/// all of it, where halves would leave the worker a tail the GPU takes
+/// back one round trip at a time (15 workers, each halved ten times, are
+/// 150 round trips); one thousands of times faster takes all of it,
+/// rather than leave a worker one more unit that costs it milliseconds.
+/// `left` when the GPU would end later whatever it took.
 fn owner_keeps(left: u64, owner: f64, gpu: f64, latency_s: f64) -> u64 {
     let keep = (latency_s + left as f64 / gpu) / (1.0 / owner + 1.0 / gpu);
-    // Saturating: `as` maps values past u64::MAX to u64::MAX.
-    (keep.ceil() as u64).min(left)
+    if !(keep.is_finite() && keep < left as f64) {
+        return left;
+    }
+    let ends = |k: u64| {
+        let rest = left - k;
+        let gpu_s = if rest == 0 { 0.0 } else { latency_s + rest as f64 / gpu };
+        (k as f64 / owner).max(gpu_s)
+    };
+    // `keep` is below `left`, so both fit.
+    let (lo, hi) = (keep.floor() as u64, (keep.ceil() as u64).min(left));
+    if ends(lo) <= ends(hi) {
+        lo
+    } else {
+        hi
+    }
 }
 
 #[derive(Default)]
@@ -479,7 +500,8 @@ impl Loop<'_, '_> {
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
             // a claim, with packages in flight, was measured on the H200
-            // and changed nothing beyond the spread: BENCHMARKS.md, run 15.)
+            // and changed nothing beyond the spread: BENCHMARKS.md, run 15;
+            // nor did keeping two steals in flight back to back: run 16.)
             let claimed = self
                 .plan
                 .claim(self.queue, &mut self.state, self.estimates)
@@ -904,17 +926,24 @@ mod tests {
     #[test]
     fn a_faster_gpu_leaves_the_worker_its_share_of_the_remainder() {
         assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 0.0), 10);
-        // 50 us of latency: the worker runs 0.05 units more before the GPU
-        // starts (half of it on its own share).
-        assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 50e-6), 11);
+        // 50 us of latency: both would end together at 10.05 units kept;
+        // keeping 10 ends the pair at 10.05 ms, keeping 11 at 11 ms.
+        assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 50e-6), 10);
         assert_eq!(owner_keeps(1000, 1.0e3, 1.0e3, 0.0), 500);
         // A slow GPU: the worker keeps it all.
         assert_eq!(owner_keeps(10, 1.0e3, 1.0, 1.0), 10);
-        // Every keep leaves the thief at least the steal's clamp to judge.
+        // A unit costs the worker 1 ms and the GPU 0.1 ms after 50 us: the
+        // GPU takes the worker's last unit; one hardly faster leaves it.
+        assert_eq!(owner_keeps(1, 1.0e3, 1.0e4, 50e-6), 0);
+        assert_eq!(owner_keeps(1, 1.0e3, 1.2e3, 1e-3), 1);
+        // A GPU a billion times faster takes all of a remainder.
         let b = crate::sched::StealBoard::new(1, 100, true);
         assert!(b.publish(0, 0..100));
-        let took = b.steal_part(usize::MAX, 2, |left| left.saturating_sub(owner_keeps(left, 1.0, 1e9, 0.0)));
-        assert_eq!(took, Some(1..100), "the owner keeps its front unit");
+        let took = b.steal_part(usize::MAX, 1, |left| {
+            left.saturating_sub(owner_keeps(left, 1.0, 1e9, 0.0))
+        });
+        assert_eq!(took, Some(0..100));
+        assert_eq!(b.next_chunk(0, 1), None, "the owner finds its word empty");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::estimator::{usable_power, PowerEstimator};
 use super::model::Cost;
 use super::queue::{Source, WorkQueue};
-use super::scheduler::{check_powers, DeviceSlot, SchedError, Scheduler};
+use super::scheduler::{check_powers, DeviceKind, DeviceSlot, SchedError, Scheduler};
 
 /// HGuided without power hints: the first fresh package of a claimant whose
 /// device has no measurement yet is a *probe* of `min_package` units, so the
@@ -113,6 +113,12 @@ pub struct Plan {
     claimant_share: Vec<f64>,
     /// Package granule of each device (HGuided rounds up to it), `>= 1`.
     granule: Vec<u64>,
+    /// Whether each device's claimants run one unit at a time (the CPU's
+    /// workers), and the units the run's other
+    /// devices (GPUs of a known width) hold in one wave between them: see
+    /// `Plan::holds_back`.
+    narrow: Vec<bool>,
+    wide_wave: u64,
 }
 
 /// The powers one HGuided claim is sized by (see `Plan::powers`).
@@ -129,6 +135,9 @@ struct GuidedPowers {
     all_known: bool,
     /// The powers are hints.
     hinted: bool,
+    /// Every other device holds its probe back (`Plan::holds_back`): the
+    /// claimant's device sizes its packages as if alone.
+    others_hold_back: bool,
 }
 
 /// Per-claimant state (each claimant owns one; not shared, so no atomics):
@@ -289,6 +298,11 @@ impl Plan {
             claimants,
             claimant_share,
             granule: granules(devices, total),
+            narrow: devices.iter().map(|d| d.kind == DeviceKind::Cpu).collect(),
+            wide_wave: devices
+                .iter()
+                .filter(|d| d.kind != DeviceKind::Cpu && d.granule > 1)
+                .fold(0u64, |a, d| a.saturating_add(d.granule)),
         })
     }
 
@@ -468,13 +482,14 @@ impl Plan {
             return 0;
         }
         let d = c.device;
-        let powers = self.powers(d, hints.as_ref(), est);
+        let mut powers = self.powers(d, hints.as_ref(), est);
+        powers.others_hold_back = hints.is_none() && self.others_hold_back(d, left, est);
         // Whole granules (a GPU's waves) for fresh work: a partial wave costs
         // as long as a full one.
         let granule = if fresh { self.granule[d] } else { 1 };
         let whole = |n: u64| whole_granules(n, granule, left);
         if fresh && powers.explore && c.packages < PROBE_PACKAGES {
-            return self.probe(c, granule, left, *min_package);
+            return self.probe(c, granule, left, *min_package, est);
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
             // A lone claimant (one GPU alone) has no one to balance against:
@@ -518,6 +533,7 @@ impl Plan {
                 explore: false,
                 all_known: true,
                 hinted: true,
+                others_hold_back: false,
             };
         }
         let n = self.claimants.len();
@@ -537,6 +553,7 @@ impl Plan {
                 explore: mine.is_none(),
                 all_known,
                 hinted: false,
+                others_hold_back: false,
             };
         }
         let mean = msum / count as f64;
@@ -546,13 +563,24 @@ impl Plan {
             explore: mine.is_none(),
             all_known,
             hinted: false,
+            others_hold_back: false,
         }
     }
 
     /// The first fresh package of claimant `c` of an unmeasured device
     /// (there are no hints: a hinted device counts as measured): its
     /// probe, or 0 for a claimant that waits for it.
-    fn probe(&self, c: &ClaimantState, granule: u64, left: u64, min: u64) -> u64 {
+    fn probe(
+        &self,
+        c: &ClaimantState,
+        granule: u64,
+        left: u64,
+        min: u64,
+        est: &dyn PowerEstimator,
+    ) -> u64 {
+        if self.holds_back(c.device, left, est) {
+            return 0;
+        }
         if c.index > 0 && self.claimants.len() > 1 {
             // One probe per device: its other claimants wait for the
             // measurement rather than each holding a unit of unknown
@@ -565,10 +593,39 @@ impl Plan {
         // A probe is one granule (a GPU's wave), unless that is a large
         // part of a small run: then `min_package`, so that the other
         // devices get to measure too.
-        if self.claimants.len() > 1 && granule.saturating_mul(PROBE_SHARE) > left {
+        if self.claimants.len() > 1
+            && granule.saturating_mul(PROBE_SHARE) > left
+            && !self.others_hold_back(c.device, left, est)
+        {
             return min.clamp(1, left);
         }
         whole_granules(min, granule, left)
+    }
+
+    /// Whether device `d`, unmeasured, holds its probe back with `left`
+    /// units to go: its claimants run one unit at a time (the CPU's
+    /// workers), and the run's GPUs of a known width hold all of `left` in
+    /// one wave between them.
+    ///
+    /// A GPU runs a wave's work-groups at once, so such a run takes it
+    /// about one work-group's time at full occupancy; a core running one
+    /// work-group of an unknown kernel takes a time of that order (an SM
+    /// shares its cycles among a wave's resident groups; on an n-body step
+    /// over one wave the CPU's probe, one work-group on one core, took as
+    /// long as the GPU's whole run). A probe then risks the run's time for
+    /// a share the GPU would have done in the same wave, and is held back:
+    /// the CPU stays unmeasured and idle, and the GPUs take the run. Once
+    /// the CPU is measured (a larger run, a profile), the finish-time guard
+    /// decides with its costs instead. Requeued work (a failed GPU's) is
+    /// never held back.
+    fn holds_back(&self, d: usize, left: u64, est: &dyn PowerEstimator) -> bool {
+        self.narrow[d] && left <= self.wide_wave && measured(est, d).is_none()
+    }
+
+    /// Whether every device but `d` holds its probe back (see
+    /// [`Plan::holds_back`]): `d` then sizes its packages as if alone.
+    fn others_hold_back(&self, d: usize, left: u64, est: &dyn PowerEstimator) -> bool {
+        (0..self.claimants.len()).all(|j| j == d || self.holds_back(j, left, est))
     }
 
     /// A fresh package's size from the guided `size`: at least the
@@ -593,7 +650,11 @@ impl Plan {
             let whole_share = !powers.hinted && powers.all_known && self.claimants[d] == 1;
             size = size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, cost));
         }
-        if !powers.hinted && !powers.all_known && !powers.explore {
+        if !powers.hinted
+            && !powers.all_known
+            && !powers.explore
+            && !powers.others_hold_back
+        {
             // Measured, while another device is not yet: at most twice
             // the last package, so that the work this device takes
             // grows with the time the other takes to be measured (a
@@ -1482,5 +1543,38 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(1, 0), 1000, &est), 8);
         assert_eq!(p.package_size(&mut p.claimant(1, 0), 60, &est), 1);
+    }
+
+    #[test]
+    fn an_unmeasured_cpu_holds_its_probe_back_from_a_run_within_a_gpu_wave() {
+        // An n-body step of 1536 work-groups on a GPU whose wave holds 2112.
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu().with_granule(2112)];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1536, &est).unwrap();
+        for j in 0..4 {
+            assert_eq!(p.package_size(&mut p.claimant(0, j), 1536, &est), 0);
+        }
+        // The GPU sizes its packages as if alone: its probe is the run,
+        // and once measured it is not held to twice its last package.
+        let mut gpu = p.claimant(1, 0);
+        assert_eq!(p.package_size(&mut gpu, 1536, &est), 1536);
+        gpu.record(&(0..64), Source::Fresh);
+        est.record(1, 64, 1e-3);
+        assert_eq!(p.package_size(&mut gpu, 1000, &est), 1000);
+        // A run over more than one wave: the CPU probes as before.
+        est.reset();
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 5000, &est).unwrap();
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 5000, &est), 1);
+        // ... and its probe is held back once what is left fits a wave.
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 2000, &est), 0);
+        // A measured CPU is left to the finish-time guard.
+        est.record(0, 10, 1e-3);
+        est.record(0, 30, 3e-3);
+        assert!(p.package_size(&mut p.claimant(0, 1), 2000, &est) > 0);
+        // No GPU of a known width: nothing is held back.
+        est.reset();
+        let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 10, &est).unwrap();
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 10, &est), 1);
     }
 }

@@ -33,11 +33,12 @@ use std::ops::Range;
 /// successful CAS: the owner moves `next` up, thieves move `end` down, and a
 /// CAS fails whenever the word changed since it was read. The one plain
 /// store (publishing into an empty word) cannot lose a thief's update:
-/// thieves never CAS a word with fewer than 2 units left. Nor can a stale
-/// CAS succeed on a later value that happens to be equal (ABA): a thief
-/// takes from `end - r / 2 > next`, so a word's `next` unit leaves it only
-/// when its owner runs it, and a unit that ran is never published again.
-/// Every later value of the word has a larger `next` or a smaller `end`.
+/// thieves never CAS an empty word, and the owner publishes only once it
+/// saw its word empty. A stale CAS cannot succeed on a later value that
+/// happens to be equal (ABA) with another meaning either: a word's value
+/// is exactly the set of units it holds unstarted, and a unit that ran is
+/// never published again, so an equal value names the same unstarted
+/// units in the same word.
 ///
 /// Packages of more than `u32::MAX` units cannot be packed in a word: a
 /// board for a run that large is disabled ([`publish`](Self::publish)
@@ -175,15 +176,17 @@ impl StealBoard {
     /// units left. `me` is the thief's own index, or any index past the
     /// board's claimants for a thief that has no word (another device).
     pub fn steal(&self, me: usize, min_left: u64) -> Option<Range<u64>> {
-        self.steal_part(me, min_left, |left| left / 2)
+        self.steal_part(me, min_left.max(2), |left| left / 2)
     }
 
     /// [`steal`](Self::steal), taking `take(left)` units of a remainder of
-    /// `left` instead of half (clamped to `1 ..= left - 1`: the owner keeps
-    /// the front unit, so that, as for halves, a word's `next` unit leaves
-    /// it only when its owner runs it). A thief much faster than the owner
-    /// takes most of it: halves would leave the owner a long tail, taken
-    /// back one round trip at a time.
+    /// `left` instead of half (at most `left`; `None` where it asks for
+    /// none), from a remainder of at least `min_left` (at least 1) units. A thief much faster than the
+    /// owner takes most of it, or all of it: halves would leave the owner a
+    /// long tail, taken back one round trip at a time, and a GPU thousands
+    /// of times faster than a worker should not leave it even the next
+    /// unit (the owner is running the unit before it; it finds its word
+    /// empty when it looks for the next).
     pub fn steal_part(
         &self,
         me: usize,
@@ -193,7 +196,7 @@ impl StealBoard {
         if !self.enabled {
             return None;
         }
-        let min_left = min_left.max(2);
+        let min_left = min_left.max(1);
         loop {
             // Relaxed loads: a stale value only makes the CAS below fail.
             let (victim, cur, left) = self
@@ -211,7 +214,10 @@ impl StealBoard {
                 return None;
             }
             let (next, end) = unpack(cur);
-            let mid = end - take(left).clamp(1, left - 1);
+            let mid = match take(left).min(left) {
+                0 => return None,
+                t => end - t,
+            };
             // Relaxed: see the type's docs. On failure the word changed
             // (the owner took a chunk, or another thief came first): look
             // again.
@@ -255,17 +261,27 @@ mod tests {
     }
 
     #[test]
-    fn a_thief_takes_the_part_asked_within_the_owners_front_unit() {
+    fn a_thief_takes_the_part_asked_up_to_all_of_it() {
         let b = StealBoard::new(2, 100, false);
         assert!(b.publish(0, 10..20));
         assert_eq!(b.steal_part(1, 2, |left| left - 2), Some(12..20));
         assert_eq!(b.next_chunk(0, 8), Some(10..12));
         assert!(b.publish(0, 30..40));
-        // All of it, or nothing: clamped to 1 ..= left - 1.
-        assert_eq!(b.steal_part(1, 2, |left| left), Some(31..40));
-        assert_eq!(b.steal_part(1, 1, |_| 0), None, "one unit is left");
+        // All of it: the owner finds its word empty.
+        assert_eq!(b.steal_part(1, 2, |left| left), Some(30..40));
+        assert_eq!(b.next_chunk(0, 1), None);
+        assert_eq!(b.steal_part(1, 1, |left| left), None, "nothing is left");
+        // Nothing asked: nothing taken. A single unit left can be taken.
         assert!(b.publish(0, 50..60));
-        assert_eq!(b.steal_part(1, 2, |_| 0), Some(59..60));
+        assert_eq!(b.steal_part(1, 2, |_| 0), None);
+        assert_eq!(b.next_chunk(0, 8), Some(50..58));
+        assert_eq!(b.steal_part(1, 3, |left| left), None, "below the minimum");
+        assert_eq!(b.steal_part(1, 1, |left| left - 1), Some(59..60));
+        assert_eq!(b.steal_part(1, 1, |left| left), Some(58..59));
+        assert_eq!(b.next_chunk(0, 8), None);
+        // Halves never take a sibling's last unit.
+        assert!(b.publish(0, 70..71));
+        assert_eq!(b.steal(1, 1), None);
     }
 
     #[test]
@@ -365,7 +381,7 @@ mod tests {
                         }
                         // Worker 3 steals greedily (see `steal_part`).
                         next = match me {
-                            3 => b.steal_part(3, 2, |left| left - 1),
+                            3 => b.steal_part(3, 1, |left| left),
                             _ => b.steal(me as usize, 2),
                         };
                     }
@@ -391,8 +407,8 @@ mod loom_tests {
 
     /// Runs `me`'s package chunk by chunk, then steals and runs what it
     /// stole, until there is nothing left to steal; returns what it ran.
-    /// Odd claimants steal greedily (all but the owner's front unit, as a
-    /// GPU much faster than the owner does), even ones halves.
+    /// Odd claimants steal greedily (all of a remainder, down to a single
+    /// unit, as a GPU much faster than the owner does), even ones halves.
     fn work(b: &StealBoard, me: usize, first: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
         let mut ran = vec![];
         let mut next = Some(first);
@@ -402,7 +418,7 @@ mod loom_tests {
                 ran.push(c);
             }
             next = match me % 2 {
-                1 => b.steal_part(me, 2, |left| left),
+                1 => b.steal_part(me, 1, |left| left),
                 _ => b.steal(me, 2),
             };
         }
