@@ -114,10 +114,10 @@ pub struct Plan {
     /// Package granule of each device (HGuided rounds up to it), `>= 1`.
     granule: Vec<u64>,
     /// Whether each device's claimants run one unit at a time (the CPU's
-    /// workers), and the units the run's other
-    /// devices (GPUs of a known width) hold in one wave between them: see
-    /// `Plan::holds_back`.
+    /// workers; see `Plan::holds_back`).
     narrow: Vec<bool>,
+    /// The units the run's GPUs of a known width hold in one wave between
+    /// them (0 where none has one).
     wide_wave: u64,
 }
 
