@@ -94,8 +94,8 @@ impl Engine {
                 let units = chunk(geometry.units, chunks, n);
                 let lane = rayon::current_thread_index().unwrap_or(0);
                 let start = t0.elapsed().as_secs_f64();
-                let (outcome, failure) = reduce::call(cpu, args, geometry, &units);
-                let err = call_failure(outcome, failure, &units, lane);
+                let called = reduce::call(cpu, args, geometry, &units);
+                let err = call_failure(called.outcome, called.failure, &units, lane);
                 if err.is_some() {
                     failed.store(true, Ordering::Relaxed);
                 }
@@ -103,7 +103,7 @@ impl Engine {
                     device: 0,
                     lane,
                     items: geometry.package(units.clone()).items,
-                    work_items: geometry.items_in(units.clone()),
+                    work_items: called.items,
                     units,
                     start_s: start,
                     end_s: t0.elapsed().as_secs_f64(),

@@ -315,14 +315,15 @@ pub(crate) fn worker_loop(
                 },
             };
             let start = Instant::now();
+            let mut items = 0;
             let failed = match sync_reads(role, &chunk) {
                 Ok(()) => {
-                    let (outcome, failure) =
-                        reduce::call(role.kernel, role.args, role.geometry, &chunk);
+                    let called = reduce::call(role.kernel, role.args, role.geometry, &chunk);
+                    items = called.items;
                     // The space's units, for the error.
                     let first = role.geometry.first;
                     let units = chunk.start + first..chunk.end + first;
-                    call_failure(outcome, failure, &units, worker)
+                    call_failure(called.outcome, called.failure, &units, worker)
                 }
                 Err(e) => Some(e),
             };
@@ -344,7 +345,7 @@ pub(crate) fn worker_loop(
             }
             chunker.learn(n, end - start);
             lane.busy_s += (end - start).as_secs_f64();
-            lane.items += role.geometry.items_in(chunk.clone());
+            lane.items += items;
             // Chunks follow each other from the package's start.
             let (from, first) = ran.map_or((chunk.start, start), |r| (r.units.start, r.start));
             ran = Some(Ran {

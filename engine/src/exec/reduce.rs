@@ -488,24 +488,36 @@ fn fill_identity(buffers: &[ArgBuffer<'_>], units: &Range<u64>) {
     }
 }
 
+/// What [`call`] did: the outcome of the call that failed (or of the last
+/// one), its [`CpuArgs::fail`] message, and the work-items of the calls
+/// made.
+pub(crate) struct Called {
+    pub(crate) outcome: std::thread::Result<()>,
+    pub(crate) failure: Option<String>,
+    pub(crate) items: u64,
+}
+
 /// Calls the CPU closure on `units`: once per piece (a tiled 2-D package
 /// that starts or ends inside a row of work-groups is up to three, see
 /// [`Geometry::pieces`]), or once per work-group for a deterministic
-/// reduction. The outcome of the call that failed (or of the last one) and
-/// its [`CpuArgs::fail`] message.
-pub(crate) fn call(
-    kernel: &CpuFn,
-    args: &Args<'_>,
-    g: &Geometry,
-    units: &Range<u64>,
-) -> (std::thread::Result<()>, Option<String>) {
-    let each = |pkg: Package| call_once(kernel, args, pkg);
+/// reduction, until one fails.
+pub(crate) fn call(kernel: &CpuFn, args: &Args<'_>, g: &Geometry, units: &Range<u64>) -> Called {
+    let mut items = 0;
+    let mut each = |pkg: Package| {
+        items += pkg.len();
+        call_once(kernel, args, pkg)
+    };
     let r = match args.per_group {
-        false => g.pieces(units.clone()).map(each).find(failed),
+        false => g.pieces(units.clone()).map(&mut each).find(failed),
         // One unit is one rectangle.
         true => units.clone().map(|u| each(g.package(u..u + 1))).find(failed),
     };
-    r.unwrap_or((Ok(()), None))
+    let (outcome, failure) = r.unwrap_or((Ok(()), None));
+    Called {
+        outcome,
+        failure,
+        items,
+    }
 }
 
 /// Whether a call's outcome is a failure.

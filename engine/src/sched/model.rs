@@ -603,10 +603,6 @@ mod tests {
         assert!(c.overhead_s <= 1e-5, "{c:?}");
     }
 
-    /// Package times that do not grow with the size (each waits for its
-    /// slowest item) fit a mostly-overhead cost whose largest package is
-    /// the mean time, not a rate from the mean that ranks the device by its
-    /// smallest packages.
     /// Chunks sized to last the same time (1 unit of a costly region, 64
     /// of a cheap one) fit their throughput, not an overhead and an
     /// unbounded rate.
@@ -630,6 +626,10 @@ mod tests {
         assert!(trusted, "four packages");
     }
 
+    /// Package times that do not grow with the size (each waits for its
+    /// slowest item) fit a mostly-overhead cost whose largest package is
+    /// the mean time, not a rate from the mean that ranks the device by its
+    /// smallest packages.
     #[test]
     fn times_flat_in_size_fit_an_overhead() {
         let mut f = CostFit::default();

@@ -60,7 +60,6 @@ impl Groups {
     }
 }
 
-
 /// What a slot's command buffer was recorded with: a package of the same
 /// pipeline, binding set (by its serial: a set's bindings never change, and
 /// a serial is never reused), push constants and work-groups is resubmitted

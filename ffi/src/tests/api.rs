@@ -71,6 +71,18 @@ pub(super) fn ok(s: coexec_status) {
     assert_eq!(s, COEXEC_OK, "{}", last_error());
 }
 
+/// A Dynamic scheduler of `packages` equal packages.
+pub(super) fn dynamic(packages: u64) -> coexec_scheduler {
+    coexec_scheduler {
+        kind: coexec_scheduler_kind::COEXEC_SCHEDULER_DYNAMIC as u32,
+        packages,
+        k: 0.0,
+        min_package: 0,
+        powers: null(),
+        num_powers: 0,
+    }
+}
+
 /// An engine, or `None` when this machine has no Vulkan device.
 pub(super) fn engine() -> Option<coexec_engine> {
     engine_with_memory(coexec_memory::COEXEC_MEMORY_AUTO)
@@ -1049,14 +1061,7 @@ fn cpu_only_2d_kernel_and_teardown_during_a_run_is_busy() {
         width: u64::from(w),
         height: u64::from(h),
     };
-    let sched = coexec_scheduler {
-        kind: coexec_scheduler_kind::COEXEC_SCHEDULER_DYNAMIC as u32,
-        packages: 3,
-        k: 0.0,
-        min_package: 0,
-        powers: null(),
-        num_powers: 0,
-    };
+    let sched = dynamic(3);
     let mut rep = std::mem::MaybeUninit::<coexec_report>::uninit();
     // SAFETY: valid arguments; `r` is only read by the CPU function meanwhile.
     ok(unsafe {

@@ -1,7 +1,7 @@
 //! Kernels that take tiles through the C ABI (`coexec_kernel_take_tiles`):
 //! 2-D calls that cover part of their rows (`col_start .. col_end`).
 
-use super::api::{buffer, engine, info, ok};
+use super::api::{buffer, dynamic, engine, info, ok};
 use crate::coexec_status::*;
 use crate::*;
 use std::ffi::c_void;
@@ -84,14 +84,7 @@ fn a_kernel_that_takes_tiles_gets_columns_of_its_rows() {
         access: coexec_access::COEXEC_ACCESS_OUTPUT as u32,
         per_item: 1,
     }];
-    let sched = coexec_scheduler {
-        kind: coexec_scheduler_kind::COEXEC_SCHEDULER_DYNAMIC as u32,
-        packages: 10,
-        k: 0.0,
-        min_package: 0,
-        powers: null(),
-        num_powers: 0,
-    };
+    let sched = dynamic(10);
     // SAFETY: the argument is a buffer of w * h elements; no push constants.
     ok(unsafe {
         coexec_run(
