@@ -894,6 +894,9 @@ impl PowerEstimator for Remap<'_> {
         let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
         Some(self.shipped(device, c))
     }
+    fn one_size(&self, device: usize) -> Option<u64> {
+        self.map.get(device).and_then(|&d| self.inner.one_size(d))
+    }
 }
 
 /// Whether a run of one GPU alone runs its dispatch loop on the caller's

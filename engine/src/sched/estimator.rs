@@ -58,6 +58,16 @@ pub trait PowerEstimator: Send + Sync {
     fn cost(&self, device: usize) -> Option<Cost> {
         usable_power(self.power(device)).map(Cost::rate_only)
     }
+    /// The size of the packages `device`'s cost was measured on, where they
+    /// all had one size: its fixed cost per package cannot be told apart
+    /// from its rate yet (a GPU package that waits for its heaviest
+    /// work-group takes as long at one size as at five). HGuided then makes
+    /// a lone claimant's next package twice as large, so that the next
+    /// measurement separates them. The default knows none.
+    fn one_size(&self, device: usize) -> Option<u64> {
+        let _ = device;
+        None
+    }
 }
 
 /// `power` if it is a measurement the policies accept (finite and positive),
@@ -74,6 +84,9 @@ struct DeviceModel {
     /// `f64` bits of the trusted fit's overhead and rate; rate 0: none.
     overhead: CachePadded<AtomicU64>,
     rate: CachePadded<AtomicU64>,
+    /// The one size its packages had ([`CostFit::one_size`]), in units;
+    /// 0: none.
+    one_size: AtomicU64,
 }
 
 impl DeviceModel {
@@ -82,6 +95,7 @@ impl DeviceModel {
             fit: Mutex::new(CostFit::default()),
             overhead: CachePadded::new(AtomicU64::new(0)),
             rate: CachePadded::new(AtomicU64::new(0)),
+            one_size: AtomicU64::new(0),
         }
     }
 
@@ -102,6 +116,11 @@ impl DeviceModel {
         // consecutive fits of one device, never garbage.
         self.overhead.store(overhead.to_bits(), Ordering::Relaxed);
         self.rate.store(rate.to_bits(), Ordering::Release);
+        // Relaxed: a sizing hint read on its own, paired with nothing (a
+        // reader that sees it one publication late sizes one package as
+        // the fit before allowed).
+        let one = fit.one_size().map_or(0, |n| n.ceil() as u64);
+        self.one_size.store(one, Ordering::Relaxed);
     }
 
     fn cost(&self) -> Option<Cost> {
@@ -223,6 +242,12 @@ impl PowerEstimator for ThroughputEstimator {
 
     fn cost(&self, device: usize) -> Option<Cost> {
         self.devices.get(device)?.cost()
+    }
+
+    fn one_size(&self, device: usize) -> Option<u64> {
+        // Relaxed: see `DeviceModel::publish`.
+        let n = self.devices.get(device)?.one_size.load(Ordering::Relaxed);
+        (n > 0).then_some(n)
     }
 }
 

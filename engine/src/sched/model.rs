@@ -241,6 +241,21 @@ impl CostFit {
         c.t = c.t * f + seconds;
     }
 
+    /// The size of every warm package recorded, where they all had about
+    /// one size (less than [`DISTINCT`] apart) and the fit is trusted: the
+    /// fixed cost is not yet separable from the rate (see
+    /// [`PowerEstimator::one_size`](super::PowerEstimator::one_size)).
+    /// `None` once two sizes were recorded, for a fit of throughput only
+    /// (a CPU's chunks), for a seed (two sizes), and before a trusted warm
+    /// record.
+    pub fn one_size(&self) -> Option<f64> {
+        let warm = self.w > 0.0 && !self.throughput_only && !self.is_line();
+        match self.fit() {
+            Some((_, true)) if warm => Some(self.max_n),
+            _ => None,
+        }
+    }
+
     /// Whether the samples span two sizes [`DISTINCT`] apart.
     fn is_line(&self) -> bool {
         self.max_n >= DISTINCT * self.min_n
@@ -543,6 +558,39 @@ mod tests {
             f.record(1, 5e-6);
         }
         assert!(f.fit().unwrap().1);
+    }
+
+    #[test]
+    fn one_size_is_known_until_a_second_size_separates_the_overhead() {
+        let mut f = CostFit::default();
+        assert_eq!(f.one_size(), None);
+        // A cold package is no measurement of sizes.
+        f.record_cold(1, 5e-3, 1.0);
+        assert_eq!(f.one_size(), None);
+        // One short probe: not trusted, so no size either.
+        f.record(1056, 40e-6);
+        assert_eq!(f.one_size(), None);
+        // Trusted, all of one size (within DISTINCT).
+        f.record(1056, 1e-3);
+        f.record(1500, 1e-3);
+        assert_eq!(f.one_size(), Some(1500.0));
+        // Twice the size: a line, the overhead separable.
+        f.record(3000, 1.1e-3);
+        assert_eq!(f.one_size(), None);
+        // Throughput-only samples (a CPU's chunks) have no fixed cost to
+        // separate; a seed is two sizes.
+        let mut t = CostFit::default();
+        t.record_throughput(64, 1e-3, 4.0);
+        assert_eq!(t.one_size(), None);
+        let mut s = CostFit::default();
+        s.seed(
+            Cost {
+                overhead_s: 1e-3,
+                rate: 1e6,
+            },
+            4.0,
+        );
+        assert_eq!(s.one_size(), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::ops::Range;
 
 use super::estimator::{usable_power, PowerEstimator};
-use super::model::Cost;
+use super::model::{Cost, DISTINCT};
 use super::queue::{Source, WorkQueue};
 use super::scheduler::{check_powers, DeviceKind, DeviceSlot, SchedError, Scheduler};
 
@@ -509,6 +509,9 @@ impl Plan {
         let mut size = ceil_u64(x).max(*min_package);
         if fresh {
             size = self.fresh_size(c, size, left, &powers, *min_package, &cost);
+            if hints.is_none() {
+                size = self.separating(c, size, left, est);
+            }
         }
         let size = whole(size);
         if !(fresh && powers.all_known) {
@@ -663,6 +666,33 @@ impl Plan {
             size = size.min((2 * c.last_fresh).max(min_package));
         }
         size
+    }
+
+    /// `size`, or for a lone claimant of its device (a GPU) whose packages
+    /// so far all had one size, at least [`DISTINCT`] times that size (at
+    /// most `left`): its next measurement then separates the fixed cost of
+    /// a package from its rate (see [`PowerEstimator::one_size`]). Without
+    /// it, a GPU whose packages wait for their heaviest work-group (1 ms
+    /// for one wave or five, on a power-law sparse matrix) reads as a rate
+    /// of one wave per millisecond, as slow as the CPU, and is given
+    /// packages of that size for the rest of the run. The finish-time
+    /// guard may still cut the package.
+    ///
+    /// Only where that size is of this run: the claimant ran a fresh
+    /// package in it, of at least half that size. A size measured in
+    /// earlier runs may be a whole run (the GPU alone runs one package),
+    /// which doubled would leave the others nothing.
+    fn separating(&self, c: &ClaimantState, size: u64, left: u64, est: &dyn PowerEstimator) -> u64 {
+        let d = c.device;
+        if self.claimants[d] != 1 || c.last_fresh == 0 {
+            return size;
+        }
+        match est.one_size(d) {
+            Some(n) if n as f64 <= DISTINCT * c.last_fresh as f64 => {
+                size.max(ceil_u64(DISTINCT * n as f64)).min(left)
+            }
+            _ => size,
+        }
     }
 
     /// Where every device's cost is known: `size` (whole granules), cut to
@@ -1111,6 +1141,32 @@ mod tests {
         let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 3), &devs, 100, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 0);
         assert_eq!(p.requeued_size(&p.claimant(0, 0), 100, &est), 3);
+    }
+
+    #[test]
+    fn a_gpu_measured_at_one_size_takes_twice_it_next() {
+        // The GPU's one package of this run, 100 units, took 1 ms: a rate
+        // of 100 units/ms, or a fixed cost of 1 ms and a far higher rate;
+        // nothing tells them apart. The CPU is not measured yet: it counts
+        // as the GPU's equal, and the formula gives the GPU a quarter of
+        // what is left (75 of 300).
+        let est = ThroughputEstimator::new(2);
+        est.record(1, 100, 1e-3);
+        let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut gpu = p.claimant(1, 0);
+        // A claimant that ran nothing of this run yet: the one size may be
+        // a whole earlier run; not doubled.
+        assert!(p.package_size(&mut gpu, 300, &est) < 100);
+        gpu.record(&(0..100), Source::Fresh);
+        assert_eq!(p.package_size(&mut gpu, 300, &est), 200);
+        // Never more than is left.
+        assert_eq!(p.package_size(&mut gpu, 150, &est), 150);
+        // Once two sizes were measured (here: no fixed cost, 100 units/ms),
+        // the formula again.
+        est.record(1, 200, 2e-3);
+        assert_eq!(est.one_size(1), None);
+        assert_eq!(p.package_size(&mut gpu, 300, &est), 75);
     }
 
     #[test]
