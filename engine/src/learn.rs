@@ -21,6 +21,9 @@ use crate::split::Share;
 use std::path::PathBuf;
 use std::sync::MutexGuard;
 
+/// The CPU workers' estimator slot (GPU `g`'s is `1 + g`).
+const CPU_SLOT: usize = 0;
+
 /// Co-execution is declined when its best case gains less than this over
 /// the fastest device alone (an estimated `S_max` under 1.05).
 pub(crate) const MIN_GAIN: f64 = 0.05;
@@ -192,21 +195,8 @@ impl Learning {
             _ => Mode::Together,
         };
         let model = mode_of(&sit);
-        let mut candidates = vec![Mode::Together];
-        candidates.extend(present.iter().map(|&(slot, _)| Mode::Alone(slot)));
-        let predict = |m: Mode| match m {
-            Mode::Alone(slot) => {
-                let i = present.iter().position(|p| p.0 == slot)?;
-                if partial[i] {
-                    return None;
-                }
-                let c = est.cost(slot)?;
-                let s = start.get(i).copied().unwrap_or_default();
-                let t = alone_time(c, present[i].1, units) + s.all_s();
-                Some(t / units.max(1) as f64)
-            }
-            Mode::Together => None,
-        };
+        let candidates = candidates(present);
+        let predict = |m: Mode| predict(m, (present, start, &partial), est, units);
         // What the debug line shows is gathered only where it is printed:
         // every run of the learner decides, and a run that leaves a device
         // out must cost what a run without it costs.
@@ -230,11 +220,7 @@ impl Learning {
                 "configuration of the next run"
             );
         }
-        let sit = present
-            .iter()
-            .map(|&(slot, _)| chosen != Mode::Together && chosen != Mode::Alone(slot))
-            .collect();
-        (sit, Some(chosen))
+        (sits(present, chosen), Some(chosen))
     }
 
     /// Which of the run's devices sit it out, in the order of `present`
@@ -290,6 +276,73 @@ impl Learning {
         }
         out
     }
+}
+
+/// The configurations the learner chooses among, for the devices of
+/// `present` (each as its engine slot and its number of claimants): every
+/// device together, each alone, and with several GPUs beside the CPU
+/// workers, the GPUs without them. A CPU far slower than the GPUs can only
+/// end such a run late (its last package), and then neither every device
+/// nor one GPU alone is the best (two H200s and the CPU on a Taylor
+/// kernel: the learner kept one GPU, 7.0 ms, where the two took 4.4).
+fn candidates(present: &[(usize, usize)]) -> Vec<Mode> {
+    let mut c = vec![Mode::Together];
+    c.extend(present.iter().map(|&(slot, _)| Mode::Alone(slot)));
+    if present.len() >= 3 && present.iter().any(|&(slot, _)| slot == CPU_SLOT) {
+        c.push(Mode::Without(CPU_SLOT));
+    }
+    c
+}
+
+/// What the cost model predicts per unit for configuration `m` of a run of
+/// `units` (`None` where it cannot tell): a device alone, its time alone
+/// with what it waits for first; several devices without one, the others'
+/// rates summed (their best case). `present`, `start` and `partial` as in
+/// [`Learning::decide`]: a device measured on too small a part of the work
+/// predicts nothing.
+fn predict(
+    m: Mode,
+    (present, start, partial): (&[(usize, usize)], &[StartCost], &[bool]),
+    est: &dyn PowerEstimator,
+    units: u64,
+) -> Option<f64> {
+    match m {
+        Mode::Alone(slot) => {
+            let i = present.iter().position(|p| p.0 == slot)?;
+            if partial.get(i).copied().unwrap_or(false) {
+                return None;
+            }
+            let c = est.cost(slot)?;
+            let s = start.get(i).copied().unwrap_or_default();
+            let t = alone_time(c, present[i].1, units) + s.all_s();
+            Some(t / units.max(1) as f64)
+        }
+        Mode::Without(out) => {
+            let mut rate = 0.0;
+            for (i, &(slot, _)) in present.iter().enumerate() {
+                if slot != out {
+                    if partial.get(i).copied().unwrap_or(false) {
+                        return None;
+                    }
+                    rate += est.cost(slot)?.rate;
+                }
+            }
+            (rate > 0.0).then(|| 1.0 / rate)
+        }
+        Mode::Together => None,
+    }
+}
+
+/// Which devices of `present` sit a run in configuration `chosen` out.
+fn sits(present: &[(usize, usize)], chosen: Mode) -> Vec<bool> {
+    present
+        .iter()
+        .map(|&(slot, _)| match chosen {
+            Mode::Together => false,
+            Mode::Alone(one) => slot != one,
+            Mode::Without(out) => slot == out,
+        })
+        .collect()
 }
 
 /// The part of a co-executed run's items below which a device's rate is
@@ -530,6 +583,53 @@ mod tests {
         assert_eq!(
             off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
             [false, false]
+        );
+    }
+
+    /// With two GPUs beside the CPU the learner also weighs the GPUs
+    /// without the CPU, predicted at their rates summed, and tries them
+    /// once the co-executed runs measure slower than that.
+    #[test]
+    fn several_gpus_without_the_cpu_are_a_configuration() {
+        let two = [(0, 15), (1, 1)];
+        assert_eq!(
+            candidates(&two),
+            [Mode::Together, Mode::Alone(0), Mode::Alone(1)]
+        );
+        let three = [(0, 15), (1, 1), (2, 1)];
+        let c = candidates(&three);
+        assert_eq!(c.len(), 5);
+        assert!(c.contains(&Mode::Without(0)));
+        // Two GPUs without a CPU: no such configuration (each alone is).
+        assert!(!candidates(&[(1, 1), (2, 1)]).contains(&Mode::Without(0)));
+        assert_eq!(sits(&three, Mode::Without(0)), [true, false, false]);
+        assert_eq!(sits(&three, Mode::Alone(2)), [true, true, false]);
+        assert_eq!(sits(&three, Mode::Together), [false, false, false]);
+
+        let est = ThroughputEstimator::new(3);
+        let none = [false; 3];
+        let p = |m, partial: &[bool]| predict(m, (&three, &[], partial), &est, 1 << 20);
+        assert_eq!(p(Mode::Without(0), &none), None);
+        est.seed(0, Cost::rate_only(5e6), 4.0);
+        est.seed(1, Cost::rate_only(1e8), 4.0);
+        assert_eq!(p(Mode::Without(0), &none), None); // GPU 2 unmeasured
+        est.seed(2, Cost::rate_only(3e8), 4.0);
+        let w = p(Mode::Without(0), &none).unwrap();
+        assert!((w - 1.0 / 4e8).abs() < 1e-15, "{w}");
+        assert_eq!(p(Mode::Without(0), &[false, true, false]), None);
+        assert_eq!(p(Mode::Together, &none), None);
+        let alone = p(Mode::Alone(2), &none).unwrap();
+        assert!((alone - 1.0 / 3e8).abs() < 1e-15, "{alone}");
+
+        // The co-executed runs measured at 5 ns per unit; the GPUs without
+        // the CPU predicted at 2.5: tried next.
+        let mut o = crate::outcomes::Outcomes::default();
+        o.record(Mode::Together, 5e-9 * 1e6, 1_000_000);
+        o.record(Mode::Together, 5e-9 * 1e6, 1_000_000);
+        let guess = |m: Mode| predict(m, (&three, &[], &none), &est, 1_000_000);
+        assert_eq!(
+            o.choose(&c, Mode::Together, &guess, 1_000_000),
+            Mode::Without(0)
         );
     }
 

@@ -36,14 +36,18 @@
 //!
 //! Plain data and pure decisions: no clock, no threads, no Vulkan.
 
-/// One configuration of a run: every device that can take part, or one
-/// device (an engine slot: 0 the CPU workers, 1 the GPU) alone.
+/// One configuration of a run: every device that can take part, one
+/// device (an engine slot: 0 the CPU workers, `1 + g` GPU `g`) alone, or
+/// every device but one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Mode {
     /// Every present device co-executes.
     Together,
     /// Only this slot runs.
     Alone(usize),
+    /// Every present device but this slot co-executes (the GPUs without
+    /// the CPU workers, where several GPUs take part).
+    Without(usize),
 }
 
 /// An unmeasured single device is tried only when the model puts it within

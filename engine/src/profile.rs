@@ -165,6 +165,7 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = match mode {
                 Mode::Together => writeln!(s, "time together {t:e}"),
                 Mode::Alone(slot) => writeln!(s, "time alone {slot} {t:e}"),
+                Mode::Without(slot) => writeln!(s, "time without {slot} {t:e}"),
             };
         }
     }
@@ -221,6 +222,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                 let mode = match f.next() {
                     Some("together") => Mode::Together,
                     Some("alone") => Mode::Alone(slot(f.next())?),
+                    Some("without") => Mode::Without(slot(f.next())?),
                     _ => return Err(bad()),
                 };
                 let t = num(f.next())?;
@@ -301,7 +303,11 @@ mod tests {
         assert_eq!(s.load(&k, 2), None); // missing: silently nothing
         let p = Profile {
             costs: vec![None, Some(GPU)],
-            times: vec![(Mode::Together, 1.5e-9), (Mode::Alone(1), 2.25e-9)],
+            times: vec![
+                (Mode::Together, 1.5e-9),
+                (Mode::Alone(1), 2.25e-9),
+                (Mode::Without(0), 1.75e-9),
+            ],
             split: vec![(0, 1.25), (1, 0.75)],
         };
         s.save(&k, &p);
