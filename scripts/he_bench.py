@@ -28,8 +28,9 @@ Environment: HE_REPS (default 5), HE_COLD (default 3), HE_PROCS (default 3).
 
 With HE_SWEEP=1 each spec is measured warm only (each device alone with
 hguided and static, and co-executed HGuided without hints; HE_PROCS
-processes per configuration, interleaved, default 1, the median of their
-medians): the ratio to the best single device at every size of a sweep.
+processes per configuration, interleaved, the median of their medians;
+there HE_PROCS defaults to 1, a sweep's sizes being many): the ratio to
+the best single device at every size of a sweep.
 """
 
 import json
