@@ -6,7 +6,8 @@ verified against the kernel's CPU reference) and reports:
 
 * T_gpu, T_cpu: each device's best solo configuration, chosen by the best
   median time over hguided (one package), dynamic:8, dynamic:64 and static
-  (a fresh process each), then measured again in HE_PROCS fresh processes
+  (a fresh process each; a GPU also with hguided, dynamic:4 and dynamic:8
+  on the transfer-only queue, "xq", unless HE_GPU_XQ=0), then measured again in HE_PROCS fresh processes
   interleaved with the warm co-executed ones: the median of their medians
   (the best of four processes alone is biased low where a process's time
   moves between processes, as a GPU's download rate does);
@@ -41,6 +42,28 @@ import sys
 import tempfile
 
 SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
+
+# A GPU's solo configurations also run with its transfers on the
+# transfer-only queue (COEXEC_TRANSFER_QUEUE=auto, "... xq"): a lone staged
+# GPU whose run is cut in packages then brings one home while it computes
+# the next (8-24% faster on an H200, run 17). Off with HE_GPU_XQ=0.
+SOLO_XQ = ["hguided", "dynamic:4", "dynamic:8"]
+
+
+def solo_configs(dev):
+    """The solo configurations tried for `dev` ("gpu" or "cpu")."""
+    if dev == "gpu" and os.environ.get("HE_GPU_XQ", "1") != "0":
+        return SOLO + [f"{s} xq" for s in SOLO_XQ]
+    return SOLO
+
+
+def config_env(config, env):
+    """A solo configuration's scheduler and environment."""
+    sched, _, xq = config.partition(" ")
+    e = dict(env)
+    if xq == "xq":
+        e["COEXEC_TRANSFER_QUEUE"] = "auto"
+    return sched, e
 
 
 def bench(binary, kernel, size, workers, devices, scheduler, warmup, reps, env=None, cpu_power=None,
@@ -132,8 +155,9 @@ def main():
             solo = {}
             for dev in ["gpu", "cpu"]:
                 times = {}
-                for s in SOLO:
-                    r = bench(binary, kernel, size, workers, dev, s, 1, reps, off)
+                for s in solo_configs(dev):
+                    sched, env = config_env(s, off)
+                    r = bench(binary, kernel, size, workers, dev, sched, 1, reps, env)
                     times[s] = r["time_s"]
                 best = min(times, key=times.get)
                 solo[dev] = {"best": best, "time_s": times[best], "all": times}
@@ -145,8 +169,9 @@ def main():
             again = {"gpu": [], "cpu": [], "all": []}
             for _ in range(procs):
                 for dev in ["gpu", "cpu"]:
-                    again[dev].append(bench(binary, kernel, size, workers, dev, solo[dev]["best"], 1, reps,
-                                            off)["time_s"])
+                    sched, env = config_env(solo[dev]["best"], off)
+                    again[dev].append(bench(binary, kernel, size, workers, dev, sched, 1, reps,
+                                            env)["time_s"])
                 again["all"].append(bench(binary, kernel, size, workers, "all", "hguided", 3, reps, off))
             for dev in ["gpu", "cpu"]:
                 solo[dev]["selected_s"] = solo[dev]["time_s"]
@@ -158,7 +183,8 @@ def main():
             # Cold baselines: each device's best solo scheduler, first run
             # of a fresh process.
             for dev in ["gpu", "cpu"]:
-                runs = [bench(binary, kernel, size, workers, dev, solo[dev]["best"], 1, 1, off)["first_s"]
+                sched, env = config_env(solo[dev]["best"], off)
+                runs = [bench(binary, kernel, size, workers, dev, sched, 1, 1, env)["first_s"]
                         for _ in range(cold_n)]
                 solo[dev]["cold_s"] = statistics.median(runs)
             c_gpu, c_cpu = solo["gpu"]["cold_s"], solo["cpu"]["cold_s"]
