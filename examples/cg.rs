@@ -20,6 +20,9 @@
 //! `coexec_engine::learn=debug`: the learner's decision before each run)
 //! prints the engine's log on stderr.
 
+#[path = "shared/log.rs"]
+mod log;
+
 use coexec::{
     Args, Buffer, CpuArgs, Devices, Engine, Flow, IndexSpace, Kernel, Package, Program, Reduction,
     Scheduler,
@@ -343,15 +346,7 @@ fn by_runs(
 const USAGE: &str = "usage: cg [M [ITERATIONS [cpu|gpu|all [program|parked|runs]]]] (an M x M grid; defaults 1024 30 all program)";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The engine's log on stderr where COEXEC_LOG asks for it (EnvFilter
-    // syntax, e.g. `coexec_engine::learn=debug`).
-    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("COEXEC_LOG") {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .try_init();
-    }
+    log::init();
     if std::env::args().any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return Ok(());

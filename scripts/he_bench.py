@@ -217,12 +217,11 @@ def main():
                                           "balance": statistics.median(c["first_balance"] for c in cp),
                                           "cpu_items": [c["first_cpu_items"] for c in cp]})
             row["warm_profile_process"] = fig(prime["time_s"], {"balance": prime["balance"]})
-            # The warm co-executed figure: the median process of those above.
+            # The warm co-executed figure: the median of the processes above,
+            # with the per-device figures of the (lower) median process.
             warm_runs = sorted(again["all"], key=lambda r: r["time_s"])
-            warm = warm_runs[(len(warm_runs) - 1) // 2] if len(warm_runs) % 2 else None
-            if warm is None:
-                lo, hi = warm_runs[len(warm_runs) // 2 - 1], warm_runs[len(warm_runs) // 2]
-                warm = dict(lo, time_s=(lo["time_s"] + hi["time_s"]) / 2)
+            warm = dict(warm_runs[(len(warm_runs) - 1) // 2],
+                        time_s=statistics.median(r["time_s"] for r in warm_runs))
             # The co-running ceiling: each device's throughput while the other
             # ran (items over busy time; a CPU's busy time is summed over its
             # workers), against its solo throughput, and the speedup both

@@ -105,9 +105,9 @@ impl DeviceModel {
 
     /// Publishes the fit (under the lock, so publications are in fit order).
     fn publish(&self, fit: &CostFit) {
-        let (overhead, rate) = match fit.fit() {
-            Some((c, true)) => (c.overhead_s, c.rate),
-            _ => (0.0, 0.0),
+        let (overhead, rate, trusted) = match fit.fit() {
+            Some((c, true)) => (c.overhead_s, c.rate, true),
+            _ => (0.0, 0.0, false),
         };
         // Relaxed on the overhead, Release on the rate (paired with the
         // Acquire in `cost`): a reader that sees a rate sees at least the
@@ -119,7 +119,7 @@ impl DeviceModel {
         // Relaxed: a sizing hint read on its own, paired with nothing (a
         // reader that sees it one publication late sizes one package as
         // the fit before allowed).
-        let one = fit.one_size().map_or(0, |n| n.ceil() as u64);
+        let one = fit.one_size_if(trusted).map_or(0, |n| n.ceil() as u64);
         self.one_size.store(one, Ordering::Relaxed);
     }
 

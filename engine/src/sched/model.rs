@@ -249,11 +249,14 @@ impl CostFit {
     /// (a CPU's chunks), for a seed (two sizes), and before a trusted warm
     /// record.
     pub fn one_size(&self) -> Option<f64> {
+        self.one_size_if(matches!(self.fit(), Some((_, true))))
+    }
+
+    /// [`one_size`](Self::one_size) where the fit's trust is known
+    /// (`trusted`): a publication computes the fit once for both.
+    pub(crate) fn one_size_if(&self, trusted: bool) -> Option<f64> {
         let warm = self.w > 0.0 && !self.throughput_only && !self.is_line();
-        match self.fit() {
-            Some((_, true)) if warm => Some(self.max_n),
-            _ => None,
-        }
+        (trusted && warm).then_some(self.max_n)
     }
 
     /// Whether the samples span two sizes [`DISTINCT`] apart.

@@ -489,7 +489,7 @@ impl Plan {
         let granule = if fresh { self.granule[d] } else { 1 };
         let whole = |n: u64| whole_granules(n, granule, left);
         if fresh && powers.explore && c.packages < PROBE_PACKAGES {
-            return self.probe(c, granule, left, *min_package, est);
+            return self.probe(c, (granule, left, *min_package), &powers, est);
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
             // A lone claimant (one GPU alone) has no one to balance against:
@@ -572,13 +572,14 @@ impl Plan {
 
     /// The first fresh package of claimant `c` of an unmeasured device
     /// (there are no hints: a hinted device counts as measured): its
-    /// probe, or 0 for a claimant that waits for it.
+    /// probe, or 0 for a claimant that waits for it. `powers`: the
+    /// claim's, whose `others_hold_back` it reads rather than computes
+    /// again.
     fn probe(
         &self,
         c: &ClaimantState,
-        granule: u64,
-        left: u64,
-        min: u64,
+        (granule, left, min): (u64, u64, u64),
+        powers: &GuidedPowers,
         est: &dyn PowerEstimator,
     ) -> u64 {
         if self.holds_back(c.device, left, est) {
@@ -598,7 +599,7 @@ impl Plan {
         // devices get to measure too.
         if self.claimants.len() > 1
             && granule.saturating_mul(PROBE_SHARE) > left
-            && !self.others_hold_back(c.device, left, est)
+            && !powers.others_hold_back
         {
             return min.clamp(1, left);
         }
