@@ -43,10 +43,12 @@ import tempfile
 
 SOLO = ["hguided", "dynamic:8", "dynamic:64", "static"]
 
-# A GPU's solo configurations also run with its transfers on the
-# transfer-only queue (COEXEC_TRANSFER_QUEUE=auto, "... xq"): a lone staged
-# GPU whose run is cut in packages then brings one home while it computes
-# the next (8-24% faster on an H200, run 17). Off with HE_GPU_XQ=0.
+# A GPU's solo configurations run with its transfers on the compute queue
+# (COEXEC_TRANSFER_QUEUE=compute) and also on the transfer-only queue
+# (COEXEC_TRANSFER_QUEUE=dedicated, "... xq"): a lone staged GPU whose run
+# is cut in packages then brings one home while it computes the next (8-24%
+# faster on an H200, run 17). Off with HE_GPU_XQ=0. The co-executed runs
+# take the engine's default (or the caller's COEXEC_TRANSFER_QUEUE).
 SOLO_XQ = ["hguided", "dynamic:4", "dynamic:8"]
 
 
@@ -61,8 +63,7 @@ def config_env(config, env):
     """A solo configuration's scheduler and environment."""
     sched, _, xq = config.partition(" ")
     e = dict(env)
-    if xq == "xq":
-        e["COEXEC_TRANSFER_QUEUE"] = "auto"
+    e["COEXEC_TRANSFER_QUEUE"] = "dedicated" if xq == "xq" else "compute"
     return sched, e
 
 

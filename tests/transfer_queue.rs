@@ -4,7 +4,9 @@
 //! protocol runs there on the compute queue itself (no reliance on
 //! submission order; the validation layer checks the waits); outputs must
 //! be byte-identical to the compute-queue path and to a host reference,
-//! across runs with host writes between them, eager and lazy.
+//! across runs with host writes between them, eager and lazy. The same
+//! for the choice per run (`TransferQueue::SeparateWhenLone`: a lone GPU's
+//! runs on the separate protocol, shared runs on the compute queue).
 
 // Kernels here are GLSL compiled at run time.
 #![cfg(feature = "glsl")]
@@ -80,6 +82,16 @@ fn kernel(e: &Engine) -> Kernel {
 /// of the input before every other sweep; every output checked against
 /// the reference. The final grid.
 fn sweeps(e: &Engine, sweeps: usize, devices: Devices, sched: &Scheduler) -> Vec<u32> {
+    sweeps_on(e, sweeps, |_| devices, sched)
+}
+
+/// [`sweeps`] on the devices `devices(s)` for sweep `s`.
+fn sweeps_on(
+    e: &Engine,
+    sweeps: usize,
+    devices: impl Fn(usize) -> Devices,
+    sched: &Scheduler,
+) -> Vec<u32> {
     let n = 5_000usize;
     let k = kernel(e);
     let init: Vec<u32> = (0..n as u32)
@@ -103,7 +115,7 @@ fn sweeps(e: &Engine, sweeps: usize, devices: Devices, sched: &Scheduler) -> Vec
                 .push(&(n as u32)),
             IndexSpace::D1(n as u64),
             sched,
-            devices,
+            devices(s),
         )
         .unwrap();
         host = reference(&host);
@@ -126,21 +138,27 @@ fn schedulers() -> Vec<Scheduler> {
     ]
 }
 
+/// An engine whose transfers go to `queue`, and one on the compute queue;
+/// where the first is staged (and no environment variable forces a queue),
+/// its transfers are separate exactly where it has timeline semaphores
+/// (fences: the compute queue).
+fn against_compute(queue: TransferQueue, coherence: HostCoherence) -> Option<(Engine, Engine)> {
+    let e = engine(queue, coherence)?;
+    let one = engine(TransferQueue::Compute, coherence)?;
+    let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
+    if !forced && e.memory_placement() == MemoryPlacement::Staged {
+        assert_eq!(e.separate_transfers(), e.sync_mode().has_timelines());
+        assert!(!one.separate_transfers());
+    }
+    Some((e, one))
+}
+
 #[test]
 fn separate_queue_is_byte_identical_to_the_compute_queue() {
     for coherence in [HostCoherence::Eager, HostCoherence::Lazy] {
-        let Some(sep) = engine(TransferQueue::Separate, coherence) else {
+        let Some((sep, one)) = against_compute(TransferQueue::Separate, coherence) else {
             return;
         };
-        let Some(one) = engine(TransferQueue::Compute, coherence) else {
-            return;
-        };
-        let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
-        if !forced && sep.memory_placement() == MemoryPlacement::Staged {
-            // Separate needs timeline semaphores (fences: the compute queue).
-            assert_eq!(sep.separate_transfers(), sep.sync_mode().has_timelines());
-            assert!(!one.separate_transfers());
-        }
         for sched in schedulers() {
             for devices in [Devices::GPU, Devices::ALL] {
                 let a = sweeps(&sep, 6, devices, &sched);
@@ -151,9 +169,36 @@ fn separate_queue_is_byte_identical_to_the_compute_queue() {
     }
 }
 
+/// `Auto`'s choice per run (`SeparateWhenLone` on lavapipe): a lone GPU's
+/// runs on the separate protocol, shared runs on the compute queue, the
+/// stager switching between runs in both directions (and twice in a row
+/// on one), with host writes between them.
+#[test]
+fn switching_queues_between_runs_is_byte_identical() {
+    for coherence in [HostCoherence::Eager, HostCoherence::Lazy] {
+        let Some((sw, one)) = against_compute(TransferQueue::SeparateWhenLone, coherence) else {
+            return;
+        };
+        // GPU, GPU, all, all, GPU, all, ...
+        let pick = |s: usize| match s % 5 {
+            0 | 1 | 4 => Devices::GPU,
+            _ => Devices::ALL,
+        };
+        for sched in schedulers() {
+            let a = sweeps_on(&sw, 10, pick, &sched);
+            let b = sweeps_on(&one, 10, pick, &sched);
+            assert_eq!(a, b, "{coherence:?} {sched:?}");
+        }
+    }
+}
+
 #[test]
 fn uploads_and_downloads_are_counted_on_the_separate_queue() {
-    for queue in [TransferQueue::Separate, TransferQueue::Compute] {
+    for queue in [
+        TransferQueue::Separate,
+        TransferQueue::SeparateWhenLone,
+        TransferQueue::Compute,
+    ] {
         counted_on(queue);
     }
 }

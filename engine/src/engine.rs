@@ -183,10 +183,14 @@ pub struct EngineOptions {
     /// [`Engine::sync_mode`] says what the device uses.
     pub driver: DriverEmulation,
     /// Staged engines: where uploads and downloads are submitted
-    /// ([`TransferQueue`]; `Compute`, the default, pipelines them on the
-    /// compute queue; `Auto` takes a dedicated queue where the GPU has a
-    /// transfer-only family, which measured no faster on an H200).
-    /// The environment variable `COEXEC_TRANSFER_QUEUE=auto|compute|separate`
+    /// ([`TransferQueue`]; `Auto`, the default, chooses per run: a lone
+    /// GPU's run on a dedicated queue where the GPU has a transfer-only
+    /// family, cut into the packages its measured runs favour, so that
+    /// downloads overlap compute; runs shared with other devices on the
+    /// compute queue, which measured best for them on an H200; `Compute`
+    /// keeps every run on the compute queue, `Dedicated` every run on the
+    /// dedicated one). The environment variable
+    /// `COEXEC_TRANSFER_QUEUE=auto|compute|dedicated|separate|separate-when-lone`
     /// overrides it; [`Engine::separate_transfers`] says what the engine's
     /// first GPU uses.
     pub transfer_queue: TransferQueue,
@@ -247,7 +251,7 @@ impl Default for EngineOptions {
             memory: MemoryPlacement::Auto,
             host_coherence: HostCoherence::Eager,
             driver: DriverEmulation::Native,
-            transfer_queue: TransferQueue::Compute,
+            transfer_queue: TransferQueue::Auto,
             objective: Objective::Time,
             duplicate_devices: 0,
             spirv_cpu: false,
@@ -695,14 +699,16 @@ impl Engine {
 
     /// Whether the engine's staged transfers run ordered with its
     /// dispatches by semaphores alone (on a dedicated transfer queue, or
-    /// as forced by [`TransferQueue::Separate`]); `false` for a zero-copy
-    /// engine.
+    /// as forced by [`TransferQueue::Separate`]), in every run or, under
+    /// [`TransferQueue::Auto`], in a lone GPU's runs; `false` for a
+    /// zero-copy engine.
     pub fn separate_transfers(&self) -> bool {
         self.memory_placement() == MemoryPlacement::Staged && self.device().separate_transfers()
     }
 
     /// Whether the engine's staged transfers go to a queue other than its
-    /// compute queue.
+    /// compute queue (under [`TransferQueue::Auto`]: a lone GPU's runs in
+    /// several packages).
     pub fn dedicated_transfer_queue(&self) -> bool {
         self.memory_placement() == MemoryPlacement::Staged && self.device().has_transfer_queue()
     }
@@ -892,9 +898,13 @@ impl Engine {
     /// [`Engine::sync_per_cpu_package`]).
     pub(crate) fn cpu_package_sync(&self, gpu: Option<usize>) -> bool {
         let gpus = &self.inner.gpus;
+        // Co-executed runs transfer on a dedicated queue (not where only a
+        // lone GPU's runs do, `TransferQueue::Auto`).
+        let shared_on_own_queue =
+            |u: &GpuUnit| u.device.has_transfer_queue() && !u.device.transfers_lone_only();
         let dedicated = match gpu {
-            Some(g) => gpus.get(g).is_some_and(|u| u.device.has_transfer_queue()),
-            None => !gpus.is_empty() && gpus.iter().all(|u| u.device.has_transfer_queue()),
+            Some(g) => gpus.get(g).is_some_and(shared_on_own_queue),
+            None => !gpus.is_empty() && gpus.iter().all(shared_on_own_queue),
         };
         // Relaxed: as in `sync_per_cpu_package`.
         dedicated || self.inner.cpu_package_sync.load(Ordering::Relaxed)
@@ -1300,17 +1310,17 @@ fn gpu_units(
         // Staged memory mirrors the buffers on every GPU (see
         // `UnifiedMemory::new_shared`), not on the SPIR-V CPU device,
         // which reads host memory.
-        let stager = match memory.placement() {
-            MemoryPlacement::Staged if g < gpu_count => Some(Arc::new(Mutex::new(
-                vk::transfer::Stager::new(device.clone())?,
-            ))),
+        let stagers = match memory.placement() {
+            MemoryPlacement::Staged if g < gpu_count => {
+                Some(crate::exec::stagers::RunStagers::new(&device)?)
+            }
             _ => None,
         };
         units.push(GpuUnit {
             device,
             ring: Mutex::new(ring),
             thread: workers + g,
-            stager,
+            stagers,
         });
     }
     Ok(units)
@@ -1325,19 +1335,21 @@ fn make_lazy_if_asked(
     options: &EngineOptions,
 ) -> Result<()> {
     let coherence = crate::mem::coherence::env_override().unwrap_or(options.host_coherence);
-    let staged = gpus.iter().all(|u| u.stager.is_some());
+    let staged = gpus.iter().all(|u| u.stagers.is_some());
     if !(staged && coherence == HostCoherence::Lazy) {
         return Ok(());
     }
     let ns = u64::try_from(options.gpu_timeout.as_nanos()).unwrap_or(u64::MAX);
-    // Stagers of the buffers' own, one per GPU (on its transfer queue
-    // where it has one): CPU packages sync while the GPU's dispatch loop
-    // holds the runs' stager.
+    // Stagers of the buffers' own, one per GPU (on the queue of its
+    // shared runs' transfers): CPU packages sync while the GPU's dispatch
+    // loop holds the runs' stager.
     let stagers = gpus
         .iter()
         .map(|u| {
+            let lane = u.device.shared_copies_lane();
             Ok(Arc::new(Mutex::new(vk::transfer::Stager::new(
                 u.device.clone(),
+                lane,
             )?)))
         })
         .collect::<Result<Vec<_>>>()?;

@@ -109,17 +109,26 @@ impl Learning {
     /// The first run of a kernel object over a space is not recorded: it
     /// pays one-time costs (a pipeline's first use, first touches of the
     /// buffers) that say nothing about the configuration.
+    ///
+    /// `lone`: the run was a lone GPU's in this many packages (see
+    /// [`Learning::lone_depth`]), with its seconds and units.
     pub(crate) fn after_run(
         &self,
         kernel: &Kernel,
         outcome: Option<(Mode, f64, u64)>,
         shares: &[Share],
+        lone: Option<(u64, f64, u64)>,
     ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
         if let Some((Mode::Together, ..)) = outcome {
             record_coverage(&mut learned.coverage, shares);
+        }
+        if let (Some((packages, seconds, units)), true) = (lone, learned.runs > 1) {
+            learned
+                .depth
+                .record(packages, seconds / units.max(1) as f64);
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             learned.outcomes.record(mode, seconds, units);
@@ -141,6 +150,13 @@ impl Learning {
             self.store.save(&key, &now);
             learned.saved = now;
         }
+    }
+
+    /// What the next run of `kernel` by a lone GPU whose transfers have a
+    /// queue of their own is cut into (see [`crate::depth`]).
+    pub(crate) fn lone_depth(&self, kernel: &Kernel) -> crate::depth::Depth {
+        let learned = lock(kernel);
+        learned.depth.next(learned.runs == 0)
     }
 
     /// The scale of each run device's rate in the split (`slots`: each run

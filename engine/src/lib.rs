@@ -34,6 +34,7 @@ macro_rules! layer {
     };
 }
 
+mod depth;
 pub mod energy;
 mod engine;
 pub mod error;

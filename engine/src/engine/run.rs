@@ -47,6 +47,8 @@ struct RunDevices<'e> {
     cpu_note: Option<String>,
     /// The devices asked for whose limits could not serve the run.
     left_out: Vec<super::limits::LeftOut>,
+    /// A lone GPU's run on its transfer queue (see [`crate::depth`]).
+    own_queue: bool,
 }
 
 impl RunDevices<'_> {
@@ -54,6 +56,11 @@ impl RunDevices<'_> {
     /// part.
     fn is_present(&self, slot: usize) -> bool {
         self.present.contains(&slot)
+    }
+
+    /// Whether one GPU runs alone (no CPU workers, no other GPU).
+    fn alone(&self) -> bool {
+        !self.cpu && self.gpus.len() == 1
     }
 
     /// The run device index of the `k`-th GPU of the run: the CPU (when it
@@ -197,11 +204,14 @@ impl Engine {
         steps.mark("devices chosen");
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
+        let depth = self.lone_depth(kernel, &run, &scheduler);
+        run.own_queue = depth.is_some_and(|d| d.own_queue);
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
             transfers: self.transfer_cost(kernel, &args, &run, geometry),
             scale: inner.learning.split_scales(kernel, &engine_index),
+            lone_packages: depth.map(|d| d.packages),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
@@ -240,6 +250,7 @@ impl Engine {
             kernel,
             run.mode.map(|m| (m, time_s, geometry.units)),
             &shares,
+            depth.map(|d| (d.packages, time_s, geometry.units)),
         );
         steps.mark("reported");
         steps.emit();
@@ -373,6 +384,7 @@ impl Engine {
             present: present.iter().map(|&(p, _)| p).collect(),
             cpu_note: None,
             left_out: Vec::new(),
+            own_queue: false,
         };
         if sit.contains(&true) {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
@@ -647,12 +659,12 @@ impl Engine {
         if whole + by_items == 0 {
             return StartCost::default();
         }
-        let down = |s: &std::sync::Arc<std::sync::Mutex<crate::vk::transfer::Stager>>| {
-            let s = s.lock().unwrap_or_else(|p| p.into_inner());
+        let down = |s: &crate::exec::stagers::RunStagers| {
             s.rates().bandwidth(crate::sched::transfers::Way::Down)
         };
-        // The dispatch loops' stagers: they learn from the GPUs' downloads.
-        let stagers = self.inner.gpus.iter().filter_map(|u| u.stager.as_ref());
+        // The dispatch loops' stagers of runs the CPU takes part in: they
+        // learn from the GPUs' downloads.
+        let stagers = self.inner.gpus.iter().filter_map(|u| u.stagers.as_ref());
         let bw = stagers.map(down).fold(f64::INFINITY, f64::min);
         let bw = if bw.is_finite() && bw > 0.0 {
             bw
@@ -663,6 +675,22 @@ impl Engine {
             fixed_s: whole as f64 / bw,
             by_share_s: by_items as f64 / bw,
         }
+    }
+
+    /// What a run of one GPU alone whose transfers have a queue of their
+    /// own (see [`crate::exec::stagers`]) is cut into, under HGuided (whose
+    /// lone claimant otherwise takes the whole range; the other policies
+    /// size packages as asked); `None` for any other run.
+    fn lone_depth(
+        &self,
+        kernel: &Kernel,
+        run: &RunDevices<'_>,
+        scheduler: &Scheduler,
+    ) -> Option<crate::depth::Depth> {
+        let overlaps = |u: &GpuUnit| u.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
+        let lone = run.alone() && run.gpus.first().is_some_and(|&(_, u)| overlaps(u));
+        let guided = matches!(scheduler, Scheduler::HGuided { .. });
+        (lone && guided).then(|| self.inner.learning.lone_depth(kernel))
     }
 
     /// Each staged GPU's run device index and the seconds per unit its
@@ -682,14 +710,10 @@ impl Engine {
         }
         let mut out = Vec::new();
         for (k, &(g, unit)) in run.gpus.iter().enumerate() {
-            let Some(stager) = unit.stager.as_ref() else {
+            let Some(stagers) = unit.stagers.as_ref() else {
                 continue;
             };
-            let rates = stager
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .rates()
-                .clone();
+            let rates = stagers.rates().clone();
             let (up, down) = crate::exec::staging::bytes_per_unit(
                 &args.buffers,
                 pipeline.interface(),
@@ -731,6 +755,7 @@ impl Engine {
             #[cfg(feature = "test-hooks")]
             cold_delay: self.cold_delay(),
             staging: None,
+            own_queue: run.own_queue,
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
                 device: 0,
@@ -849,6 +874,9 @@ pub(crate) struct Remap<'a> {
     /// Each run device's rate scale from how earlier co-executed runs
     /// ended (see [`crate::split`]); missing entries are 1.
     scale: Vec<f64>,
+    /// The packages a lone GPU whose transfers have a queue of their own
+    /// cuts the run into (see [`crate::depth`]).
+    lone_packages: Option<u64>,
 }
 
 impl Remap<'_> {
@@ -897,6 +925,9 @@ impl PowerEstimator for Remap<'_> {
     fn one_size(&self, device: usize) -> Option<u64> {
         self.map.get(device).and_then(|&d| self.inner.one_size(d))
     }
+    fn lone_packages(&self, _device: usize) -> Option<u64> {
+        self.lone_packages
+    }
 }
 
 /// Whether a run of one GPU alone runs its dispatch loop on the caller's
@@ -941,6 +972,7 @@ mod tests {
             map: &map,
             transfers: Vec::new(),
             scale: Vec::new(),
+            lone_packages: None,
         };
         assert_eq!(remap.cost(0), est.cost(1));
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
@@ -953,6 +985,7 @@ mod tests {
             map: &map,
             transfers: Vec::new(),
             scale: Vec::new(),
+            lone_packages: None,
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
@@ -966,6 +999,7 @@ mod tests {
             map: &map,
             transfers: Vec::new(),
             scale: Vec::new(),
+            lone_packages: None,
         };
         for _ in 0..3 {
             remap.record_cold(0, 100, 1e-3, 4.0);
@@ -999,6 +1033,7 @@ mod tests {
             map: &map,
             transfers: vec![(1, 7.5e-6)],
             scale: Vec::new(),
+            lone_packages: None,
         };
         let gpu = remap.cost(1).unwrap();
         let raw = est.cost(1).unwrap();
@@ -1018,6 +1053,7 @@ mod tests {
         let plain = Remap {
             transfers: Vec::new(),
             scale: Vec::new(),
+            lone_packages: None,
             ..remap
         };
         assert_eq!(gpu_share(&plain), 800);
@@ -1063,6 +1099,7 @@ mod tests {
             map: &map,
             transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
             scale: Vec::new(),
+            lone_packages: None,
         };
         let rate = |d: usize| remap.cost(d).unwrap().rate;
         // 2.5 us of compute a unit: 10 us with 7.5 of transfers, 5 with 2.5.

@@ -18,7 +18,7 @@ use crate::sched::{
     usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
     WorkQueue,
 };
-use crate::vk::transfer::Stager;
+use super::stagers::RunStagers;
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -36,7 +36,7 @@ pub(crate) struct GpuUnit {
     /// Index of the dispatch loop's thread in the engine's pool.
     pub(crate) thread: usize,
     /// Transfers of staged runs (`None` for a zero-copy engine).
-    pub(crate) stager: Option<Arc<Mutex<Stager>>>,
+    pub(crate) stagers: Option<RunStagers>,
 }
 
 /// What a run's dispatch loop needs: the GPU, the kernel's pipeline and
@@ -63,6 +63,9 @@ pub(crate) struct GpuRole<'a> {
     pub(crate) cold_delay: Option<Duration>,
     /// The staged plan of a staged run; `None`: zero-copy.
     pub(crate) staging: Option<&'a Staging<'a>>,
+    /// The run transfers on the GPU's transfer queue: a lone GPU's run cut
+    /// in packages (see [`RunStagers::for_run`]).
+    pub(crate) own_queue: bool,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
 }
@@ -398,8 +401,8 @@ pub(crate) fn dispatch_loop(
         ring,
         transfers: role
             .staging
-            .and(role.unit.stager.as_ref())
-            .map(|m| Pipeline::new(m.lock().unwrap_or_else(|p| p.into_inner()))),
+            .and(role.unit.stagers.as_ref())
+            .map(|s| Pipeline::new(s.for_run(role.own_queue, timeout_ns(role)))),
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
@@ -415,10 +418,15 @@ pub(crate) fn dispatch_loop(
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }
 
+/// The engine's GPU timeout in nanoseconds.
+fn timeout_ns(role: &GpuRole<'_>) -> u64 {
+    u64::try_from(role.timeout.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Loop<'_, '_> {
     /// The engine's GPU timeout in nanoseconds.
     fn timeout_ns(&self) -> u64 {
-        u64::try_from(self.role.timeout.as_nanos()).unwrap_or(u64::MAX)
+        timeout_ns(self.role)
     }
 
     /// Runs packages until the queue is done or aborted. `Err` when the GPU

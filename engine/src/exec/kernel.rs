@@ -441,6 +441,8 @@ pub(crate) struct Learned {
     pub(crate) coverage: Vec<Option<f64>>,
     /// Runs of this kernel object over this space.
     pub(crate) runs: u64,
+    /// Its lone GPU runs' times per package count (see [`crate::depth`]).
+    pub(crate) depth: crate::depth::DepthLadder,
 }
 
 impl std::fmt::Debug for Kernel {

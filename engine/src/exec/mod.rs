@@ -13,6 +13,7 @@ pub mod reduce;
 pub mod report;
 pub(crate) mod pipeline;
 pub(crate) mod settle;
+pub(crate) mod stagers;
 pub(crate) mod staging;
 pub mod topology;
 pub(crate) mod wait;

@@ -68,6 +68,14 @@ pub trait PowerEstimator: Send + Sync {
         let _ = device;
         None
     }
+    /// The packages HGuided cuts the run of `device` into where it is the
+    /// run's lone claimant (a lone GPU whose transfers have a queue of
+    /// their own: a package's download then runs beside the next one's
+    /// compute). The default: `None`, the whole range at once.
+    fn lone_packages(&self, device: usize) -> Option<u64> {
+        let _ = device;
+        None
+    }
 }
 
 /// `power` if it is a measurement the policies accept (finite and positive),

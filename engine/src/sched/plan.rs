@@ -493,10 +493,11 @@ impl Plan {
         }
         if fresh && self.claimants.iter().sum::<usize>() == 1 {
             // A lone claimant (one GPU alone) has no one to balance against:
-            // cutting the range would only add per-package costs. (Its probe,
+            // cutting the range only adds per-package costs, unless its
+            // downloads overlap its compute (see `lone_size`). (Its probe,
             // above, still comes first where it is unmeasured: the measure
             // bounds how long the rest may take before it counts as hung.)
-            return left;
+            return whole(self.lone_size(c, left, est));
         }
         // Read in place, not collected: this runs on every claim. Hints
         // are rates without overhead (relative numbers, not units/s).
@@ -518,6 +519,16 @@ impl Plan {
             return size;
         }
         self.guarded(c, size, left, granule, *min_package, &cost)
+    }
+
+    /// A lone claimant's package: the rest, or where the run is to be cut
+    /// in `n` packages (see [`PowerEstimator::lone_packages`]), `1 / n` of
+    /// the run's units (the last takes what is left).
+    fn lone_size(&self, c: &ClaimantState, left: u64, est: &dyn PowerEstimator) -> u64 {
+        match est.lone_packages(c.device) {
+            Some(n) if n > 1 => ceil_u64(self.total as f64 / n as f64).clamp(1, left),
+            _ => left,
+        }
     }
 
     /// The powers HGuided sizes `d`'s packages by: the hints, or the
@@ -1142,6 +1153,42 @@ mod tests {
         let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 3), &devs, 100, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 0);
         assert_eq!(p.requeued_size(&p.claimant(0, 0), 100, &est), 3);
+    }
+
+    /// An estimator that cuts a lone claimant's run in `.1` packages.
+    struct Cut<'a>(&'a ThroughputEstimator, Option<u64>);
+
+    impl PowerEstimator for Cut<'_> {
+        fn record(&self, device: usize, units: u64, seconds: f64) {
+            self.0.record(device, units, seconds);
+        }
+        fn power(&self, device: usize) -> Option<f64> {
+            self.0.power(device)
+        }
+        fn lone_packages(&self, _device: usize) -> Option<u64> {
+            self.1
+        }
+    }
+
+    #[test]
+    fn a_lone_gpu_cuts_its_run_in_the_packages_asked_for() {
+        let slots = [DeviceSlot::gpu()];
+        let est = ThroughputEstimator::new(1);
+        est.record(0, 10_000, 1e-3);
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 10_000, &est).unwrap();
+        let mut gpu = p.claimant(0, 0);
+        // Not asked: the whole rest.
+        assert_eq!(p.package_size(&mut gpu, 10_000, &Cut(&est, None)), 10_000);
+        assert_eq!(p.package_size(&mut gpu, 10_000, &Cut(&est, Some(1))), 10_000);
+        // Four packages of a quarter of the run each, the last what is left.
+        let four = Cut(&est, Some(4));
+        assert_eq!(p.package_size(&mut gpu, 10_000, &four), 2_500);
+        assert_eq!(p.package_size(&mut gpu, 7_500, &four), 2_500);
+        assert_eq!(p.package_size(&mut gpu, 1_000, &four), 1_000);
+        // More packages than units: one unit each.
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 3, &est).unwrap();
+        let mut gpu = p.claimant(0, 0);
+        assert_eq!(p.package_size(&mut gpu, 3, &Cut(&est, Some(8))), 1);
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct Device {
     /// Transfers are ordered with dispatches by semaphores alone (see
     /// [`super::queues`]).
     separate_transfers: bool,
+    /// Only a lone GPU's runs transfer on the transfer queue; the others,
+    /// and lazy downloads, on the compute queue ([`TransferQueue::Auto`]).
+    transfers_lone_only: bool,
     timestamp_bits: u32,
     lost: AtomicBool,
     /// `vkQueueSubmit` calls made so far, on any of its queues (see
@@ -195,6 +198,7 @@ impl Device {
             transfer_queue,
             transfer_family: xfer.queue.map_or(family.index, |(f, _)| f),
             separate_transfers: xfer.separate,
+            transfers_lone_only: xfer.lone_only,
             timestamp_bits,
             lost: AtomicBool::new(false),
             submissions: AtomicU64::new(0),
@@ -322,6 +326,24 @@ impl Device {
         self.separate_transfers
     }
 
+    /// `true` where only a lone GPU's runs transfer on the transfer queue
+    /// (see [`TransferQueue::Auto`]): runs shared with other devices, and
+    /// the buffers' lazy downloads, transfer on the compute queue
+    /// ([`QueueLane::ComputeCopies`]).
+    pub fn transfers_lone_only(&self) -> bool {
+        self.separate_transfers && self.transfers_lone_only
+    }
+
+    /// The lane of the transfers of runs shared with other devices, and of
+    /// the buffers' lazy downloads.
+    pub(crate) fn shared_copies_lane(&self) -> QueueLane {
+        if self.transfers_lone_only() {
+            QueueLane::ComputeCopies
+        } else {
+            QueueLane::Transfer
+        }
+    }
+
     /// `true` where the transfer queue is a queue other than the compute
     /// queue.
     pub fn has_transfer_queue(&self) -> bool {
@@ -406,7 +428,7 @@ impl Device {
         let (w, wv) = wait.unwrap_or((vk::Semaphore::null(), 0));
         let (waits, wait_values) = ([w], [wv]);
         let stages = [match lane {
-            QueueLane::Transfer => vk::PipelineStageFlags::TRANSFER,
+            QueueLane::Transfer | QueueLane::ComputeCopies => vk::PipelineStageFlags::TRANSFER,
             QueueLane::Compute => vk::PipelineStageFlags::COMPUTE_SHADER,
         }];
         let (waits, wait_values, stages) = (&waits[..n], &wait_values[..n], &stages[..n]);

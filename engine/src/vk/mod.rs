@@ -32,6 +32,7 @@ pub use instance::{
     VALIDATION_LAYER,
 };
 pub use pipeline::ComputePipeline;
+pub(crate) use queues::QueueLane;
 pub use queues::TransferQueue;
 pub(crate) use ring::{Dispatch, Groups};
 pub use ring::{DispatchRing, MAX_IN_FLIGHT};

@@ -7,6 +7,11 @@
 //!   one queue): transfers and dispatches are ordered by submission order
 //!   and pipeline barriers (see [`super::transfer`]).
 //!
+//! Under [`TransferQueue::Auto`] (the default) a device with a dedicated
+//! queue uses both, chosen per run: a lone GPU's runs cut in packages on
+//! the dedicated queue, every other run on the compute queue (see
+//! [`crate::exec::stagers`] and [`crate::depth`]).
+//!
 //! On a separate queue nothing is ordered by submission order across the
 //! two queues; every dependency goes through timeline semaphores:
 //!
@@ -31,14 +36,21 @@ use super::{PhysicalDeviceInfo, SyncMode};
 /// Where a device's staged transfers are submitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TransferQueue {
-    /// A dedicated queue where the device has a transfer-only family, else
-    /// the compute queue. Opt-in: on an H200 the copy queue was never
-    /// faster than the compute queue (one-shot, resident, stencil) and cost
-    /// ~36 us more per resident lazy run (BENCHMARKS.md, section 0d).
-    Auto,
-    /// Always the compute queue (the default).
+    /// Chosen per run: a lone GPU's runs (no other device takes part)
+    /// transfer on a dedicated queue where the device has a transfer-only
+    /// family, so that a package's download overlaps the next package's
+    /// compute (on an H200, a lone GPU in 4-8 packages ran 8-24% faster
+    /// there than in one package: BENCHMARKS.md, section 0, run 17); runs
+    /// shared with other devices transfer on the compute queue, where they
+    /// measured best (run 16). The compute queue alone where the device
+    /// has no transfer-only family. The default.
     #[default]
+    Auto,
+    /// Always the compute queue.
     Compute,
+    /// Every run on a dedicated queue where the device has a transfer-only
+    /// family, else the compute queue.
+    Dedicated,
     /// A testing aid: always ordered as on a separate queue (timeline
     /// semaphores, no reliance on submission order): a transfer-only
     /// family's queue, else a second queue of the compute family, else the
@@ -46,6 +58,12 @@ pub enum TransferQueue {
     /// and is validated, on one queue). Needs timeline semaphores; with
     /// fences it is the compute queue.
     Separate,
+    /// A testing aid: [`TransferQueue::Auto`]'s choice per run, with a lone
+    /// GPU's runs on the queue [`TransferQueue::Separate`] takes, so that
+    /// switching between the two runs where the device has no
+    /// transfer-only family (lavapipe). Needs timeline semaphores; with
+    /// fences it is the compute queue.
+    SeparateWhenLone,
 }
 
 impl std::str::FromStr for TransferQueue {
@@ -54,16 +72,19 @@ impl std::str::FromStr for TransferQueue {
         match s.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(TransferQueue::Auto),
             "compute" => Ok(TransferQueue::Compute),
+            "dedicated" => Ok(TransferQueue::Dedicated),
             "separate" => Ok(TransferQueue::Separate),
+            "separate-when-lone" => Ok(TransferQueue::SeparateWhenLone),
             other => Err(format!(
-                "unknown transfer queue {other:?} (auto, compute or separate)"
+                "unknown transfer queue {other:?} (auto, compute, dedicated, separate or separate-when-lone)"
             )),
         }
     }
 }
 
 impl TransferQueue {
-    /// `COEXEC_TRANSFER_QUEUE=auto|compute|separate` where set to a valid
+    /// `COEXEC_TRANSFER_QUEUE=auto|compute|dedicated|separate|separate-when-lone`
+    /// where set to a valid
     /// value (an invalid one is ignored with a warning).
     pub fn from_env() -> Option<TransferQueue> {
         let v = std::env::var("COEXEC_TRANSFER_QUEUE").ok()?;
@@ -86,6 +107,10 @@ pub(crate) enum QueueLane {
     /// The transfer queue, which is the compute queue where the device has
     /// no other (a semaphore wait is at the transfer stage).
     Transfer,
+    /// Transfers on the compute queue of a device that also has a transfer
+    /// queue (runs shared with other devices under
+    /// [`TransferQueue::Auto`]; a semaphore wait is at the transfer stage).
+    ComputeCopies,
 }
 
 /// The queue chosen for transfers: `(family, index)` within it; `None` on
@@ -97,6 +122,9 @@ pub(crate) struct TransferPlan {
     pub(crate) queue: Option<(u32, u32)>,
     /// Transfers are ordered with the dispatches by semaphores alone.
     pub(crate) separate: bool,
+    /// Only a lone GPU's runs transfer on that queue; the others on the
+    /// compute queue (in submission order, as without one).
+    pub(crate) lone_only: bool,
 }
 
 /// The transfer queue of a device with facts `info` whose compute queue is
@@ -110,17 +138,20 @@ pub(crate) fn plan(
     let shared = TransferPlan {
         queue: None,
         separate: false,
+        lone_only: false,
     };
     if !sync.has_timelines() || mode == TransferQueue::Compute {
         return shared;
     }
+    let lone_only = matches!(mode, TransferQueue::Auto | TransferQueue::SeparateWhenLone);
     if let Some(f) = info.transfer_family {
         return TransferPlan {
             queue: Some((f, 0)),
             separate: true,
+            lone_only,
         };
     }
-    if mode == TransferQueue::Auto {
+    if matches!(mode, TransferQueue::Auto | TransferQueue::Dedicated) {
         return shared;
     }
     let second = info
@@ -131,6 +162,7 @@ pub(crate) fn plan(
     TransferPlan {
         queue: second.then_some((compute, 1)),
         separate: true,
+        lone_only,
     }
 }
 
@@ -143,6 +175,11 @@ mod tests {
         assert_eq!("auto".parse(), Ok(TransferQueue::Auto));
         assert_eq!(" Separate ".parse(), Ok(TransferQueue::Separate));
         assert_eq!("compute".parse(), Ok(TransferQueue::Compute));
+        assert_eq!("dedicated".parse(), Ok(TransferQueue::Dedicated));
+        assert_eq!(
+            "separate-when-lone".parse(),
+            Ok(TransferQueue::SeparateWhenLone)
+        );
         assert!("dma".parse::<TransferQueue>().is_err());
     }
 }

@@ -69,6 +69,9 @@ const SLOTS: usize = 8;
 /// `v % SLOTS` and signals ticket `v` of [`Completion`] when it completes.
 pub(crate) struct Stager {
     device: Arc<Device>,
+    /// The queue it submits to: [`QueueLane::Transfer`] or
+    /// [`QueueLane::ComputeCopies`].
+    lane: QueueLane,
     pool: vk::CommandPool,
     cbs: Vec<vk::CommandBuffer>,
     done: Completion,
@@ -80,12 +83,22 @@ pub(crate) struct Stager {
 
 impl Stager {
     /// A stager on `device`'s transfer queue (its compute queue where it
-    /// has no other).
-    pub(crate) fn new(device: Arc<Device>) -> Result<Self, VkError> {
+    /// has no other) for `lane` [`QueueLane::Transfer`], on its compute
+    /// queue for [`QueueLane::ComputeCopies`] (and
+    /// [`QueueLane::Compute`], taken as that).
+    pub(crate) fn new(device: Arc<Device>, lane: QueueLane) -> Result<Self, VkError> {
+        let lane = match lane {
+            QueueLane::Transfer => QueueLane::Transfer,
+            QueueLane::Compute | QueueLane::ComputeCopies => QueueLane::ComputeCopies,
+        };
+        let family = match lane {
+            QueueLane::Transfer => device.transfer_family(),
+            _ => device.queue_family(),
+        };
         let raw = device.raw();
         let pool_info = vk::CommandPoolCreateInfo::default()
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
-            .queue_family_index(device.transfer_family());
+            .queue_family_index(family);
         // SAFETY: plain object creation on a live device.
         let pool =
             unsafe { raw.create_command_pool(&pool_info, None) }.call("vkCreateCommandPool")?;
@@ -102,7 +115,7 @@ impl Stager {
                 return Err(VkError::from_result("vkAllocateCommandBuffers", r));
             }
         };
-        let done = match Completion::on(&device, SLOTS, QueueLane::Transfer) {
+        let done = match Completion::on(&device, SLOTS, lane) {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: created above, never submitted.
@@ -112,6 +125,7 @@ impl Stager {
         };
         Ok(Stager {
             device,
+            lane,
             pool,
             cbs,
             done,
@@ -177,7 +191,7 @@ impl Stager {
         last: u64,
         timeout_ns: u64,
     ) -> Result<bool, VkError> {
-        if !self.device.separate_transfers() || last <= self.covered {
+        if !self.separate() || last <= self.covered {
             return Ok(true);
         }
         // SAFETY: no copies; `ring` per the contract.
@@ -185,9 +199,14 @@ impl Stager {
         Ok(r.is_some())
     }
 
+    /// The device.
+    pub(crate) fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
     /// Whether batches are ordered with dispatches by semaphores alone.
     pub(crate) fn separate(&self) -> bool {
-        self.device.separate_transfers()
+        self.lane == QueueLane::Transfer && self.device.separate_transfers()
     }
 
     /// The completion of the batches: a dispatch waits for an upload's
@@ -216,6 +235,13 @@ impl Stager {
         &self.rates
     }
 
+    /// The stager, learning into `rates` (another stager's of the same
+    /// device) instead of its own.
+    pub(crate) fn sharing(mut self, rates: Arc<TransferRates>) -> Self {
+        self.rates = rates;
+        self
+    }
+
     /// Waits up to `timeout_ns` for the last batch; `Ok(false)` on timeout.
     pub(crate) fn drain(&self, timeout_ns: u64) -> Result<bool, VkError> {
         self.done.wait(self.done.last(), timeout_ns)
@@ -241,7 +267,7 @@ impl Stager {
                 .and_then(|_| raw.begin_command_buffer(cb, &begin))
         };
         self.device.check(r.call("vkBeginCommandBuffer"))?;
-        let (before, after) = barriers(direction, self.device.separate_transfers());
+        let (before, after) = barriers(direction, self.separate());
         // SAFETY: the command buffer is recording; each copy names live
         // buffers of this device within their sizes (contract).
         unsafe {

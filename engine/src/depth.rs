@@ -1,0 +1,178 @@
+//! How many packages a lone staged GPU cuts its run into, where its
+//! transfers have a queue of their own (see [`crate::exec::stagers`]).
+//!
+//! One package runs its compute, then its download. In `n` packages, each
+//! package's download runs beside the next package's compute, and each
+//! package pays a fixed cost (the gap between dispatches, and on an
+//! irregular kernel the wait for its heaviest items). On an H200 a lone
+//! GPU ran 8-24% faster in 4-8 packages than in one (BENCHMARKS.md,
+//! section 0, run 17), while a power-law sparse matrix, whose every
+//! package waits a millisecond for its densest rows, ran fastest in one.
+//!
+//! The cost model's figures cannot tell these apart reliably: a GPU's
+//! fixed cost per package, fitted over co-executed packages, carries their
+//! waits (0.55 ms a package on a hash kernel whose lone packages cost
+//! 25 us). So the depth is measured: a kernel's lone runs climb the ladder
+//! [`LADDER`] (1, 2, 4, 8 packages) one step per run while each step beats
+//! the one below it by [`GAIN`], and stay at the best step measured. A run
+//! in one package transfers on the compute queue (where one package
+//! measured fastest, 1.52 against 1.59 ms on the sparse matrix), except a
+//! kernel's first run, which pays its one-time costs either way and
+//! measured faster on the transfer queue.
+//!
+//! Plain data: no clock, no threads.
+
+/// The package counts a lone GPU's run tries, in order.
+pub(crate) const LADDER: [u64; 4] = [1, 2, 4, 8];
+
+/// The part of the time per unit a step must save over the one below it
+/// for the next step to be tried (run-to-run noise is about 2%).
+pub(crate) const GAIN: f64 = 0.02;
+
+/// What a lone GPU's run is cut into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Depth {
+    /// Packages (the last may be smaller; a probe comes first where the
+    /// GPU is unmeasured).
+    pub(crate) packages: u64,
+    /// The run transfers on the GPU's transfer queue.
+    pub(crate) own_queue: bool,
+}
+
+/// One kernel's measured lone runs over one space, per ladder step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct DepthLadder {
+    /// Mean seconds per unit and runs, per step of [`LADDER`].
+    steps: [(f64, u32); LADDER.len()],
+}
+
+impl DepthLadder {
+    /// The depth of the next lone run; `first`: the kernel's first run
+    /// over this space.
+    pub(crate) fn next(&self, first: bool) -> Depth {
+        let packages = LADDER[self.step()];
+        Depth {
+            packages,
+            own_queue: first || packages > 1,
+        }
+    }
+
+    /// Records a lone run of `packages` packages (a step of [`LADDER`];
+    /// others are ignored) that took `per_unit_s` seconds per unit.
+    pub(crate) fn record(&mut self, packages: u64, per_unit_s: f64) {
+        if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
+            return;
+        }
+        if let Some(i) = LADDER.iter().position(|&n| n == packages) {
+            let (mean, runs) = &mut self.steps[i];
+            *runs += 1;
+            *mean += (per_unit_s - *mean) / f64::from(*runs);
+        }
+    }
+
+    /// The step to run: the first unmeasured one while each measured step
+    /// beat the one below it by [`GAIN`]; else the best measured.
+    fn step(&self) -> usize {
+        let mut best = 0;
+        for (i, &(mean, runs)) in self.steps.iter().enumerate() {
+            if runs == 0 {
+                return i;
+            }
+            if i > 0 && mean >= self.steps[best].0 * (1.0 - GAIN) {
+                return best;
+            }
+            best = i;
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(l: &mut DepthLadder, time: impl Fn(u64) -> f64) -> u64 {
+        let d = l.next(false);
+        l.record(d.packages, time(d.packages));
+        d.packages
+    }
+
+    #[test]
+    fn climbs_while_each_step_pays() {
+        // A kernel whose download overlaps its compute: 8 packages best.
+        let mut l = DepthLadder::default();
+        let t = |n: u64| 1.0 + 0.5 / n as f64;
+        let seen: Vec<u64> = (0..6).map(|_| run(&mut l, t)).collect();
+        assert_eq!(seen, [1, 2, 4, 8, 8, 8]);
+    }
+
+    #[test]
+    fn stops_at_the_step_before_one_that_does_not_pay() {
+        // Overlap saves up to 4 packages; past it the fixed cost wins.
+        let mut l = DepthLadder::default();
+        let t = |n: u64| match n {
+            1 => 1.5,
+            2 => 1.3,
+            4 => 1.2,
+            _ => 1.25,
+        };
+        let seen: Vec<u64> = (0..7).map(|_| run(&mut l, t)).collect();
+        assert_eq!(seen, [1, 2, 4, 8, 4, 4, 4]);
+    }
+
+    #[test]
+    fn a_kernel_whose_packages_wait_stays_whole() {
+        // A millisecond per package: two cost more than one.
+        let mut l = DepthLadder::default();
+        let t = |n: u64| 0.5 + n as f64;
+        let seen: Vec<u64> = (0..5).map(|_| run(&mut l, t)).collect();
+        assert_eq!(seen, [1, 2, 1, 1, 1]);
+        // Within the noise is not a gain either.
+        let mut l = DepthLadder::default();
+        let seen: Vec<u64> = (0..4)
+            .map(|_| run(&mut l, |n| 1.0 - 0.01 * n as f64))
+            .collect();
+        assert_eq!(seen, [1, 2, 1, 1]);
+    }
+
+    #[test]
+    fn one_package_uses_the_compute_queue_but_on_the_first_run() {
+        let l = DepthLadder::default();
+        assert_eq!(
+            l.next(true),
+            Depth {
+                packages: 1,
+                own_queue: true
+            }
+        );
+        assert!(!l.next(false).own_queue);
+        let mut l = DepthLadder::default();
+        l.record(1, 1.0);
+        assert_eq!(
+            l.next(false),
+            Depth {
+                packages: 2,
+                own_queue: true
+            }
+        );
+    }
+
+    #[test]
+    fn means_absorb_noise_and_bad_samples_are_ignored() {
+        let mut l = DepthLadder::default();
+        l.record(1, 1.0);
+        l.record(2, 0.9);
+        l.record(4, 0.95);
+        // 4 lost to 2: stay at 2; more runs at 2 that come out slower move
+        // its mean, and the best step with it.
+        assert_eq!(l.next(false).packages, 2);
+        for _ in 0..3 {
+            l.record(2, 1.1);
+        }
+        assert_eq!(l.next(false).packages, 1);
+        l.record(3, 0.1);
+        l.record(8, f64::NAN);
+        l.record(8, -1.0);
+        assert_eq!(l.next(false).packages, 1);
+    }
+}
