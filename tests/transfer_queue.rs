@@ -278,3 +278,96 @@ fn check_transfer_lane(r: &coexec::Report) {
     assert!(text.contains("GPU transfers"), "no transfer lane");
     assert!(text.contains("upload:") && text.contains("download:"));
 }
+
+/// Engine options for the depth-profile test: a staged engine whose lone
+/// GPU runs take the separate protocol, profiles on under `dir`.
+fn depth_options(dir: &std::path::Path) -> EngineOptions {
+    EngineOptions {
+        workers: Some(1),
+        validation: coexec::Validation::IfAvailable,
+        pipeline_cache_dir: Some(dir.to_path_buf()),
+        profiles: true,
+        memory: MemoryPlacement::Staged,
+        host_coherence: HostCoherence::Eager,
+        transfer_queue: TransferQueue::SeparateWhenLone,
+        ..Default::default()
+    }
+}
+
+/// One GPU-alone HGuided run of the stencil over `n` items, checked; the
+/// report.
+fn lone_run(e: &Engine, k: &Kernel, n: usize) -> coexec::Report {
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
+    let a = e.buffer_from_slice(&x).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    let r = e
+        .run(
+            k,
+            Args::new()
+                .input(&a)
+                .footprint(HALO)
+                .output(&mut b)
+                .push(&(n as u32)),
+            IndexSpace::D1(n as u64),
+            &Scheduler::hguided(),
+            Devices::GPU,
+        )
+        .unwrap();
+    assert_eq!(b.as_slice(), &reference(&x)[..]);
+    r
+}
+
+/// A lone GPU's depth ladder (the packages its runs are cut into) is kept
+/// in the kernel's profile, and the next engine's first run is cut as the
+/// profile says.
+#[test]
+fn a_lone_gpus_depth_comes_from_the_profile() {
+    let dir = std::env::temp_dir().join(format!("coexec-depth-profile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 1 << 20;
+    {
+        let Some(e) = common::engine_from(depth_options(&dir)) else {
+            return;
+        };
+        let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
+        // Fences, zero-copy or a forced queue: no lone queue of its own.
+        if forced || e.memory_placement() != MemoryPlacement::Staged || !e.separate_transfers() {
+            return;
+        }
+        let k = kernel(&e);
+        for _ in 0..6 {
+            lone_run(&e, &k, n);
+        }
+    }
+    let files: Vec<_> = std::fs::read_dir(dir.join("profiles"))
+        .expect("the engine wrote a profile")
+        .map(|f| f.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    // Its second run (the first is not recorded) was one package.
+    assert!(text.contains("\ndepth 1 1 "), "{text}");
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.starts_with("depth "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // Eight packages measured fastest, then one.
+    for (steps, many) in [
+        (
+            "depth 1 1 1e-6\ndepth 1 2 5e-7\ndepth 1 4 2.5e-7\ndepth 1 8 1.25e-7\n",
+            true,
+        ),
+        ("depth 1 1 1e-7\ndepth 1 2 1e-6\n", false),
+    ] {
+        std::fs::write(&files[0], format!("{kept}{steps}")).unwrap();
+        let e = common::engine_from(depth_options(&dir)).unwrap();
+        let k = kernel(&e);
+        let r = lone_run(&e, &k, n);
+        assert!(r.from_profile);
+        let gpu = &r.devices[0];
+        assert_eq!(gpu.packages > 1, many, "{steps:?}: {gpu:?}");
+        common::assert_validation_clean(&e);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,27 @@ impl DepthLadder {
         }
     }
 
+    /// The measured steps: packages and mean seconds per unit (what a
+    /// profile keeps).
+    pub(crate) fn measured(&self) -> Vec<(u64, f64)> {
+        LADDER
+            .iter()
+            .zip(&self.steps)
+            .filter(|(_, &(_, runs))| runs > 0)
+            .map(|(&n, &(mean, _))| (n, mean))
+            .collect()
+    }
+
+    /// Seeds the step of `packages` with `per_unit_s` as one run (from a
+    /// profile: the next process's first lone runs start where this one's
+    /// ended, and its own runs soon outweigh it).
+    pub(crate) fn seed(&mut self, packages: u64, per_unit_s: f64) {
+        if let Some(i) = LADDER.iter().position(|&n| n == packages) {
+            self.steps[i] = (0.0, 0);
+        }
+        self.record(packages, per_unit_s);
+    }
+
     /// The step to run: the first unmeasured one while each measured step
     /// beat the one below it by [`GAIN`]; else the best measured.
     fn step(&self) -> usize {
@@ -155,6 +176,24 @@ mod tests {
                 own_queue: true
             }
         );
+    }
+
+    #[test]
+    fn a_seeded_ladder_starts_where_the_measured_one_ended() {
+        let mut l = DepthLadder::default();
+        let t = |n: u64| 1.0 + 0.5 / n as f64;
+        for _ in 0..4 {
+            run(&mut l, t);
+        }
+        let mut seeded = DepthLadder::default();
+        for (n, mean) in l.measured() {
+            seeded.seed(n, mean);
+        }
+        assert_eq!(seeded.measured(), l.measured());
+        assert_eq!(seeded.next(false).packages, 8);
+        // A seed replaces what the step held.
+        seeded.seed(8, 10.0);
+        assert_eq!(seeded.next(false).packages, 4);
     }
 
     #[test]

@@ -88,6 +88,9 @@ impl Learning {
                     for &(slot, f) in &profile.split {
                         learned.split.seed(slot, f);
                     }
+                    for &(slot, n, t) in &profile.depth {
+                        ladder(&mut learned.depth, slot).seed(n, t);
+                    }
                     learned.from_profile =
                         profile.costs.iter().any(Option::is_some) || !profile.times.is_empty();
                     learned.saved = profile;
@@ -110,14 +113,14 @@ impl Learning {
     /// pays one-time costs (a pipeline's first use, first touches of the
     /// buffers) that say nothing about the configuration.
     ///
-    /// `lone`: the run was a lone GPU's in this many packages (see
-    /// [`Learning::lone_depth`]), with its seconds and units.
+    /// `lone`: the run was a lone GPU's (its estimator slot) in this many
+    /// packages (see [`Learning::lone_depth`]), with its seconds and units.
     pub(crate) fn after_run(
         &self,
         kernel: &Kernel,
         outcome: Option<(Mode, f64, u64)>,
         shares: &[Share],
-        lone: Option<(u64, f64, u64)>,
+        lone: Option<(usize, u64, f64, u64)>,
     ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
@@ -125,10 +128,8 @@ impl Learning {
         if let Some((Mode::Together, ..)) = outcome {
             record_coverage(&mut learned.coverage, shares);
         }
-        if let (Some((packages, seconds, units)), true) = (lone, learned.runs > 1) {
-            learned
-                .depth
-                .record(packages, seconds / units.max(1) as f64);
+        if let (Some((slot, packages, seconds, units)), true) = (lone, learned.runs > 1) {
+            ladder(&mut learned.depth, slot).record(packages, seconds / units.max(1) as f64);
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             learned.outcomes.record(mode, seconds, units);
@@ -145,6 +146,12 @@ impl Learning {
                 .collect(),
             times: learned.outcomes.measured(),
             split: learned.split.scales(),
+            depth: learned
+                .depth
+                .iter()
+                .enumerate()
+                .flat_map(|(slot, l)| l.measured().into_iter().map(move |(n, t)| (slot, n, t)))
+                .collect(),
         };
         if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
@@ -152,11 +159,16 @@ impl Learning {
         }
     }
 
-    /// What the next run of `kernel` by a lone GPU whose transfers have a
-    /// queue of their own is cut into (see [`crate::depth`]).
-    pub(crate) fn lone_depth(&self, kernel: &Kernel) -> crate::depth::Depth {
-        let learned = lock(kernel);
-        learned.depth.next(learned.runs == 0)
+    /// What the next run of `kernel` by the GPU of estimator slot `slot`
+    /// alone, whose transfers have a queue of their own, is cut into (see
+    /// [`crate::depth`]).
+    pub(crate) fn lone_depth(&self, kernel: &Kernel, slot: usize) -> crate::depth::Depth {
+        let mut learned = lock(kernel);
+        let first = learned.runs == 0;
+        let ladder = ladder(&mut learned.depth, slot);
+        let depth = ladder.next(first);
+        tracing::debug!(slot, ?depth, ?ladder, "a lone GPU's next run");
+        depth
     }
 
     /// The scale of each run device's rate in the split (`slots`: each run
@@ -394,6 +406,17 @@ fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share]) {
     }
 }
 
+/// The ladder of estimator slot `slot` among `ladders`, made on first use.
+fn ladder(
+    ladders: &mut Vec<crate::depth::DepthLadder>,
+    slot: usize,
+) -> &mut crate::depth::DepthLadder {
+    if ladders.len() <= slot {
+        ladders.resize_with(slot + 1, Default::default);
+    }
+    &mut ladders[slot]
+}
+
 fn lock(kernel: &Kernel) -> MutexGuard<'_, Learned> {
     kernel.learned.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -424,7 +447,14 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|(s, _)| *s == slot)
             .is_none_or(|&(_, b)| differs(b, f))
     });
-    costs || times || split
+    let depth = now.depth.iter().any(|&(slot, n, t)| {
+        saved
+            .depth
+            .iter()
+            .find(|&&(s, m, _)| s == slot && m == n)
+            .is_none_or(|&(_, _, b)| differs(b, t))
+    });
+    costs || times || split || depth
 }
 
 fn differs(a: f64, b: f64) -> bool {

@@ -4,8 +4,10 @@
 //! so that the next process's first run starts informed.
 //!
 //! Beside them it keeps the scales of the devices' rates in a co-executed
-//! split (see [`crate::split`]; lines `split SLOT SCALE`, which profiles
-//! written before them lack).
+//! split (see [`crate::split`]; lines `split SLOT SCALE`), and a lone GPU's
+//! time per unit at each package count it tried (see [`crate::depth`];
+//! lines `depth SLOT PACKAGES SECONDS`); profiles written before them lack
+//! them.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
@@ -41,6 +43,8 @@ pub(crate) struct Profile {
     pub(crate) times: Vec<(Mode, f64)>,
     /// The scale of a slot's rate in a co-executed split, where not 1.
     pub(crate) split: Vec<(usize, f64)>,
+    /// A slot's lone runs: packages and seconds per unit.
+    pub(crate) depth: Vec<(usize, u64, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -160,6 +164,11 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "split {slot} {f:e}");
         }
     }
+    for &(slot, n, t) in &profile.depth {
+        if t.is_finite() && t > 0.0 {
+            let _ = writeln!(s, "depth {slot} {n} {t:e}");
+        }
+    }
     for &(mode, t) in &profile.times {
         if t.is_finite() && t > 0.0 {
             let _ = match mode {
@@ -186,6 +195,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
         costs: vec![None; devices],
         times: Vec::new(),
         split: Vec::new(),
+        depth: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -217,6 +227,15 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                     return Err(bad());
                 }
                 p.split.push((i, scale));
+            }
+            Some("depth") => {
+                let i = slot(f.next())?;
+                let n = f.next().and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+                let t = num(f.next())?;
+                if !(t.is_finite() && t > 0.0) {
+                    return Err(bad());
+                }
+                p.depth.push((i, n, t));
             }
             Some("time") => {
                 let mode = match f.next() {
@@ -288,6 +307,7 @@ mod tests {
             costs: c.to_vec(),
             times: Vec::new(),
             split: Vec::new(),
+            depth: Vec::new(),
         }
     }
 
@@ -309,6 +329,7 @@ mod tests {
                 (Mode::Without(0), 1.75e-9),
             ],
             split: vec![(0, 1.25), (1, 0.75)],
+            depth: vec![(1, 1, 3.5e-9), (1, 2, 3.25e-9)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -365,6 +386,10 @@ mod tests {
             &format!("coexec-profile 2\nkey {}\ntime apart 1e-9\n", key("2").text),
             &format!("coexec-profile 2\nkey {}\nsplit 0 -1\n", key("2").text),
             &format!("coexec-profile 2\nkey {}\nsplit 5 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 1 4 0\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 1 -4 1e-9\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 7 4 1e-9\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 1 4\n", key("2").text),
             &format!(
                 "coexec-profile 2\nkey {}\ntime together inf\n",
                 key("2").text

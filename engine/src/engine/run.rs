@@ -250,7 +250,7 @@ impl Engine {
             kernel,
             run.mode.map(|m| (m, time_s, geometry.units)),
             &shares,
-            depth.map(|d| (d.packages, time_s, geometry.units)),
+            depth.and_then(|d| Some((1 + run.gpus.first()?.0, d.packages, time_s, geometry.units))),
         );
         steps.mark("reported");
         steps.emit();
@@ -690,7 +690,9 @@ impl Engine {
         let overlaps = |u: &GpuUnit| u.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
         let lone = run.alone() && run.gpus.first().is_some_and(|&(_, u)| overlaps(u));
         let guided = matches!(scheduler, Scheduler::HGuided { .. });
-        (lone && guided).then(|| self.inner.learning.lone_depth(kernel))
+        let &(g, _) = run.gpus.first()?;
+        // GPU `g`'s estimator slot is `1 + g` (0: the CPU workers).
+        (lone && guided).then(|| self.inner.learning.lone_depth(kernel, 1 + g))
     }
 
     /// Each staged GPU's run device index and the seconds per unit its

@@ -441,8 +441,9 @@ pub(crate) struct Learned {
     pub(crate) coverage: Vec<Option<f64>>,
     /// Runs of this kernel object over this space.
     pub(crate) runs: u64,
-    /// Its lone GPU runs' times per package count (see [`crate::depth`]).
-    pub(crate) depth: crate::depth::DepthLadder,
+    /// Each estimator slot's lone GPU runs' times per package count (see
+    /// [`crate::depth`]; empty until one ran).
+    pub(crate) depth: Vec<crate::depth::DepthLadder>,
 }
 
 impl std::fmt::Debug for Kernel {
