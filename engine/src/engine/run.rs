@@ -205,13 +205,13 @@ impl Engine {
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
         let depth = self.lone_depth(kernel, &run, &scheduler);
-        run.own_queue = depth.is_some_and(|d| d.own_queue);
+        run.own_queue = depth.is_some_and(|(_, d)| d.own_queue);
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
             transfers: self.transfer_cost(kernel, &args, &run, geometry),
             scale: inner.learning.split_scales(kernel, &engine_index),
-            lone_packages: depth.map(|d| d.packages),
+            lone_packages: depth.map(|(_, d)| d.packages),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
@@ -250,7 +250,7 @@ impl Engine {
             kernel,
             run.mode.map(|m| (m, time_s, geometry.units)),
             &shares,
-            depth.and_then(|d| Some((1 + run.gpus.first()?.0, d.packages, time_s, geometry.units))),
+            depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
         );
         steps.mark("reported");
         steps.emit();
@@ -662,8 +662,7 @@ impl Engine {
         let down = |s: &crate::exec::stagers::RunStagers| {
             s.rates().bandwidth(crate::sched::transfers::Way::Down)
         };
-        // The dispatch loops' stagers of runs the CPU takes part in: they
-        // learn from the GPUs' downloads.
+        // The dispatch loops' stagers: they learn from the GPUs' downloads.
         let stagers = self.inner.gpus.iter().filter_map(|u| u.stagers.as_ref());
         let bw = stagers.map(down).fold(f64::INFINITY, f64::min);
         let bw = if bw.is_finite() && bw > 0.0 {
@@ -680,19 +679,21 @@ impl Engine {
     /// What a run of one GPU alone whose transfers have a queue of their
     /// own (see [`crate::exec::stagers`]) is cut into, under HGuided (whose
     /// lone claimant otherwise takes the whole range; the other policies
-    /// size packages as asked); `None` for any other run.
+    /// size packages as asked), with that GPU's estimator slot; `None` for
+    /// any other run.
     fn lone_depth(
         &self,
         kernel: &Kernel,
         run: &RunDevices<'_>,
         scheduler: &Scheduler,
-    ) -> Option<crate::depth::Depth> {
-        let overlaps = |u: &GpuUnit| u.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
-        let lone = run.alone() && run.gpus.first().is_some_and(|&(_, u)| overlaps(u));
+    ) -> Option<(usize, crate::depth::Depth)> {
+        let &(g, unit) = run.gpus.first()?;
+        let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
         let guided = matches!(scheduler, Scheduler::HGuided { .. });
-        let &(g, _) = run.gpus.first()?;
         // GPU `g`'s estimator slot is `1 + g` (0: the CPU workers).
-        (lone && guided).then(|| self.inner.learning.lone_depth(kernel, 1 + g))
+        let slot = 1 + g;
+        (run.alone() && overlaps && guided)
+            .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
     }
 
     /// Each staged GPU's run device index and the seconds per unit its

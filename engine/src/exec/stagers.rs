@@ -69,8 +69,11 @@ impl RunStagers {
     /// transfer that timed out).
     pub(crate) fn for_run(&self, own_queue: bool, timeout_ns: u64) -> MutexGuard<'_, Stager> {
         let lone = own_queue && self.lone.is_some();
-        // Relaxed: runs of an engine are serialized by its run lock, whose
-        // acquisition orders this load after the store of the run before.
+        // Relaxed: runs of an engine are serialized by its run lock, which
+        // the caller holds for the whole run; the dispatch loop runs
+        // between the pool's hand-off to it and its hand-back, both
+        // synchronized with the caller. So the store of the run before
+        // happens before this load, and no two runs race on it.
         if self.lone_last.swap(lone, Ordering::Relaxed) != lone {
             let before = if lone {
                 Some(&self.shared)
