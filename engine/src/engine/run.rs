@@ -925,6 +925,9 @@ impl PowerEstimator for Remap<'_> {
         let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
         Some(self.shipped(device, c))
     }
+    fn run_cost(&self, device: usize) -> Option<Cost> {
+        self.map.get(device).and_then(|&d| self.inner.cost(d))
+    }
     fn one_size(&self, device: usize) -> Option<u64> {
         self.map.get(device).and_then(|&d| self.inner.one_size(d))
     }

@@ -323,6 +323,16 @@ fn package_timeout(base: Duration, units: u64, units_per_s: Option<f64>) -> Dura
     }
 }
 
+/// How long a package of `units` units is expected to run on the device
+/// at cost `c`: its fixed cost and its units at the rate (the rate alone
+/// would expect a package that waits for its heaviest items, a power-law
+/// sparse matrix's 1 ms, to end a millisecond early, and the loop would
+/// poll before it and block through its end). `None` for an unusable cost.
+fn expected_run_s(c: crate::sched::Cost, units: u64) -> Option<f64> {
+    let s = c.overhead_s.max(0.0) + units as f64 / usable_power(Some(c.rate))?;
+    s.is_finite().then_some(s.min(3600.0))
+}
+
 /// When the packages in flight are expected to be done, from the device's
 /// measured throughput (`None` before the first measurement).
 fn expected_end(
@@ -461,8 +471,11 @@ impl Loop<'_, '_> {
             let wake = prefetch_at.map_or(deadline, |t| t.min(deadline)).max(now);
             let ticket = f.ticket;
             let wait_ns = (wake - now).as_nanos().min(u128::from(self.timeout_ns())) as u64;
-            let expected = usable_power(power)
-                .map(|p| started + Duration::from_secs_f64((f.len() as f64 / p).min(3600.0)));
+            let expected = self
+                .estimates
+                .run_cost(self.role.device)
+                .and_then(|c| expected_run_s(c, f.len()))
+                .map(|s| started + Duration::from_secs_f64(s));
             let until = now + Duration::from_nanos(wait_ns);
             let waited = wait::wait_ticket(&self.ring, ticket, until, expected);
             #[cfg(feature = "test-hooks")]
@@ -952,6 +965,19 @@ mod tests {
         });
         assert_eq!(took, Some(0..100));
         assert_eq!(b.next_chunk(0, 1), None, "the owner finds its word empty");
+    }
+
+    #[test]
+    fn a_package_is_expected_after_its_fixed_cost_and_its_units() {
+        let c = |overhead_s, rate| crate::sched::Cost { overhead_s, rate };
+        // 1 ms of fixed cost (a sparse matrix's densest rows) and 1e9
+        // units/s: 1000 units end 1.001 ms in, not 1 us.
+        let s = expected_run_s(c(1e-3, 1e9), 1000).unwrap();
+        assert!((s - 1.001e-3).abs() < 1e-12, "{s}");
+        assert_eq!(expected_run_s(c(0.0, 1e6), 2_000_000), Some(2.0));
+        assert_eq!(expected_run_s(c(0.0, 1.0), u64::MAX), Some(3600.0));
+        assert_eq!(expected_run_s(c(1e-3, 0.0), 10), None);
+        assert_eq!(expected_run_s(c(1e-3, f64::NAN), 10), None);
     }
 
     #[test]

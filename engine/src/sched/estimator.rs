@@ -58,6 +58,12 @@ pub trait PowerEstimator: Send + Sync {
     fn cost(&self, device: usize) -> Option<Cost> {
         usable_power(self.power(device)).map(Cost::rate_only)
     }
+    /// What a package of `device` costs to run on the device itself,
+    /// without the transfers a staged run adds around it: when the
+    /// dispatch loop expects a package to end. The default: [`cost`](Self::cost).
+    fn run_cost(&self, device: usize) -> Option<Cost> {
+        self.cost(device)
+    }
     /// The size of the packages `device`'s cost was measured on, where they
     /// all had one size: its fixed cost per package cannot be told apart
     /// from its rate yet (a GPU package that waits for its heaviest
