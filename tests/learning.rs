@@ -215,15 +215,10 @@ fn a_profile_written_by_one_process_is_used_by_the_next() {
         return;
     };
     assert!(!first, "nothing on disk yet");
-    let profiles = dir.join("profiles");
-    let files: Vec<_> = std::fs::read_dir(&profiles)
-        .expect("the first process wrote a profile")
-        .map(|f| f.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
+    let file = common::the_profile(&dir);
     // It holds the devices' costs and the measured time of the
     // configuration the later runs used.
-    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("\ncost "), "{text}");
     assert!(text.contains("\ntime "), "{text}");
     // The next process starts from it: its first run is the profile's
@@ -240,7 +235,7 @@ fn a_profile_written_by_one_process_is_used_by_the_next() {
     assert_eq!(child(&dir, Some("off")), Some(false));
     // A corrupt profile is ignored (a warning), and the run is still right;
     // it is then rewritten whole.
-    std::fs::write(&files[0], "coexec-profile 1\nkey garbage\ncost x\n").unwrap();
+    std::fs::write(&file, "coexec-profile 1\nkey garbage\ncost x\n").unwrap();
     assert_eq!(child(&dir, None), Some(false));
     assert_eq!(child(&dir, None), Some(true));
     let _ = std::fs::remove_dir_all(&dir);

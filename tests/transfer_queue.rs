@@ -106,24 +106,37 @@ fn sweeps_on(
             a.as_mut_slice()[s * 7..s * 7 + 100].fill(s as u32);
             host[s * 7..s * 7 + 100].fill(s as u32);
         }
-        e.run(
-            &k,
-            Args::new()
-                .input(&a)
-                .footprint(HALO)
-                .output(&mut b)
-                .push(&(n as u32)),
-            IndexSpace::D1(n as u64),
-            sched,
-            devices(s),
-        )
-        .unwrap();
+        stencil_run(e, &k, (&a, &mut b), sched, devices(s));
         host = reference(&host);
         assert_eq!(b.as_slice(), &host[..], "sweep {s}");
         std::mem::swap(&mut a, &mut b);
     }
     common::assert_validation_clean(e);
     a.to_vec()
+}
+
+/// One run of the stencil from `io.0` into `io.1` (as long as it) on
+/// `devices`; the report.
+fn stencil_run(
+    e: &Engine,
+    k: &Kernel,
+    io: (&coexec::Buffer<u32>, &mut coexec::Buffer<u32>),
+    sched: &Scheduler,
+    devices: Devices,
+) -> coexec::Report {
+    let n = io.0.len();
+    e.run(
+        k,
+        Args::new()
+            .input(io.0)
+            .footprint(HALO)
+            .output(io.1)
+            .push(&(n as u32)),
+        IndexSpace::D1(n as u64),
+        sched,
+        devices,
+    )
+    .unwrap()
 }
 
 fn schedulers() -> Vec<Scheduler> {
@@ -300,19 +313,7 @@ fn lone_run(e: &Engine, k: &Kernel, n: usize) -> coexec::Report {
     let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
     let a = e.buffer_from_slice(&x).unwrap();
     let mut b = e.buffer::<u32>(n).unwrap();
-    let r = e
-        .run(
-            k,
-            Args::new()
-                .input(&a)
-                .footprint(HALO)
-                .output(&mut b)
-                .push(&(n as u32)),
-            IndexSpace::D1(n as u64),
-            &Scheduler::hguided(),
-            Devices::GPU,
-        )
-        .unwrap();
+    let r = stencil_run(e, k, (&a, &mut b), &Scheduler::hguided(), Devices::GPU);
     assert_eq!(b.as_slice(), &reference(&x)[..]);
     r
 }
@@ -339,12 +340,8 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
             lone_run(&e, &k, n);
         }
     }
-    let files: Vec<_> = std::fs::read_dir(dir.join("profiles"))
-        .expect("the engine wrote a profile")
-        .map(|f| f.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let file = common::the_profile(&dir);
+    let text = std::fs::read_to_string(&file).unwrap();
     // Its second run (the first is not recorded) was one package.
     assert!(text.contains("\ndepth 1 1 "), "{text}");
     let kept: String = text
@@ -360,7 +357,7 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
         ),
         ("depth 1 1 1e-7\ndepth 1 2 1e-6\n", false),
     ] {
-        std::fs::write(&files[0], format!("{kept}{steps}")).unwrap();
+        std::fs::write(&file, format!("{kept}{steps}")).unwrap();
         let e = common::engine_from(depth_options(&dir)).unwrap();
         let k = kernel(&e);
         let r = lone_run(&e, &k, n);

@@ -29,6 +29,11 @@ pub(crate) const LADDER: [u64; 4] = [1, 2, 4, 8];
 /// for the next step to be tried (run-to-run noise is about 2%).
 pub(crate) const GAIN: f64 = 0.02;
 
+/// The index in [`LADDER`] of `packages`, where it is a step.
+fn step_of(packages: u64) -> Option<usize> {
+    LADDER.iter().position(|&n| n == packages)
+}
+
 /// What a lone GPU's run is cut into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Depth {
@@ -63,7 +68,7 @@ impl DepthLadder {
         if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
             return;
         }
-        if let Some(i) = LADDER.iter().position(|&n| n == packages) {
+        if let Some(i) = step_of(packages) {
             let (mean, runs) = &mut self.steps[i];
             *runs += 1;
             *mean += (per_unit_s - *mean) / f64::from(*runs);
@@ -85,7 +90,7 @@ impl DepthLadder {
     /// profile: the next process's first lone runs start where this one's
     /// ended, and its own runs soon outweigh it).
     pub(crate) fn seed(&mut self, packages: u64, per_unit_s: f64) {
-        if let Some(i) = LADDER.iter().position(|&n| n == packages) {
+        if let Some(i) = step_of(packages) {
             self.steps[i] = (0.0, 0);
         }
         self.record(packages, per_unit_s);

@@ -182,3 +182,14 @@ pub(crate) fn img_ref(x: &[u32], w: u32) -> Vec<u32> {
     }
     o
 }
+
+/// The one profile an engine wrote under the cache directory `dir` (its
+/// `profiles/` folder must hold exactly one file).
+pub(crate) fn the_profile(dir: &std::path::Path) -> std::path::PathBuf {
+    let files: Vec<_> = std::fs::read_dir(dir.join("profiles"))
+        .expect("a profile was written")
+        .map(|f| f.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files.into_iter().next().unwrap()
+}

@@ -84,16 +84,13 @@ pub(crate) struct Stager {
 impl Stager {
     /// A stager on `device`'s transfer queue (its compute queue where it
     /// has no other) for `lane` [`QueueLane::Transfer`], on its compute
-    /// queue for [`QueueLane::ComputeCopies`] (and
-    /// [`QueueLane::Compute`], taken as that).
+    /// queue for [`QueueLane::ComputeCopies`] (the two lanes of transfers).
     pub(crate) fn new(device: Arc<Device>, lane: QueueLane) -> Result<Self, VkError> {
-        let lane = match lane {
-            QueueLane::Transfer => QueueLane::Transfer,
-            QueueLane::Compute | QueueLane::ComputeCopies => QueueLane::ComputeCopies,
-        };
-        let family = match lane {
-            QueueLane::Transfer => device.transfer_family(),
-            _ => device.queue_family(),
+        debug_assert_ne!(lane, QueueLane::Compute, "dispatches' lane");
+        let family = if lane == QueueLane::Transfer {
+            device.transfer_family()
+        } else {
+            device.queue_family()
         };
         let raw = device.raw();
         let pool_info = vk::CommandPoolCreateInfo::default()
