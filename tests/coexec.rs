@@ -563,3 +563,57 @@ fn an_idle_gpu_steals_the_end_of_a_slow_cpu_package() {
     assert_eq!(own, vec![4], "{:?}", r.packages);
     assert_validation_clean(e);
 }
+
+/// A GPU with nothing left to claim takes the unstarted ends of all the
+/// CPU workers' packages at once, in one package of several parts (one
+/// record per part, with the package's times): Static gives the two
+/// workers 90% of the range, and the CPU's kernel is slow. The GPU's
+/// first package is held back (a test hook) until both workers started.
+#[cfg(feature = "test-hooks")]
+#[test]
+fn an_idle_gpu_takes_from_every_worker_in_one_package() {
+    let es = engines();
+    let Some(e) = es.iter().find(|e| e.workers() == 2) else {
+        return;
+    };
+    e.delay_cold_gpu_packages(Some(std::time::Duration::from_millis(5)));
+    const UNITS: u64 = 80;
+    let slow = slow_count_cpu(std::time::Duration::from_millis(2), u64::MAX);
+    let k = e
+        .kernel_glsl("count1d-slow-cpu", &count_glsl(64, 1, false), Some(slow))
+        .unwrap();
+    let space = IndexSpace::D1(UNITS * 64);
+    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
+    let r = e
+        .run(
+            &k,
+            Args::new().output(&mut out).push(&Dims::of(space)),
+            space,
+            &Scheduler::Static {
+                powers: Some(vec![0.9, 0.1]),
+            },
+            Devices::ALL,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1));
+    check_report(&r, space);
+    let stolen: Vec<_> = r
+        .packages
+        .iter()
+        .filter(|p| p.device == 1 && p.stolen)
+        .collect();
+    // Parts of one package: stolen records of different units with the
+    // same times (a package takes one part of each worker's package).
+    let together = stolen.iter().any(|a| {
+        stolen
+            .iter()
+            .any(|b| a.units != b.units && a.start_s == b.start_s && a.end_s == b.end_s)
+    });
+    e.delay_cold_gpu_packages(None);
+    assert!(
+        together,
+        "no package took from both workers: {:?}",
+        r.packages
+    );
+    assert_validation_clean(e);
+}

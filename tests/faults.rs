@@ -277,6 +277,73 @@ fn lost_mid_package_of_a_read_write_kernel_is_a_typed_error() {
     }
 }
 
+/// A GPU that fails on a package it took from several CPU workers at once
+/// (see `an_idle_gpu_takes_from_every_worker_in_one_package`) gives every
+/// part back, or runs it to its end: each item is applied once. Static
+/// gives the two workers 90% of the range, and their kernel is slow, so
+/// the GPU's second package is their remainders.
+#[test]
+fn a_failed_package_of_stolen_parts_is_counted_once() {
+    for fault in [
+        GpuFault::SubmitError,
+        GpuFault::DeviceLost,
+        GpuFault::HangThenLost,
+    ] {
+        let Some(e) = common::engine_from(EngineOptions {
+            workers: Some(2),
+            validation: Validation::IfAvailable,
+            gpu_timeout: Duration::from_millis(300),
+            ..Default::default()
+        }) else {
+            return;
+        };
+        if e.workers() != 2 {
+            return;
+        }
+        let glsl = GLSL
+            .replace("QUALIFIER", "writeonly")
+            .replace("STORE", "o[i] = h");
+        let cpu = Arc::new(move |pkg: &Package, args: &mut CpuArgs<'_>| {
+            std::thread::sleep(Duration::from_millis(2 * pkg.len() / 64));
+            for (k, v) in args.output::<u32>(0).iter_mut().enumerate() {
+                *v = hash(pkg.items.start as u32 + k as u32);
+            }
+        });
+        // A kernel object per run: the GPU's first package of each (its
+        // cold one) is held back until both workers have started.
+        e.delay_cold_gpu_packages(Some(Duration::from_millis(5)));
+        let kernel = || {
+            e.kernel_glsl("faulty-slow-cpu", &glsl, Some(cpu.clone()))
+                .unwrap()
+        };
+        let sched = Scheduler::Static {
+            powers: Some(vec![0.9, 0.1]),
+        };
+        // Healthy, the GPU's second package has parts (records of the same
+        // times); the fault comes on that package.
+        let r = run(&e, &kernel(), 80 * 64, &sched, Devices::ALL).unwrap();
+        let gpu: Vec<_> = r.packages.iter().filter(|p| p.device == 1).collect();
+        let second: Vec<_> = gpu.iter().filter(|p| p.start_s > gpu[0].start_s).collect();
+        let parts = second
+            .iter()
+            .filter(|p| p.start_s == second[0].start_s && p.end_s == second[0].end_s);
+        assert!(parts.count() >= 2, "{gpu:?}");
+        e.inject_gpu_fault(FaultInjection {
+            fault,
+            after_packages: 1,
+        });
+        let r = run(&e, &kernel(), 80 * 64, &sched, Devices::ALL).unwrap();
+        assert!(
+            r.devices[1].failure.is_some(),
+            "{fault:?}: {:#?}",
+            r.devices
+        );
+        let items: u64 = r.devices.iter().map(|d| d.items).sum();
+        assert_eq!(items, 80 * 64, "{fault:?}");
+        common::assert_validation_clean(&e);
+    }
+}
+
 #[test]
 fn failure_under_static_gives_back_the_unclaimed_share() {
     // Static: one package per device; the GPU fails on its only package, and

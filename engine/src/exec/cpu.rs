@@ -303,7 +303,11 @@ pub(crate) fn worker_loop(
         idle = Idle::new();
         // Shared on the board, the package is run chunk by chunk and
         // siblings may take its end; otherwise it is run whole.
-        let mut whole = (!role.board.publish(worker, units.clone())).then_some(units);
+        // With its start, so that a GPU that steals from it sees how fast
+        // it goes.
+        let now_us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let shared = role.board.publish_at(worker, units.clone(), Some(now_us));
+        let mut whole = (!shared).then_some(units);
         let mut ran: Option<Ran> = None;
         loop {
             let chunk = match whole.take() {

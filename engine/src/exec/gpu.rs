@@ -15,8 +15,7 @@ use super::staging::Staging;
 use super::wait;
 use crate::error::{Error, VkError};
 use crate::sched::{
-    usable_power, worth_splitting, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard,
-    WorkQueue,
+    usable_power, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
 };
 use super::stagers::RunStagers;
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
@@ -78,71 +77,6 @@ pub(crate) struct CpuPeers<'a> {
     pub(crate) device: usize,
     /// Its number of workers.
     pub(crate) workers: usize,
-}
-
-/// What a GPU package costs beyond its own run time: the host's round trip
-/// from submission to observed completion (41-53 us on the H200, see
-/// BENCHMARKS.md). The GPU splits a CPU worker's remainder only when that
-/// remainder is large enough to pay for it.
-const STEAL_LATENCY: Duration = Duration::from_micros(50);
-
-impl GpuRole<'_> {
-    /// With nothing in flight and nothing to claim: the GPU's share of the
-    /// largest CPU worker's remainder (see [`owner_keeps`]), when splitting
-    /// it ends it sooner; before both are measured, half of a remainder
-    /// worth splitting (see [`worth_splitting`]).
-    fn steal(&self, estimates: &dyn PowerEstimator) -> Option<Range<u64>> {
-        let cpu = self.cpu.as_ref()?;
-        let worker_rate = estimates
-            .power(cpu.device)
-            .map(|p| p / cpu.workers.max(1) as f64);
-        // The GPU's learned cost where known: on an irregular kernel a
-        // package of any size may wait milliseconds for its slowest
-        // work-group, far past the round trip.
-        let mine = estimates.cost(self.device);
-        let latency = mine.map_or(0.0, |c| c.overhead_s);
-        let lat = latency.max(STEAL_LATENCY.as_secs_f64());
-        let gpu_rate = mine.map(|c| c.rate);
-        // The GPU has no word on the board: any index past the workers.
-        match (usable_power(worker_rate), usable_power(gpu_rate)) {
-            (Some(o), Some(g)) => cpu.board.steal_part(usize::MAX, 1, |left| {
-                left.saturating_sub(owner_keeps(left, o, g, lat))
-            }),
-            _ => {
-                let min_left = worth_splitting(lat, worker_rate, gpu_rate)?;
-                cpu.board.steal_part(usize::MAX, min_left, |left| left / 2)
-            }
-        }
-    }
-}
-
-/// Of a remainder of `left` units, what a worker running `owner` units/s
-/// keeps when a GPU running `gpu` units/s after `latency_s` takes the rest,
-/// so that both end as early as whole units allow: `keep / owner` against
-/// `latency + (left - keep) / gpu`, whichever of the two whole sizes around
-/// their crossing ends sooner. A GPU a hundred times faster takes nearly
-/// all of it, where halves would leave the worker a tail the GPU takes
-/// back one round trip at a time (15 workers, each halved ten times, are
-/// 150 round trips); one thousands of times faster takes all of it,
-/// rather than leave a worker one more unit that costs it milliseconds.
-/// `left` when the GPU would end later whatever it took.
-fn owner_keeps(left: u64, owner: f64, gpu: f64, latency_s: f64) -> u64 {
-    let keep = (latency_s + left as f64 / gpu) / (1.0 / owner + 1.0 / gpu);
-    if !(keep.is_finite() && keep < left as f64) {
-        return left;
-    }
-    let ends = |k: u64| {
-        let rest = left - k;
-        let gpu_s = if rest == 0 { 0.0 } else { latency_s + rest as f64 / gpu };
-        (k as f64 / owner).max(gpu_s)
-    };
-    // `keep` is below `left`, so both fit.
-    let (lo, hi) = (keep.floor() as u64, (keep.ceil() as u64).min(left));
-    if ends(lo) <= ends(hi) {
-        lo
-    } else {
-        hi
-    }
 }
 
 #[derive(Default)]
@@ -257,8 +191,10 @@ impl Lane {
 
 struct InFlight {
     ticket: u64,
-    units: Range<u64>,
-    /// Taken from a CPU worker's package rather than from the queue.
+    /// Its units: one range claimed from the queue, or the ranges stolen
+    /// at once from CPU workers' packages (see [`GpuRole::steal`]).
+    parts: Vec<Range<u64>>,
+    /// Taken from CPU workers' packages rather than from the queue.
     stolen: bool,
     /// When its submission began.
     submitted: Instant,
@@ -267,7 +203,7 @@ struct InFlight {
 impl InFlight {
     /// Units of the package.
     fn len(&self) -> u64 {
-        self.units.end - self.units.start
+        units_in(&self.parts)
     }
 
     /// When the package could start on the device: its submission, or the
@@ -349,18 +285,24 @@ fn expected_end(
 struct Failure {
     /// What failed.
     why: String,
-    /// A package whose submission failed with the device lost: Vulkan then
-    /// no longer promises that the submission left the buffers untouched.
-    unsent: Option<Range<u64>>,
+    /// The parts of a package whose submission failed with the device
+    /// lost (else empty): Vulkan then no longer promises that the
+    /// submission left the buffers untouched.
+    unsent: Vec<Range<u64>>,
 }
 
 impl Failure {
     fn new(why: impl ToString) -> Self {
         Failure {
             why: why.to_string(),
-            unsent: None,
+            unsent: Vec::new(),
         }
     }
+}
+
+/// Units of the ranges `parts`.
+fn units_in(parts: &[Range<u64>]) -> u64 {
+    parts.iter().map(|u| u.end - u.start).sum()
 }
 
 /// The dispatch loop of one run: its role, the run's shared state, and the
@@ -515,8 +457,10 @@ impl Loop<'_, '_> {
                     Some(end) => backlog = end.saturating_duration_since(Instant::now()),
                 }
             }
-            // A package claimed ahead starts only when those in flight end:
-            // the plan counts that wait in its finish times.
+            // A package claimed ahead starts only when those in flight end,
+            // and its results come home only after the downloads in
+            // flight: the plan counts that wait in its finish times.
+            let backlog = backlog.max(self.download_backlog());
             self.state.set_backlog_s(backlog.as_secs_f64());
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
@@ -526,34 +470,36 @@ impl Loop<'_, '_> {
             let claimed = self
                 .plan
                 .claim(self.queue, &mut self.state, self.estimates)
-                .map(|(units, _source)| (units, false))
+                .map(|(units, _source)| (vec![units], false))
                 .or_else(|| {
                     self.inflight
                         .is_empty()
-                        .then(|| self.role.steal(self.estimates))
-                        .flatten()
-                        .map(|units| (units, true))
+                        .then(|| self.role.steal(self.estimates, self.now_us(), backlog))
+                        .filter(|parts| !parts.is_empty())
+                        .map(|parts| (parts, true))
                 });
-            let Some((units, stolen)) = claimed else {
+            let Some((parts, stolen)) = claimed else {
                 break;
             };
-            self.submit(units, stolen)?;
+            self.submit(parts, stolen)?;
         }
         Ok(None)
     }
 
-    /// Submits the package `units`.
-    fn submit(&mut self, units: Range<u64>, stolen: bool) -> Result<(), Failure> {
-        if let Err(why) = self.upload(&units).map_err(TransferError::into_message) {
-            // Nothing of the package was submitted: it goes back as is.
-            self.queue.requeue(units);
+    /// Submits the package of `parts`.
+    fn submit(&mut self, parts: Vec<Range<u64>>, stolen: bool) -> Result<(), Failure> {
+        if let Err(why) = self.upload(&parts).map_err(TransferError::into_message) {
+            // Nothing of the package was submitted: it goes back as is
+            // (uploads submitted for some of its parts only bring bytes).
+            self.requeue(parts);
             return Err(Failure::new(why));
         }
+        let groups: Vec<_> = parts.iter().map(|u| self.role.geometry.dispatch(u)).collect();
         let d = Dispatch {
             pipeline: self.role.pipeline,
             set: self.role.set,
             push: self.role.push,
-            groups: self.role.geometry.dispatch(&units),
+            groups: &groups,
         };
         // From before the call: a CPU implementation (lavapipe) may run much
         // of the package inside `vkQueueSubmit`, which is then the
@@ -569,7 +515,8 @@ impl Loop<'_, '_> {
         // the shader at run start.
         let submitted = unsafe { self.submit_dispatch(d) };
         tracing::trace!(
-            units = units.end - units.start,
+            units = units_in(&parts),
+            parts = parts.len(),
             submit_us = submitting.elapsed().as_secs_f64() * 1e6,
             "package recorded and submitted"
         );
@@ -577,7 +524,7 @@ impl Loop<'_, '_> {
             Ok(ticket) => {
                 self.inflight.push_back(InFlight {
                     ticket,
-                    units,
+                    parts,
                     stolen,
                     submitted: submitting,
                 });
@@ -587,14 +534,35 @@ impl Loop<'_, '_> {
             // every resource it names untouched (Vulkan spec,
             // vkQueueSubmit): the package never ran and can go back now.
             Err(e) if !e.is_device_lost() => {
-                self.queue.requeue(units);
+                self.requeue(parts);
                 Err(Failure::new(e))
             }
             Err(e) => Err(Failure {
                 why: e.to_string(),
-                unsent: Some(units),
+                unsent: parts,
             }),
         }
+    }
+
+    /// Gives the units of `parts`, which never ran, back to the queue.
+    fn requeue(&self, parts: Vec<Range<u64>>) {
+        for units in parts {
+            self.queue.requeue(units);
+        }
+    }
+
+    /// Staged runs: how long until the downloads in flight are expected
+    /// home (see [`Pipeline::download_backlog`]).
+    fn download_backlog(&self) -> Duration {
+        self.transfers
+            .as_ref()
+            .map_or(Duration::ZERO, |t| t.download_backlog(Instant::now()))
+    }
+
+    /// Microseconds since the run started: the clock of the CPU workers'
+    /// package starts on the steal board.
+    fn now_us(&self) -> u64 {
+        u64::try_from(self.t0.elapsed().as_micros()).unwrap_or(u64::MAX)
     }
 
     /// Test hook: before the cold package (the GPU's first of the kernel,
@@ -636,15 +604,18 @@ impl Loop<'_, '_> {
         unsafe { self.ring.submit_after(d, wait) }
     }
 
-    /// Staged runs, before package `units`: submits the upload of what it
-    /// reads that the mirrors lack (the dispatch submitted next reads it).
-    fn upload(&mut self, units: &Range<u64>) -> Result<(), TransferError> {
+    /// Staged runs, before the package of `parts`: submits the upload of
+    /// what it reads that the mirrors lack (the dispatch submitted next
+    /// reads it).
+    fn upload(&mut self, parts: &[Range<u64>]) -> Result<(), TransferError> {
         let timeout_ns = self.timeout_ns();
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
             return Ok(());
         };
-        let p = self.role.geometry.package(units.clone());
-        self.data.transfers.upload_bytes += t.upload(staging, &p, timeout_ns)?;
+        for units in parts {
+            let p = self.role.geometry.package(units.clone());
+            self.data.transfers.upload_bytes += t.upload(staging, &p, timeout_ns)?;
+        }
         Ok(())
     }
 
@@ -689,7 +660,12 @@ impl Loop<'_, '_> {
             self.commit(f, start, done);
             return Ok(());
         };
-        let package = self.role.geometry.pieces(f.units.clone()).collect();
+        let geometry = self.role.geometry;
+        let package = f
+            .parts
+            .iter()
+            .flat_map(|u| geometry.pieces(u.clone()))
+            .collect();
         let after = (self.ring.completion(), f.ticket);
         match t.download(staging, package, after, ((f, start, done), alone), timeout_ns) {
             Ok(Some((f, start, done))) => self.commit(f, start, done),
@@ -698,12 +674,12 @@ impl Loop<'_, '_> {
                 // Nothing was submitted: the host copies are as the
                 // package left them.
                 let untouched = self.host_untouched();
-                self.unknown(f.units, untouched);
+                self.unknown(f.parts, untouched);
                 return Err(Failure::new(why));
             }
             Err((TransferError::Failed(why), (f, ..))) => {
                 // The download may have written part of the host copies.
-                self.unknown(f.units, false);
+                self.unknown(f.parts, false);
                 return Err(Failure::new(why));
             }
         }
@@ -723,7 +699,7 @@ impl Loop<'_, '_> {
             self.downloaded(d);
         }
         for d in left {
-            self.unknown(d.payload.0.units, false);
+            self.unknown(d.payload.0.parts, false);
         }
     }
 
@@ -771,22 +747,26 @@ impl Loop<'_, '_> {
 
     /// The package `f` (which could start at `start` and was seen complete
     /// at `done`) is done: its record, and its units complete in the queue.
+    /// A package of several parts has a record per part, with the same
+    /// times.
     fn commit(&mut self, f: InFlight, start: Instant, done: Instant) {
         let n = f.len();
-        let pkg = self.role.geometry.package(f.units.clone());
-        let work_items = self.role.geometry.items_in(f.units.clone());
-        self.data.items += work_items;
-        self.data.records.push(PackageRecord {
-            device: self.role.device,
-            lane: 0,
-            // The space's units and items.
-            units: pkg.units,
-            items: pkg.items,
-            work_items,
-            start_s: (start - self.t0).as_secs_f64(),
-            end_s: (done - self.t0).as_secs_f64(),
-            stolen: f.stolen,
-        });
+        for units in f.parts {
+            let pkg = self.role.geometry.package(units.clone());
+            let work_items = self.role.geometry.items_in(units);
+            self.data.items += work_items;
+            self.data.records.push(PackageRecord {
+                device: self.role.device,
+                lane: 0,
+                // The space's units and items.
+                units: pkg.units,
+                items: pkg.items,
+                work_items,
+                start_s: (start - self.t0).as_secs_f64(),
+                end_s: (done - self.t0).as_secs_f64(),
+                stolen: f.stolen,
+            });
+        }
         self.completed(n);
     }
 
@@ -802,7 +782,7 @@ impl Loop<'_, '_> {
     /// it had in flight, and then counts each as done (it ran to its end),
     /// or, where its outcome is unknown, gives it back or declares its items
     /// lost ([`Loop::unknown`]). The device is left out of later runs.
-    fn fail(&mut self, f: Failure) {
+    fn fail(&mut self, mut f: Failure) {
         self.plan
             .forfeit(self.queue, &mut self.state, self.estimates);
         // Its share is the others' now: idle claimants wake to take it.
@@ -817,7 +797,7 @@ impl Loop<'_, '_> {
         let inflight = std::mem::take(&mut self.inflight);
         let tickets: Vec<u64> = inflight.iter().map(|p| p.ticket).collect();
         let outcomes = self.settle(&tickets);
-        if f.unsent.is_some() {
+        if !f.unsent.is_empty() {
             // The device is lost: this returns at once, and afterwards
             // nothing of the unsent package can run.
             let _ = device.wait_idle();
@@ -832,13 +812,12 @@ impl Loop<'_, '_> {
                 Outcome::Ran => {
                     let _ = self.retire(p, settled, false);
                 }
-                Outcome::Unknown => self.unknown(p.units, self.host_untouched()),
+                Outcome::Unknown => self.unknown(p.parts, self.host_untouched()),
             }
         }
         self.settle_transfers();
-        if let Some(units) = f.unsent {
-            self.unknown(units, self.host_untouched());
-        }
+        let unsent = std::mem::take(&mut f.unsent);
+        self.unknown(unsent, self.host_untouched());
         self.data.failure = Some(f.why);
     }
 
@@ -870,14 +849,19 @@ impl Loop<'_, '_> {
     /// (a staged run whose outputs all have mirrors, and no download of it
     /// began): it then runs again elsewhere whatever the kernel, since the
     /// other devices read and write those host copies only.
-    fn unknown(&mut self, units: Range<u64>, host_untouched: bool) {
-        if host_untouched || self.role.pipeline.interface().rerun_safe() {
-            self.queue.requeue(units);
+    fn unknown(&mut self, parts: Vec<Range<u64>>, host_untouched: bool) {
+        if parts.is_empty() {
             return;
         }
-        let n = units.end - units.start;
-        for p in self.role.geometry.pieces(units) {
-            self.data.lost.extend(p.item_ranges());
+        if host_untouched || self.role.pipeline.interface().rerun_safe() {
+            self.requeue(parts);
+            return;
+        }
+        let n = units_in(&parts);
+        for units in parts {
+            for p in self.role.geometry.pieces(units) {
+                self.data.lost.extend(p.item_ranges());
+            }
         }
         self.data.lost_units += n;
         self.completed(n);
@@ -940,32 +924,6 @@ impl Loop<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Both end together: a GPU 99x faster leaves the worker about 1% of
-    /// the remainder plus what it runs during the GPU's latency; equal
-    /// rates split it in half (less the latency).
-    #[test]
-    fn a_faster_gpu_leaves_the_worker_its_share_of_the_remainder() {
-        assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 0.0), 10);
-        // 50 us of latency: both would end together at 10.05 units kept;
-        // keeping 10 ends the pair at 10.05 ms, keeping 11 at 11 ms.
-        assert_eq!(owner_keeps(1000, 1.0e3, 99.0e3, 50e-6), 10);
-        assert_eq!(owner_keeps(1000, 1.0e3, 1.0e3, 0.0), 500);
-        // A slow GPU: the worker keeps it all.
-        assert_eq!(owner_keeps(10, 1.0e3, 1.0, 1.0), 10);
-        // A unit costs the worker 1 ms and the GPU 0.1 ms after 50 us: the
-        // GPU takes the worker's last unit; one hardly faster leaves it.
-        assert_eq!(owner_keeps(1, 1.0e3, 1.0e4, 50e-6), 0);
-        assert_eq!(owner_keeps(1, 1.0e3, 1.2e3, 1e-3), 1);
-        // A GPU a billion times faster takes all of a remainder.
-        let b = crate::sched::StealBoard::new(1, 100, true);
-        assert!(b.publish(0, 0..100));
-        let took = b.steal_part(usize::MAX, 1, |left| {
-            left.saturating_sub(owner_keeps(left, 1.0, 1e9, 0.0))
-        });
-        assert_eq!(took, Some(0..100));
-        assert_eq!(b.next_chunk(0, 1), None, "the owner finds its word empty");
-    }
 
     #[test]
     fn a_package_is_expected_after_its_fixed_cost_and_its_units() {

@@ -4,6 +4,7 @@
 pub(crate) mod cpu;
 pub mod footprint;
 pub(crate) mod gpu;
+mod gpu_steal;
 pub(crate) mod idle;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod inject;

@@ -149,6 +149,25 @@ impl<'r, T> Pipeline<'r, T> {
         !self.downloads.is_empty()
     }
 
+    /// How long, from `now`, until the downloads in flight are expected
+    /// home: their bytes at the device's learned download bandwidth, from
+    /// when the oldest was submitted (they run one after another; one
+    /// queued behind a dispatch starts later, which this does not see).
+    /// Zero with none in flight.
+    pub(crate) fn download_backlog(&self, now: Instant) -> std::time::Duration {
+        let Some(oldest) = self.downloads.front() else {
+            return std::time::Duration::ZERO;
+        };
+        let bytes: u64 = self.downloads.iter().map(|d| d.bytes).sum();
+        let bw = self.stager.rates().bandwidth(Direction::Download.way());
+        let s = bytes as f64 / bw;
+        if !(s.is_finite() && s > 0.0) {
+            return std::time::Duration::ZERO;
+        }
+        let end = oldest.submitted + std::time::Duration::from_secs_f64(s.min(3600.0));
+        end.saturating_duration_since(now)
+    }
+
     /// The completed transfers, oldest first: uploads are marked valid in
     /// the mirrors, downloads handed back (their packages are done). With
     /// `wait_ns`, waits that long for the oldest download first.

@@ -52,7 +52,55 @@ use std::ops::Range;
 /// the latest value.
 pub struct StealBoard {
     words: Box<[CachePadded<AtomicU64>]>,
+    /// Per claimant, where and when its current package started: its first
+    /// unit (low 32 bits) and the microsecond of the run it was published
+    /// at (high 32 bits; [`NO_TIME`] where not given). What the owner ran
+    /// of its package over the time since is its live rate (see
+    /// [`Progress`]).
+    since: Box<[CachePadded<AtomicU64>]>,
     enabled: bool,
+}
+
+/// The time of a package published without one.
+const NO_TIME: u64 = u32::MAX as u64;
+
+/// How far the owner of a remainder has got with its package: what a thief
+/// weighs against the owner's estimated rate, which on an irregular kernel
+/// can be far off (a fractal's CPU workers, measured on the cheap edge of
+/// the image, ran its interior forty times slower).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Units the owner took from its package since it was published (those
+    /// it ran and the chunk it is running).
+    pub started: u64,
+    /// The microsecond of the run the package was published at (`None`
+    /// where its owner gave no time).
+    pub since_us: Option<u64>,
+}
+
+impl Progress {
+    /// The owner's rate over its package, in units per second, at the
+    /// run's microsecond `now_us`: `None` before `min_us` microseconds
+    /// passed or where no time is known.
+    pub fn rate(&self, now_us: u64, min_us: u64) -> Option<f64> {
+        let since = self.since_us?;
+        let elapsed = now_us
+            .checked_sub(since)
+            .filter(|&e| e >= min_us.max(1))?;
+        Some(self.started as f64 / (elapsed as f64 * 1e-6))
+    }
+}
+
+/// One claimant's unstarted remainder, as a thief saw it (see
+/// [`StealBoard::remainders`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remainder {
+    /// The claimant.
+    pub owner: usize,
+    /// Units it has not started.
+    pub left: u64,
+    /// How far it has got with its package.
+    pub progress: Progress,
 }
 
 /// Packs `[next, end)` into a word (both fit in 32 bits: checked by the
@@ -103,10 +151,10 @@ impl StealBoard {
     /// single one and no outside thief) or past `u32::MAX` units.
     pub fn new(claimants: usize, total: u64, outside: bool) -> Self {
         let thieves = claimants >= 2 || (claimants == 1 && outside);
+        let word = |_| CachePadded::new(AtomicU64::new(0));
         StealBoard {
-            words: (0..claimants)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
+            words: (0..claimants).map(word).collect(),
+            since: (0..claimants).map(word).collect(),
             enabled: thieves && total <= u64::from(u32::MAX),
         }
     }
@@ -124,12 +172,23 @@ impl StealBoard {
     /// Call it only once the previous package is used up (`next_chunk`
     /// answered `None`).
     pub fn publish(&self, me: usize, range: Range<u64>) -> bool {
+        self.publish_at(me, range, None)
+    }
+
+    /// [`publish`](Self::publish), at the run's microsecond `now_us`, so
+    /// that thieves see how fast the package goes (see [`Progress`]).
+    pub fn publish_at(&self, me: usize, range: Range<u64>, now_us: Option<u64>) -> bool {
         let Some(word) = self.words.get(me).filter(|_| self.enabled) else {
             return false;
         };
         if range.end > u64::from(u32::MAX) || range.start > range.end {
             return false;
         }
+        let at = now_us.map_or(NO_TIME, |t| t.min(NO_TIME - 1));
+        // Relaxed, and before the word: a thief that pairs a new word with
+        // the old start (or the reverse) misjudges one rate for one steal;
+        // what it takes is decided by the word's CAS alone.
+        self.since[me].store(pack(range.start, at), Ordering::Relaxed);
         // Relaxed: see the type's docs (a store into an empty word, which
         // no thief writes; the word carries no data).
         word.store(pack(range.start, range.end), Ordering::Relaxed);
@@ -213,27 +272,135 @@ impl StealBoard {
             if left < min_left {
                 return None;
             }
-            let (next, end) = unpack(cur);
-            let mid = match take(left).min(left) {
-                0 => return None,
-                t => end - t,
-            };
-            // Relaxed: see the type's docs. On failure the word changed
-            // (the owner took a chunk, or another thief came first): look
-            // again.
-            if self.words[victim]
-                .compare_exchange(cur, pack(next, mid), Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            {
-                return Some(mid..end);
+            match self.split(victim, cur, take(left)) {
+                Ok(taken) => return taken,
+                // The word changed (the owner took a chunk, or another
+                // thief came first): look again.
+                Err(_) => continue,
             }
         }
+    }
+
+    /// The unstarted remainders of the other claimants' packages (`me` as
+    /// in [`steal`](Self::steal)), those with at least one unit left, as
+    /// read now: what a thief that takes from several at once
+    /// ([`steal_from`](Self::steal_from)) weighs. Empty on a disabled
+    /// board.
+    pub fn remainders(&self, me: usize) -> Vec<Remainder> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        self.words
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != me)
+            .filter_map(|(i, w)| {
+                // Relaxed: a snapshot for weighing; what is taken is decided
+                // by each word's CAS (see the type's docs). The start is a
+                // hint (see `publish_at`).
+                let (next, end) = unpack(w.load(Ordering::Relaxed));
+                let (first, at) = unpack(self.since[i].load(Ordering::Relaxed));
+                (end > next).then(|| Remainder {
+                    owner: i,
+                    left: end - next,
+                    progress: Progress {
+                        started: next.saturating_sub(first),
+                        since_us: (at != NO_TIME).then_some(at),
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// Takes `take(left)` units (at most `left`; `None` where it asks for
+    /// none) from the back of claimant `victim`'s remainder of `left`
+    /// units, as it is when the CAS lands (the owner may have taken chunks
+    /// since the thief weighed it). `None` also on a disabled board.
+    pub fn steal_from(&self, victim: usize, take: impl Fn(u64) -> u64) -> Option<Range<u64>> {
+        let word = self.words.get(victim).filter(|_| self.enabled)?;
+        // Relaxed: a stale value only makes the CAS fail.
+        let mut cur = word.load(Ordering::Relaxed);
+        loop {
+            let (next, end) = unpack(cur);
+            match self.split(victim, cur, take(end.saturating_sub(next))) {
+                Ok(taken) => return taken,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Moves the end of `victim`'s word, read as `cur`, down by `t` units
+    /// (at most what it holds): `Ok(None)` where that is none, `Ok` with
+    /// the units taken, or `Err` with the word's value where it changed
+    /// since `cur`.
+    fn split(&self, victim: usize, cur: u64, t: u64) -> Result<Option<Range<u64>>, u64> {
+        let (next, end) = unpack(cur);
+        let mid = match t.min(end.saturating_sub(next)) {
+            0 => return Ok(None),
+            t => end - t,
+        };
+        // Relaxed: see the type's docs. On failure the word changed since
+        // `cur`.
+        self.words[victim]
+            .compare_exchange(cur, pack(next, mid), Ordering::Relaxed, Ordering::Relaxed)
+            .map(|_| Some(mid..end))
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thief_sees_every_remainder_and_how_far_its_owner_got() {
+        let b = StealBoard::new(3, 1000, true);
+        assert!(b.publish_at(0, 100..200, Some(1000)));
+        assert!(b.publish(1, 300..310));
+        assert_eq!(b.next_chunk(0, 10), Some(100..110));
+        assert_eq!(b.next_chunk(0, 10), Some(110..120));
+        let r = b.remainders(usize::MAX);
+        assert_eq!(
+            r,
+            vec![
+                Remainder {
+                    owner: 0,
+                    left: 80,
+                    progress: Progress {
+                        started: 20,
+                        since_us: Some(1000)
+                    }
+                },
+                Remainder {
+                    owner: 1,
+                    left: 10,
+                    progress: Progress {
+                        started: 0,
+                        since_us: None
+                    }
+                },
+            ]
+        );
+        // 20 units in 200 us; too early before `min_us`; no time: none.
+        assert!((r[0].progress.rate(1200, 100).unwrap() - 1e5).abs() < 1e-6);
+        assert_eq!(r[0].progress.rate(1050, 100), None);
+        assert_eq!(r[0].progress.rate(900, 0), None);
+        assert_eq!(r[1].progress.rate(5000, 0), None);
+        // A claimant does not see its own word.
+        assert_eq!(b.remainders(1).len(), 1);
+        // The owner runs on after being weighed: the thief takes what it
+        // asked of the remainder as the CAS finds it.
+        assert_eq!(b.next_chunk(0, 30), Some(120..150));
+        assert_eq!(b.steal_from(0, |left| left.saturating_sub(10)), Some(160..200));
+        assert_eq!(b.steal_from(1, |left| left), Some(300..310));
+        assert_eq!(b.steal_from(1, |left| left), None, "nothing is left");
+        assert_eq!(b.steal_from(0, |_| 0), None, "nothing asked");
+        assert_eq!(b.steal_from(7, |left| left), None, "not a claimant");
+        assert_eq!(b.next_chunk(0, 100), Some(150..160));
+        assert!(b.remainders(usize::MAX).is_empty());
+        let off = StealBoard::new(1, 100, false);
+        assert!(off.remainders(usize::MAX).is_empty());
+        assert_eq!(off.steal_from(0, |left| left), None);
+    }
 
     #[test]
     fn owner_takes_chunks_in_order() {
@@ -379,9 +546,23 @@ mod tests {
                                 hits[u as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             }
                         }
-                        // Worker 3 steals greedily (see `steal_part`).
+                        // Worker 3 steals greedily (see `steal_part`),
+                        // worker 2 from every remainder at once, running
+                        // what it took without publishing it, as a GPU
+                        // does.
                         next = match me {
                             3 => b.steal_part(3, 1, |left| left),
+                            2 => {
+                                for r in b.remainders(2) {
+                                    let keep = r.left / 3;
+                                    let took = b.steal_from(r.owner, |l| l.saturating_sub(keep));
+                                    for u in took.into_iter().flatten() {
+                                        hits[u as usize]
+                                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                    }
+                                }
+                                b.steal(2, 2)
+                            }
                             _ => b.steal(me as usize, 2),
                         };
                     }
@@ -408,7 +589,8 @@ mod loom_tests {
     /// Runs `me`'s package chunk by chunk, then steals and runs what it
     /// stole, until there is nothing left to steal; returns what it ran.
     /// Odd claimants steal greedily (all of a remainder, down to a single
-    /// unit, as a GPU much faster than the owner does), even ones halves.
+    /// unit, as a GPU much faster than the owner does), claimant 0 halves,
+    /// other even ones part of every remainder at once and stop.
     fn work(b: &StealBoard, me: usize, first: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
         let mut ran = vec![];
         let mut next = Some(first);
@@ -419,6 +601,13 @@ mod loom_tests {
             }
             next = match me % 2 {
                 1 => b.steal_part(me, 1, |left| left),
+                _ if me > 0 => {
+                    // From every remainder at once, as a GPU does.
+                    for r in b.remainders(me) {
+                        ran.extend(b.steal_from(r.owner, |left| left.saturating_sub(r.left / 2)));
+                    }
+                    None
+                }
                 _ => b.steal(me, 2),
             };
         }
@@ -455,5 +644,12 @@ mod loom_tests {
     #[test]
     fn loom_two_thieves_cover_once() {
         check(2, &[(0..2, 1), (2..2, 1), (2..2, 1)]);
+    }
+
+    /// A thief taking from every remainder at once (claimant 2) races two
+    /// owners, one of which steals greedily from the other.
+    #[test]
+    fn loom_a_thief_of_all_remainders_covers_once() {
+        check(2, &[(0..1, 1), (1..2, 1), (2..2, 1)]);
     }
 }

@@ -10,14 +10,16 @@ use crate::error::{VkError, VkResultExt};
 use ash::vk;
 use std::sync::Arc;
 
-/// One package's dispatch, as a [`DispatchRing`] records it: `count`
-/// work-groups from work-group `base`, with `pipeline`, `set` and `push`.
+/// One package's dispatch, as a [`DispatchRing`] records it: the
+/// work-groups of each of its `groups` (one per part: a package stolen from
+/// several CPU workers at once has several), with `pipeline`, `set` and
+/// `push`.
 #[derive(Clone, Copy)]
 pub(crate) struct Dispatch<'a> {
     pub(crate) pipeline: &'a ComputePipeline,
     pub(crate) set: &'a BindingSet,
     pub(crate) push: &'a [u8],
-    pub(crate) groups: Groups,
+    pub(crate) groups: &'a [Groups],
 }
 
 /// The work-groups of one GPU dispatch: up to three rectangles (a package
@@ -69,21 +71,24 @@ struct Recorded {
     pipeline: vk::Pipeline,
     set: u64,
     push: Vec<u8>,
-    groups: Groups,
+    groups: Vec<Groups>,
 }
 
 impl Recorded {
-    /// What `d` recorded, its push constants copied into `push` (the
-    /// buffer of the slot's previous recording, so that re-recording a
-    /// slot allocates nothing once its buffer is large enough).
-    fn of(d: &Dispatch<'_>, mut push: Vec<u8>) -> Self {
+    /// What `d` recorded, its push constants and work-groups copied into
+    /// `buffers` (those of the slot's previous recording, so that
+    /// re-recording a slot allocates nothing once they are large enough).
+    fn of(d: &Dispatch<'_>, buffers: (Vec<u8>, Vec<Groups>)) -> Self {
+        let (mut push, mut groups) = buffers;
         push.clear();
         push.extend_from_slice(d.push);
+        groups.clear();
+        groups.extend_from_slice(d.groups);
         Recorded {
             pipeline: d.pipeline.pipeline,
             set: d.set.serial,
             push,
-            groups: d.groups,
+            groups,
         }
     }
 
@@ -205,7 +210,7 @@ impl DispatchRing {
             pipeline,
             set,
             push,
-            groups: Groups::one(base, count),
+            groups: &[Groups::one(base, count)],
         };
         // SAFETY: function contract.
         unsafe { self.submit_after(d, None) }
@@ -266,13 +271,13 @@ impl DispatchRing {
             }
             return Ok(self.cbs[slot]);
         }
-        let push = self.recorded[slot]
+        let buffers = self.recorded[slot]
             .take()
-            .map(|r| r.push)
+            .map(|r| (r.push, r.groups))
             .unwrap_or_default();
         // SAFETY: function contract.
         let cb = unsafe { self.record(ticket, Some(d))? };
-        self.recorded[slot] = Some(Recorded::of(&d, push));
+        self.recorded[slot] = Some(Recorded::of(&d, buffers));
         Ok(cb)
     }
 
@@ -358,11 +363,11 @@ impl DispatchRing {
                     d.push,
                 );
             }
-            for &(base, count) in d.groups.regions() {
+            for &(base, count) in d.groups.iter().flat_map(Groups::regions) {
                 // A package from the origin needs no base (the pipeline
                 // allows one; a plain dispatch is what most programs
-                // record). The rectangles of one package are disjoint:
-                // no barrier between them.
+                // record). The rectangles of one package (of all its
+                // parts) are disjoint: no barrier between them.
                 if base == [0; 3] {
                     raw.cmd_dispatch(cb, count[0], count[1], count[2]);
                 } else {

@@ -1,0 +1,255 @@
+//! What an idle GPU takes from the CPU workers' packages: the unstarted
+//! ends of all of them at once, in one package (see [`GpuRole::steal`]).
+
+use super::gpu::GpuRole;
+use crate::sched::{usable_power, worth_splitting, PowerEstimator, Progress};
+use std::ops::Range;
+use std::time::Duration;
+
+/// What a GPU package costs beyond its own run time: the host's round trip
+/// from submission to observed completion (41-53 us on the H200, see
+/// BENCHMARKS.md). The GPU splits a CPU worker's remainder only when that
+/// remainder is large enough to pay for it.
+const STEAL_LATENCY: Duration = Duration::from_micros(50);
+
+/// How long a worker's package must have run before its progress counts as
+/// its rate (see [`owner_rate`]): several chunks, so that one slow chunk
+/// does not stand for the package.
+const LIVE_AFTER: Duration = Duration::from_micros(200);
+
+impl GpuRole<'_> {
+    /// With nothing in flight and nothing to claim: the GPU's share of
+    /// every CPU worker's unstarted remainder, taken at once (see
+    /// [`gpu_takes`]), to run as one package; empty where no split ends
+    /// sooner. Before the GPU is measured, half of each remainder worth
+    /// splitting (see [`worth_splitting`]). `now_us`: the run's
+    /// microsecond, the clock of the workers' package starts; `backlog`:
+    /// how long until the GPU could have the stolen units' results home
+    /// at the earliest (a staged run's downloads in flight come first).
+    ///
+    /// # Why all at once
+    /// On a kernel's first run a worker's packages are sized from the
+    /// items it probed, which on an irregular kernel may be the cheapest
+    /// ones: a fractal's workers, measured on the edge of the image, ran
+    /// its interior forty times slower, and the GPU, done with its own
+    /// share, took their remainders back one at a time, a round trip
+    /// (about 110 us on the H200) each, 24-29 of them (BENCHMARKS.md, run
+    /// 18). One package of all of them pays one round trip.
+    pub(super) fn steal(
+        &self,
+        estimates: &dyn PowerEstimator,
+        now_us: u64,
+        backlog: Duration,
+    ) -> Vec<Range<u64>> {
+        let Some(cpu) = self.cpu.as_ref() else {
+            return Vec::new();
+        };
+        let estimated = estimates
+            .power(cpu.device)
+            .map(|p| p / cpu.workers.max(1) as f64);
+        // The GPU's learned cost where known: on an irregular kernel a
+        // package of any size may wait milliseconds for its slowest
+        // work-group, far past the round trip.
+        let mine = estimates.cost(self.device);
+        let latency = mine.map_or(0.0, |c| c.overhead_s);
+        let lat = latency.max(STEAL_LATENCY.as_secs_f64()) + backlog.as_secs_f64();
+        // The GPU has no word on the board: any index past the workers.
+        let remainders = cpu.board.remainders(usize::MAX);
+        let takes = match usable_power(mine.map(|c| c.rate)) {
+            Some(g) => {
+                let owners: Vec<(u64, Option<f64>)> = remainders
+                    .iter()
+                    .map(|r| (r.left, owner_rate(estimated, r.progress, now_us)))
+                    .collect();
+                let takes = gpu_takes(&owners, g, lat);
+                tracing::trace!(
+                    gpu_rate = g,
+                    latency_us = lat * 1e6,
+                    owners = ?owners,
+                    takes = ?takes,
+                    "stealing from the CPU workers"
+                );
+                takes
+            }
+            None => match worth_splitting(lat, estimated, None) {
+                Some(min) => remainders
+                    .iter()
+                    .map(|r| if r.left >= min { r.left / 2 } else { 0 })
+                    .collect(),
+                None => return Vec::new(),
+            },
+        };
+        remainders
+            .iter()
+            .zip(takes)
+            .filter(|&(_, t)| t > 0)
+            .filter_map(|(r, t)| {
+                // The owner keeps what it was meant to keep of its
+                // remainder as the CAS finds it (it may have run chunks
+                // since it was weighed).
+                let keep = r.left - t;
+                cpu.board
+                    .steal_from(r.owner, |left| left.saturating_sub(keep))
+            })
+            .collect()
+    }
+}
+
+/// A worker's rate for a thief to weigh, in units/s: the slower of its
+/// estimate (`estimated`) and what it ran of its current package since it
+/// started (`progress`, at the run's microsecond `now_us`), once that
+/// package has gone on for [`LIVE_AFTER`]; `None` where neither is known.
+fn owner_rate(estimated: Option<f64>, progress: Progress, now_us: u64) -> Option<f64> {
+    let live = progress
+        .rate(now_us, LIVE_AFTER.as_micros() as u64)
+        .filter(|r| r.is_finite());
+    // A worker that started nothing since: as slow as can be.
+    let live = live.map(|l| l.max(f64::MIN_POSITIVE));
+    match (usable_power(estimated), live) {
+        (Some(e), Some(l)) => Some(e.min(l)),
+        (None, l) => l,
+        (e, None) => e,
+    }
+}
+
+/// What a GPU running `gpu` units/s, whose package ends `latency_s` after
+/// its units, takes of each of the `owners`' remainders (`(left, rate)`,
+/// the rate in units/s, `None` where unknown) in one package, so that the
+/// GPU and every worker it takes from end together: at `T`, when each
+/// worker kept `rate * T` units and the GPU ran the rest. A worker that
+/// ends its whole remainder by `T` keeps it (and `T` is solved again
+/// without it, which only moves it later). Of a remainder whose owner's
+/// rate is unknown the GPU takes half, its cost added to the GPU's. A GPU
+/// a hundred times faster than the workers takes nearly all; one thousands
+/// of times faster takes all, rather than leave a worker one more unit
+/// that costs it milliseconds. Zeros where the GPU would end later
+/// whatever it took.
+fn gpu_takes(owners: &[(u64, Option<f64>)], gpu: f64, latency_s: f64) -> Vec<u64> {
+    let mut takes = vec![0; owners.len()];
+    let Some(g) = usable_power(Some(gpu)) else {
+        return takes;
+    };
+    // Halves of the unknown ones first: a fixed load on the GPU.
+    let mut fixed = latency_s.max(0.0);
+    for (t, &(left, rate)) in takes.iter_mut().zip(owners) {
+        if usable_power(rate).is_none() && left >= 2 {
+            *t = left / 2;
+            fixed += *t as f64 / g;
+        }
+    }
+    // The known ones, soonest own end first: those that end by `T` drop
+    // out from the front.
+    let mut known: Vec<(usize, u64, f64)> = owners
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &(left, rate))| Some((i, left, usable_power(rate)?)))
+        .filter(|&(_, left, _)| left > 0)
+        .collect();
+    known.sort_by(|a, b| (a.1 as f64 / a.2).total_cmp(&(b.1 as f64 / b.2)));
+    let (mut units_s, mut rates) = known
+        .iter()
+        .fold((0.0, 0.0), |(u, r), &(_, left, o)| (u + left as f64 / g, r + o / g));
+    let mut first = 0;
+    let mut t = (fixed + units_s) / (1.0 + rates);
+    while let Some(&(_, left, o)) = known.get(first) {
+        if left as f64 / o > t {
+            break;
+        }
+        units_s -= left as f64 / g;
+        rates -= o / g;
+        first += 1;
+        t = (fixed + units_s) / (1.0 + rates);
+    }
+    if !t.is_finite() {
+        return takes;
+    }
+    for &(i, left, o) in &known[first..] {
+        // Rounded to the nearest whole unit; below `left`, since the
+        // worker's own end is past `t`.
+        let keep = ((o * t).round() as u64).min(left);
+        takes[i] = left - keep;
+    }
+    takes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One worker: both end together. A GPU 99x faster leaves the worker
+    /// about 1% of the remainder plus what it runs during the GPU's
+    /// latency; equal rates split it in half (less the latency).
+    #[test]
+    fn a_faster_gpu_leaves_a_worker_its_share_of_the_remainder() {
+        let keeps = |left, o, g, lat| left - gpu_takes(&[(left, Some(o))], g, lat)[0];
+        assert_eq!(keeps(1000, 1.0e3, 99.0e3, 0.0), 10);
+        assert_eq!(keeps(1000, 1.0e3, 99.0e3, 50e-6), 10);
+        assert_eq!(keeps(1000, 1.0e3, 1.0e3, 0.0), 500);
+        // A slow GPU: the worker keeps it all.
+        assert_eq!(keeps(10, 1.0e3, 1.0, 1.0), 10);
+        // A unit costs the worker 1 ms and the GPU 0.1 ms after 50 us: the
+        // GPU takes the worker's last unit; one hardly faster leaves it.
+        assert_eq!(keeps(1, 1.0e3, 1.0e4, 50e-6), 0);
+        assert_eq!(keeps(1, 1.0e3, 1.1e3, 2e-3), 1);
+        // A GPU a billion times faster takes all of a remainder.
+        assert_eq!(keeps(100, 1.0, 1e9, 0.0), 0);
+    }
+
+    /// Several workers: the GPU's one package carries the shares of all,
+    /// and each worker keeps what it runs in the same time.
+    #[test]
+    fn the_gpu_takes_from_every_worker_at_once() {
+        // Ten workers of 1000 units/s, 1000 units left each; a GPU of
+        // 90_000 units/s: together 100_000 units/s over 10_000 units, so
+        // all end at 0.1 s: each worker keeps 100.
+        let owners = vec![(1000, Some(1e3)); 10];
+        assert_eq!(gpu_takes(&owners, 9e4, 0.0), vec![900; 10]);
+        // A worker whose remainder ends before the others' common end
+        // keeps it; the rest is shared as before among the others.
+        let mut owners = vec![(1000, Some(1e3)); 9];
+        owners.push((50, Some(1e3)));
+        let t = gpu_takes(&owners, 9e4, 0.0);
+        assert_eq!(t[9], 0, "{t:?}");
+        // 9000 units over 9 workers and the GPU (99_000 units/s): 90.9 ms.
+        assert!(t[..9].iter().all(|&x| x == 909), "{t:?}");
+        // A worker measured ten times slower than the others keeps a
+        // tenth as much.
+        let t = gpu_takes(&[(1000, Some(1e3)), (1000, Some(1e2))], 1e5, 0.0);
+        let keeps = (1000 - t[0], 1000 - t[1]);
+        assert!(keeps.0 >= 9 * keeps.1 && keeps.0 <= 11 * keeps.1, "{keeps:?}");
+        // Unknown rates: half, which loads the GPU; nothing of a single
+        // unit.
+        let t = gpu_takes(&[(1000, None), (1, None), (1000, Some(1e3))], 1e6, 0.0);
+        assert_eq!(&t[..2], &[500, 0]);
+        assert!(t[2] > 990, "{t:?}");
+        // No remainders, or no usable GPU rate: nothing.
+        assert!(gpu_takes(&[], 1e6, 0.0).is_empty());
+        assert_eq!(gpu_takes(&[(10, Some(1.0))], f64::NAN, 0.0), vec![0]);
+        assert_eq!(gpu_takes(&[(0, Some(1.0))], 1e6, 0.0), vec![0]);
+    }
+
+    #[test]
+    fn a_worker_slower_than_estimated_keeps_less() {
+        let at = |started, since_us| Progress {
+            started,
+            since_us: Some(since_us),
+        };
+        // Estimated 1e6 units/s; 100 units in its package's first 1000 us:
+        // 1e5 units/s, the slower, once the package ran 200 us.
+        assert_eq!(owner_rate(Some(1e6), at(100, 1000), 2000), Some(1e5));
+        assert_eq!(owner_rate(Some(1e6), at(100, 1000), 1100), Some(1e6));
+        // Faster than estimated: the estimate stands.
+        assert_eq!(owner_rate(Some(1e6), at(10_000, 1000), 2000), Some(1e6));
+        // No time given, or nothing estimated and not long enough.
+        let untimed = Progress {
+            started: 5,
+            since_us: None,
+        };
+        assert_eq!(owner_rate(Some(1e6), untimed, 5000), Some(1e6));
+        assert_eq!(owner_rate(None, at(5, 1000), 1100), None);
+        assert_eq!(owner_rate(None, at(100, 1000), 2000), Some(1e5));
+        // Nothing started in 1 ms: as slow as can be, so the GPU takes all.
+        let stuck = owner_rate(Some(1e6), at(0, 0), 1000);
+        assert_eq!(gpu_takes(&[(1000, stuck)], 1e9, 50e-6), vec![1000]);
+    }
+}
