@@ -386,8 +386,11 @@ impl Outcomes {
             return model;
         };
         let inc_s = self.per_unit_s(inc).unwrap_or(f64::INFINITY);
-        if self.runs == 0 || self.samples(inc) < CONFIRM {
+        if self.runs == 0 {
             return inc;
+        }
+        if self.samples(inc) < CONFIRM {
+            return self.leap(inc, inc_s, model, listed(model), predict);
         }
         let g = units.max(1) as f64;
         let budget = self.budget_s(inc_s * g);
@@ -422,6 +425,37 @@ impl Outcomes {
             }
         }
         inc
+    }
+
+    /// Before the incumbent `inc` (`inc_s` per unit) is confirmed: the
+    /// model's choice `model` (a candidate where `listed`) where it is not
+    /// confirmed either and its sample (or unmeasured, the model's
+    /// prediction) is at least [`EXPLORE`] times faster than the
+    /// incumbent's one sample, else the incumbent. A kernel's first
+    /// runs co-execute where nothing is measured; on one whose devices
+    /// differ tenfold, each costs many times a run of the faster device
+    /// (the kernels of a conjugate-gradient program on the H200: 1.8 ms
+    /// co-executed, 0.1-0.35 ms on the GPU alone), and confirming what the
+    /// model already sees costs one more.
+    fn leap(
+        &self,
+        inc: Mode,
+        inc_s: f64,
+        model: Mode,
+        listed: bool,
+        predict: &dyn Fn(Mode) -> Option<f64>,
+    ) -> Mode {
+        let far_faster = |p: f64| p > 0.0 && p * EXPLORE <= inc_s;
+        let expected = match self.samples(model) {
+            0 => predict(model),
+            n if n < CONFIRM => self.per_unit_s(model),
+            _ => None,
+        };
+        if model != inc && listed && expected.is_some_and(far_faster) {
+            model
+        } else {
+            inc
+        }
     }
 
     /// What a run of `m` is expected to take per unit, when it is worth
@@ -516,6 +550,38 @@ mod tests {
             Mode::Together
         );
         assert_eq!(o.choose(&ALL, GPU, &none, 1000), GPU);
+    }
+
+    /// Before co-executing is confirmed, the device alone that the model
+    /// chose is tried at once where it is predicted far faster than the
+    /// one co-executed sample; not where it is close, nor a device the
+    /// model did not choose.
+    #[test]
+    fn the_model_choice_far_faster_is_tried_before_confirming() {
+        let mut o = Outcomes::default();
+        o.record(Mode::Together, 1.8e-3, 1000);
+        let gpu_fast = |m: Mode| (m == GPU).then_some(0.2e-6);
+        assert_eq!(o.choose(&ALL, GPU, &gpu_fast, 1000), GPU);
+        // Close (1.2x): the incumbent is confirmed first.
+        let gpu_close = |m: Mode| (m == GPU).then_some(1.5e-6);
+        assert_eq!(o.choose(&ALL, GPU, &gpu_close, 1000), Mode::Together);
+        // Far faster, but not the model's choice; or not a candidate.
+        assert_eq!(
+            o.choose(&ALL, Mode::Together, &gpu_fast, 1000),
+            Mode::Together
+        );
+        let no_gpu = [Mode::Together, CPU];
+        assert_eq!(o.choose(&no_gpu, GPU, &gpu_fast, 1000), Mode::Together);
+        // Measured once, far faster: confirmed at once, and it takes over.
+        o.record(GPU, 0.3e-3, 1000);
+        assert_eq!(o.choose(&ALL, GPU, &gpu_close, 1000), GPU);
+        o.record(GPU, 0.31e-3, 1000);
+        assert_eq!(o.incumbent(), Some(GPU));
+        // Measured once and not far faster: co-executing is confirmed.
+        let mut p = Outcomes::default();
+        p.record(Mode::Together, 1.8e-3, 1000);
+        p.record(GPU, 1.5e-3, 1000);
+        assert_eq!(p.choose(&ALL, GPU, &gpu_fast, 1000), Mode::Together);
     }
 
     /// A profile's fastest configuration runs first, whatever the model
