@@ -457,10 +457,12 @@ impl Loop<'_, '_> {
                     Some(end) => backlog = end.saturating_duration_since(Instant::now()),
                 }
             }
-            // A package claimed ahead starts only when those in flight end,
-            // and its results come home only after the downloads in
-            // flight: the plan counts that wait in its finish times.
-            let backlog = backlog.max(self.download_backlog());
+            // A package claimed ahead starts only when those in flight end:
+            // the plan counts that wait in its finish times. (Not the
+            // downloads in flight: counted there, a staged GPU declined
+            // fresh work while its last package's results came home, and
+            // warm runs of a download-bound stencil took 8% longer on the
+            // H200: BENCHMARKS.md, run 19.)
             self.state.set_backlog_s(backlog.as_secs_f64());
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
@@ -474,7 +476,12 @@ impl Loop<'_, '_> {
                 .or_else(|| {
                     self.inflight
                         .is_empty()
-                        .then(|| self.role.steal(self.estimates, self.now_us(), backlog))
+                        .then(|| {
+                            // Stolen units' results come home after the
+                            // downloads in flight.
+                            let backlog = backlog.max(self.download_backlog());
+                            self.role.steal(self.estimates, self.now_us(), backlog)
+                        })
                         .filter(|parts| !parts.is_empty())
                         .map(|parts| (parts, true))
                 });
