@@ -31,6 +31,7 @@ pub enum GpuFault {
 pub struct FaultInjection {
     /// The fault.
     pub fault: GpuFault,
-    /// Packages the GPU completes normally first.
+    /// Packages the GPU completes normally first (seen complete on the
+    /// device: a staged run may still be downloading their results).
     pub after_packages: usize,
 }

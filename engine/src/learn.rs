@@ -125,6 +125,17 @@ impl Learning {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
+        if let Some((mode, seconds, units)) = outcome {
+            let run = learned.runs;
+            tracing::debug!(
+                run,
+                ?mode,
+                seconds,
+                units,
+                ?lone,
+                "a run of the learner ended"
+            );
+        }
         if let Some((Mode::Together, ..)) = outcome {
             record_coverage(&mut learned.coverage, shares);
         }

@@ -323,6 +323,9 @@ struct Loop<'r, 'a> {
     last_done: Option<Instant>,
     /// Device-clock end of the last package with a GPU span.
     last_span_end: Option<u64>,
+    /// Packages seen complete (their downloads may still be in flight).
+    #[cfg(feature = "test-hooks")]
+    ran: usize,
     #[cfg(feature = "test-hooks")]
     injected: Option<Injected>,
 }
@@ -358,6 +361,8 @@ pub(crate) fn dispatch_loop(
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
+        #[cfg(feature = "test-hooks")]
+        ran: 0,
         #[cfg(feature = "test-hooks")]
         injected: role
             .fault
@@ -595,7 +600,7 @@ impl Loop<'_, '_> {
         if let Some(inj) = self
             .injected
             .as_mut()
-            .filter(|i| i.due(self.data.records.len()))
+            .filter(|i| i.due(self.ran))
         {
             // The injected submissions wait for no semaphore: the upload
             // is waited for on the host first.
@@ -661,6 +666,10 @@ impl Loop<'_, '_> {
     /// and fails the GPU.
     fn retire(&mut self, f: InFlight, done: Instant, measured: bool) -> Result<(), Failure> {
         let start = self.measure(&f, done, measured);
+        #[cfg(feature = "test-hooks")]
+        {
+            self.ran += 1;
+        }
         let timeout_ns = self.timeout_ns();
         let alone = self.inflight.is_empty();
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
