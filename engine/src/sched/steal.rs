@@ -28,6 +28,10 @@ use std::ops::Range;
 ///   units left, `r = end - next >= 2`, and takes the back half: CAS `(next,
 ///   end) -> (next, end - r / 2)`, owning `[end - r / 2, end)`. It publishes
 ///   that range as its own package, which may be split again.
+/// * A thief of another device (a GPU) weighs every word at once
+///   ([`remainders`](Self::remainders)) and takes the back of each with the
+///   same CAS ([`steal_from`](Self::steal_from)), running what it took as
+///   one package of several parts without publishing it.
 ///
 /// Every unit leaves a word once, to whoever moved a boundary past it with a
 /// successful CAS: the owner moves `next` up, thieves move `end` down, and a
