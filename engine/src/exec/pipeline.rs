@@ -10,7 +10,7 @@ use super::staging::Staging;
 use crate::vk::transfer::{Copy, Direction, Stager};
 use crate::vk::Completion;
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Why a transfer batch did not complete.
 pub(crate) enum TransferError {
@@ -154,18 +154,13 @@ impl<'r, T> Pipeline<'r, T> {
     /// when the oldest was submitted (they run one after another; one
     /// queued behind a dispatch starts later, which this does not see).
     /// Zero with none in flight.
-    pub(crate) fn download_backlog(&self, now: Instant) -> std::time::Duration {
+    pub(crate) fn download_backlog(&self, now: Instant) -> Duration {
         let Some(oldest) = self.downloads.front() else {
-            return std::time::Duration::ZERO;
+            return Duration::ZERO;
         };
         let bytes: u64 = self.downloads.iter().map(|d| d.bytes).sum();
         let bw = self.stager.rates().bandwidth(Direction::Download.way());
-        let s = bytes as f64 / bw;
-        if !(s.is_finite() && s > 0.0) {
-            return std::time::Duration::ZERO;
-        }
-        let end = oldest.submitted + std::time::Duration::from_secs_f64(s.min(3600.0));
-        end.saturating_duration_since(now)
+        backlog(oldest.submitted, bytes, bw, now)
     }
 
     /// The completed transfers, oldest first: uploads are marked valid in
@@ -263,5 +258,38 @@ impl<'r, T> Pipeline<'r, T> {
     /// The value of the batch submitted last.
     fn stager_last(&self) -> u64 {
         self.stager.last()
+    }
+}
+
+/// How long, from `now`, until `bytes` queued one after another since
+/// `since` are home at `bandwidth` bytes per second (zero where they
+/// should be already, or where the figures are no figures).
+fn backlog(since: Instant, bytes: u64, bandwidth: f64, now: Instant) -> Duration {
+    let s = bytes as f64 / bandwidth;
+    if !(s.is_finite() && s > 0.0) {
+        return Duration::ZERO;
+    }
+    let end = since + Duration::from_secs_f64(s.min(3600.0));
+    end.saturating_duration_since(now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_download_backlog_is_what_is_left_of_the_bytes_in_flight() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        // 40 MB at 40 GB/s from t0: 1 ms, of which 0.25 ms have passed.
+        let left = backlog(t0, 40_000_000, 40e9, t0 + Duration::from_micros(250));
+        assert_eq!(left, Duration::from_micros(750));
+        // Past their end, or nothing, or no bandwidth: none.
+        assert_eq!(backlog(t0, 40_000_000, 40e9, t0 + ms(2)), Duration::ZERO);
+        assert_eq!(backlog(t0, 0, 40e9, t0), Duration::ZERO);
+        assert_eq!(backlog(t0, 1, 0.0, t0), Duration::ZERO);
+        assert_eq!(backlog(t0, 1, f64::NAN, t0), Duration::ZERO);
+        // Absurd figures are capped at an hour.
+        assert_eq!(backlog(t0, u64::MAX, 1e-9, t0), Duration::from_secs(3600));
     }
 }
