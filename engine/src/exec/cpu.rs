@@ -343,6 +343,8 @@ pub(crate) fn worker_loop(
                 break 'claims;
             }
             let n = chunk.end - chunk.start;
+            let ns = u64::try_from((end - start).as_nanos()).unwrap_or(u64::MAX);
+            role.board.chunk_ran(worker, n, ns);
             pending.add(n, end - start);
             if pending.time >= PUBLISH_AFTER {
                 pending.flush((role.device, share), queue, estimates, role.bell);

@@ -95,21 +95,25 @@ impl GpuRole<'_> {
     }
 }
 
-/// A worker's rate for a thief to weigh, in units/s: the slower of its
-/// estimate (`estimated`) and what it ran of its current package since it
-/// started (`progress`, at the run's microsecond `now_us`), once that
-/// package has gone on for [`LIVE_AFTER`]; `None` where neither is known.
+/// A worker's rate for a thief to weigh, in units/s: the slowest of its
+/// estimate (`estimated`), what it ran of its current package since it
+/// started (`progress`, at the run's microsecond `now_us`, once that
+/// package has gone on for [`LIVE_AFTER`]), and its last chunk's rate;
+/// `None` where none is known. The slowest, because a worker that keeps
+/// more than it runs by the GPU's end holds the run back by what it kept
+/// too much (the GPU takes it back a round trip later), while one that
+/// keeps too little costs the GPU only those units' time.
 fn owner_rate(estimated: Option<f64>, progress: Progress, now_us: u64) -> Option<f64> {
     let live = progress
         .rate(now_us, LIVE_AFTER.as_micros() as u64)
-        .filter(|r| r.is_finite());
-    // A worker that started nothing since: as slow as can be.
-    let live = live.map(|l| l.max(f64::MIN_POSITIVE));
-    match (usable_power(estimated), live) {
-        (Some(e), Some(l)) => Some(e.min(l)),
-        (None, l) => l,
-        (e, None) => e,
-    }
+        .filter(|r| r.is_finite())
+        // A worker that started nothing since: as slow as can be.
+        .map(|l| l.max(f64::MIN_POSITIVE));
+    let last = usable_power(progress.last_rate());
+    [usable_power(estimated), live, last]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min)
 }
 
 /// What a GPU running `gpu` units/s, whose package ends `latency_s` after
@@ -233,6 +237,7 @@ mod tests {
         let at = |started, since_us| Progress {
             started,
             since_us: Some(since_us),
+            last_chunk: None,
         };
         // Estimated 1e6 units/s; 100 units in its package's first 1000 us:
         // 1e5 units/s, the slower, once the package ran 200 us.
@@ -244,6 +249,7 @@ mod tests {
         let untimed = Progress {
             started: 5,
             since_us: None,
+            last_chunk: None,
         };
         assert_eq!(owner_rate(Some(1e6), untimed, 5000), Some(1e6));
         assert_eq!(owner_rate(None, at(5, 1000), 1100), None);
@@ -251,5 +257,16 @@ mod tests {
         // Nothing started in 1 ms: as slow as can be, so the GPU takes all.
         let stuck = owner_rate(Some(1e6), at(0, 0), 1000);
         assert_eq!(gpu_takes(&[(1000, stuck)], 1e9, 50e-6), vec![1000]);
+        // Its last chunk, one unit in 200 us, slower than its package's
+        // average (100 units in 1000 us): 5000 units/s; before 200 us of
+        // its package, the last chunk alone; faster, it does not count.
+        let chunk = |last_chunk| Progress {
+            last_chunk,
+            ..at(100, 1000)
+        };
+        assert_eq!(owner_rate(Some(1e6), chunk(Some((1, 200_000))), 2000), Some(5000.0));
+        assert_eq!(owner_rate(None, chunk(Some((1, 200_000))), 1100), Some(5000.0));
+        assert_eq!(owner_rate(Some(1e6), chunk(Some((100, 1000))), 2000), Some(1e5));
+        assert_eq!(owner_rate(Some(1e6), chunk(Some((1, 0))), 2000), Some(1e5));
     }
 }

@@ -2,6 +2,11 @@
 
 use super::estimator::usable_power;
 use super::sync::{AtomicU64, Ordering};
+/// The hint words (`since`, `last`): plain atomics even under loom. They
+/// carry no part of the protocol (what is taken is decided by the words'
+/// CAS alone, whatever a thief read from them), so the models need not
+/// explore their interleavings.
+use std::sync::atomic::AtomicU64 as HintU64;
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
 
@@ -61,7 +66,11 @@ pub struct StealBoard {
     /// at (high 32 bits; [`NO_TIME`] where not given). What the owner ran
     /// of its package over the time since is its live rate (see
     /// [`Progress`]).
-    since: Box<[CachePadded<AtomicU64>]>,
+    since: Box<[CachePadded<HintU64>]>,
+    /// Per claimant, the last chunk it ran of its current package: its
+    /// units (low 32 bits) and nanoseconds (high 32 bits, at most
+    /// `u32::MAX`); 0 before the first (see [`Progress::last_rate`]).
+    last: Box<[CachePadded<HintU64>]>,
     enabled: bool,
 }
 
@@ -80,6 +89,9 @@ pub struct Progress {
     /// The microsecond of the run the package was published at (`None`
     /// where its owner gave no time).
     pub since_us: Option<u64>,
+    /// The last chunk it ran of that package, as `(units, nanoseconds)`
+    /// (`None` before the first, or where its owner reports none).
+    pub last_chunk: Option<(u64, u64)>,
 }
 
 impl Progress {
@@ -92,6 +104,15 @@ impl Progress {
             .checked_sub(since)
             .filter(|&e| e >= min_us.max(1))?;
         Some(self.started as f64 / (elapsed as f64 * 1e-6))
+    }
+
+    /// The owner's rate over the last chunk it ran, in units per second:
+    /// on a kernel whose cost varies smoothly over the index space (a
+    /// fractal's interior), what its next units will cost more nearly than
+    /// its package's average, which the cheap units it began with lower.
+    pub fn last_rate(&self) -> Option<f64> {
+        let (units, ns) = self.last_chunk?;
+        (ns > 0).then(|| units as f64 / (ns as f64 * 1e-9))
     }
 }
 
@@ -155,10 +176,13 @@ impl StealBoard {
     /// single one and no outside thief) or past `u32::MAX` units.
     pub fn new(claimants: usize, total: u64, outside: bool) -> Self {
         let thieves = claimants >= 2 || (claimants == 1 && outside);
-        let word = |_| CachePadded::new(AtomicU64::new(0));
+        let hint = |_| CachePadded::new(HintU64::new(0));
         StealBoard {
-            words: (0..claimants).map(word).collect(),
-            since: (0..claimants).map(word).collect(),
+            words: (0..claimants)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            since: (0..claimants).map(hint).collect(),
+            last: (0..claimants).map(hint).collect(),
             enabled: thieves && total <= u64::from(u32::MAX),
         }
     }
@@ -193,6 +217,8 @@ impl StealBoard {
         // the old start (or the reverse) misjudges one rate for one steal;
         // what it takes is decided by the word's CAS alone.
         self.since[me].store(pack(range.start, at), Ordering::Relaxed);
+        // Relaxed: a hint, as `since`.
+        self.last[me].store(0, Ordering::Relaxed);
         // Relaxed: see the type's docs (a store into an empty word, which
         // no thief writes; the word carries no data).
         word.store(pack(range.start, range.end), Ordering::Relaxed);
@@ -220,6 +246,16 @@ impl StealBoard {
                 Ok(_) => return Some(next..to),
                 Err(seen) => cur = seen,
             }
+        }
+    }
+
+    /// Tells thieves that `me` ran its last chunk, of `units` units, in `ns`
+    /// nanoseconds (see [`Progress::last_rate`]).
+    pub fn chunk_ran(&self, me: usize, units: u64, ns: u64) {
+        if let Some(w) = self.last.get(me).filter(|_| self.enabled) {
+            let units = units.min(u64::from(u32::MAX));
+            // Relaxed: a hint for weighing, as `since` (see `publish_at`).
+            w.store(pack(units, ns.min(u64::from(u32::MAX))), Ordering::Relaxed);
         }
     }
 
@@ -304,12 +340,14 @@ impl StealBoard {
                 // hint (see `publish_at`).
                 let (next, end) = unpack(w.load(Ordering::Relaxed));
                 let (first, at) = unpack(self.since[i].load(Ordering::Relaxed));
+                let (units, ns) = unpack(self.last[i].load(Ordering::Relaxed));
                 (end > next).then(|| Remainder {
                     owner: i,
                     left: end - next,
                     progress: Progress {
                         started: next.saturating_sub(first),
                         since_us: (at != NO_TIME).then_some(at),
+                        last_chunk: (units > 0).then_some((units, ns)),
                     },
                 })
             })
@@ -371,7 +409,8 @@ mod tests {
                     left: 80,
                     progress: Progress {
                         started: 20,
-                        since_us: Some(1000)
+                        since_us: Some(1000),
+                        last_chunk: None
                     }
                 },
                 Remainder {
@@ -379,7 +418,8 @@ mod tests {
                     left: 10,
                     progress: Progress {
                         started: 0,
-                        since_us: None
+                        since_us: None,
+                        last_chunk: None
                     }
                 },
             ]
@@ -401,6 +441,14 @@ mod tests {
         assert_eq!(b.steal_from(7, |left| left), None, "not a claimant");
         assert_eq!(b.next_chunk(0, 100), Some(150..160));
         assert!(b.remainders(usize::MAX).is_empty());
+        // The last chunk a claimant ran, until it publishes a new package.
+        assert!(b.publish(2, 700..800));
+        b.chunk_ran(2, 4, 2_000);
+        let p = b.remainders(usize::MAX)[0].progress;
+        assert_eq!(p.last_chunk, Some((4, 2_000)));
+        assert!((p.last_rate().unwrap() - 2e6).abs() < 1e-3);
+        assert!(b.publish(2, 800..900));
+        assert_eq!(b.remainders(usize::MAX)[0].progress.last_chunk, None);
         let off = StealBoard::new(1, 100, false);
         assert!(off.remainders(usize::MAX).is_empty());
         assert_eq!(off.steal_from(0, |left| left), None);
@@ -593,8 +641,7 @@ mod loom_tests {
     /// Runs `me`'s package chunk by chunk, then steals and runs what it
     /// stole, until there is nothing left to steal; returns what it ran.
     /// Odd claimants steal greedily (all of a remainder, down to a single
-    /// unit, as a GPU much faster than the owner does), claimant 0 halves,
-    /// other even ones part of every remainder at once and stop.
+    /// unit, as a GPU much faster than the owner does), even ones halves.
     fn work(b: &StealBoard, me: usize, first: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
         let mut ran = vec![];
         let mut next = Some(first);
@@ -605,25 +652,28 @@ mod loom_tests {
             }
             next = match me % 2 {
                 1 => b.steal_part(me, 1, |left| left),
-                _ if me > 0 => {
-                    // From every remainder at once, as a GPU does.
-                    for r in b.remainders(me) {
-                        ran.extend(b.steal_from(r.owner, |left| left.saturating_sub(r.left / 2)));
-                    }
-                    None
-                }
                 _ => b.steal(me, 2),
             };
         }
         ran
     }
 
-    /// Runs one claimant per `(first package, chunk size)` of `claimants`
-    /// and checks that together they ran every unit of `0..total` once.
-    fn check(total: u64, claimants: &'static [(Range<u64>, u64)]) {
+    /// A thief without a word (another device, a GPU): part of every
+    /// remainder at once, run without being published.
+    fn outside(b: &StealBoard) -> Vec<Range<u64>> {
+        b.remainders(usize::MAX)
+            .into_iter()
+            .filter_map(|r| b.steal_from(r.owner, |left| left.saturating_sub(r.left / 2)))
+            .collect()
+    }
+
+    /// Runs one claimant per `(first package, chunk size)` of `claimants`,
+    /// and an outside thief where `gpu`, and checks that together they
+    /// ran every unit of `0..total` once.
+    fn check(total: u64, claimants: &'static [(Range<u64>, u64)], gpu: bool) {
         crate::sched::sync::loom_model(move || {
-            let b = Arc::new(StealBoard::new(claimants.len(), total, false));
-            let hs: Vec<_> = claimants
+            let b = Arc::new(StealBoard::new(claimants.len(), total, gpu));
+            let mut hs: Vec<_> = claimants
                 .iter()
                 .enumerate()
                 .map(|(me, (first, chunk))| {
@@ -632,6 +682,10 @@ mod loom_tests {
                     thread::spawn(move || work(&b, me, first, chunk))
                 })
                 .collect();
+            if gpu {
+                let b = b.clone();
+                hs.push(thread::spawn(move || outside(&b)));
+            }
             let all = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
             crate::sched::sync::assert_exact_cover(all, total);
         });
@@ -641,19 +695,19 @@ mod loom_tests {
     /// that has nothing (and may itself be robbed back).
     #[test]
     fn loom_owner_and_thief_cover_once() {
-        check(4, &[(0..4, 1), (4..4, 1)]);
+        check(4, &[(0..4, 1), (4..4, 1)], false);
     }
 
     /// Two thieves race for the end of one owner's package.
     #[test]
     fn loom_two_thieves_cover_once() {
-        check(2, &[(0..2, 1), (2..2, 1), (2..2, 1)]);
+        check(2, &[(0..2, 1), (2..2, 1), (2..2, 1)], false);
     }
 
-    /// A thief taking from every remainder at once (claimant 2) races two
-    /// owners, one of which steals greedily from the other.
+    /// A thief of another device, taking part of every remainder at once,
+    /// races two owners, one of which steals greedily from the other.
     #[test]
     fn loom_a_thief_of_all_remainders_covers_once() {
-        check(2, &[(0..1, 1), (1..2, 1), (2..2, 1)]);
+        check(2, &[(0..1, 1), (1..2, 1)], true);
     }
 }
