@@ -514,20 +514,15 @@ fn idle_workers_steal_the_end_of_a_slow_package() {
     assert_eq!(r.package_count(), 2 + stolen.len());
 }
 
-/// A GPU with nothing left to claim takes the unstarted end of a CPU
-/// worker's package: Static gives the CPU 90% of the range, and the CPU's
-/// kernel is slow.
-#[test]
-fn an_idle_gpu_steals_the_end_of_a_slow_cpu_package() {
-    let es = engines();
-    let Some(e) = es.first() else { return };
-    const UNITS: u64 = 40;
-    // Every work-group is slow on the CPU.
+/// Runs a count kernel over `units` work-groups of 64 items whose every
+/// work-group takes 2 ms on the CPU, under Static with 90% of the range
+/// for the CPU; checks the output and the report.
+fn run_slow_cpu_static(e: &Engine, units: u64) -> Report {
     let slow = slow_count_cpu(std::time::Duration::from_millis(2), u64::MAX);
     let k = e
         .kernel_glsl("count1d-slow-cpu", &count_glsl(64, 1, false), Some(slow))
         .unwrap();
-    let space = IndexSpace::D1(UNITS * 64);
+    let space = IndexSpace::D1(units * 64);
     let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
     let r = e
         .run(
@@ -542,6 +537,17 @@ fn an_idle_gpu_steals_the_end_of_a_slow_cpu_package() {
         .unwrap();
     assert!(out.iter().all(|&v| v == 1));
     check_report(&r, space);
+    r
+}
+
+/// A GPU with nothing left to claim takes the unstarted end of a CPU
+/// worker's package: Static gives the CPU 90% of the range, and the CPU's
+/// kernel is slow.
+#[test]
+fn an_idle_gpu_steals_the_end_of_a_slow_cpu_package() {
+    let es = engines();
+    let Some(e) = es.first() else { return };
+    let r = run_slow_cpu_static(e, 40);
     let gpu_stolen: Vec<_> = r
         .packages
         .iter()
@@ -577,26 +583,7 @@ fn an_idle_gpu_takes_from_every_worker_in_one_package() {
         return;
     };
     e.delay_cold_gpu_packages(Some(std::time::Duration::from_millis(5)));
-    const UNITS: u64 = 80;
-    let slow = slow_count_cpu(std::time::Duration::from_millis(2), u64::MAX);
-    let k = e
-        .kernel_glsl("count1d-slow-cpu", &count_glsl(64, 1, false), Some(slow))
-        .unwrap();
-    let space = IndexSpace::D1(UNITS * 64);
-    let mut out = e.buffer::<u32>(space.items() as usize).unwrap();
-    let r = e
-        .run(
-            &k,
-            Args::new().output(&mut out).push(&Dims::of(space)),
-            space,
-            &Scheduler::Static {
-                powers: Some(vec![0.9, 0.1]),
-            },
-            Devices::ALL,
-        )
-        .unwrap();
-    assert!(out.iter().all(|&v| v == 1));
-    check_report(&r, space);
+    let r = run_slow_cpu_static(e, 80);
     let stolen: Vec<_> = r
         .packages
         .iter()

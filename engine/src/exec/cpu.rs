@@ -6,7 +6,9 @@ use super::kernel::{Args, CpuFn, Geometry};
 use super::reduce;
 use super::report::{DeviceReport, PackageLog, PackageRecord};
 use crate::error::Error;
-use crate::sched::{usable_power, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue};
+use crate::sched::{
+    run_us, usable_power, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
+};
 use std::ops::Range;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -305,8 +307,7 @@ pub(crate) fn worker_loop(
         // siblings may take its end; otherwise it is run whole.
         // With its start, so that a GPU that steals from it sees how fast
         // it goes.
-        let now_us = u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let shared = role.board.publish_at(worker, units.clone(), Some(now_us));
+        let shared = role.board.publish_at(worker, units.clone(), Some(run_us(t0)));
         let mut whole = (!shared).then_some(units);
         let mut ran: Option<Ran> = None;
         loop {
@@ -343,8 +344,7 @@ pub(crate) fn worker_loop(
                 break 'claims;
             }
             let n = chunk.end - chunk.start;
-            let ns = u64::try_from((end - start).as_nanos()).unwrap_or(u64::MAX);
-            role.board.chunk_ran(worker, n, ns);
+            role.board.chunk_ran(worker, n, end - start);
             pending.add(n, end - start);
             if pending.time >= PUBLISH_AFTER {
                 pending.flush((role.device, share), queue, estimates, role.bell);

@@ -15,7 +15,7 @@ use super::staging::Staging;
 use super::wait;
 use crate::error::{Error, VkError};
 use crate::sched::{
-    usable_power, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
+    run_us, usable_power, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
 };
 use super::stagers::RunStagers;
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
@@ -191,9 +191,8 @@ impl Lane {
 
 struct InFlight {
     ticket: u64,
-    /// Its units: one range claimed from the queue, or the ranges stolen
-    /// at once from CPU workers' packages (see [`GpuRole::steal`]).
-    parts: Vec<Range<u64>>,
+    /// Its units.
+    parts: Parts,
     /// Taken from CPU workers' packages rather than from the queue.
     stolen: bool,
     /// When its submission began.
@@ -203,7 +202,7 @@ struct InFlight {
 impl InFlight {
     /// Units of the package.
     fn len(&self) -> u64 {
-        units_in(&self.parts)
+        self.parts.units()
     }
 
     /// When the package could start on the device: its submission, or the
@@ -285,24 +284,42 @@ fn expected_end(
 struct Failure {
     /// What failed.
     why: String,
-    /// The parts of a package whose submission failed with the device
-    /// lost (else empty): Vulkan then no longer promises that the
-    /// submission left the buffers untouched.
-    unsent: Vec<Range<u64>>,
+    /// A package whose submission failed with the device lost: Vulkan
+    /// then no longer promises that the submission left the buffers
+    /// untouched.
+    unsent: Option<Parts>,
 }
 
 impl Failure {
     fn new(why: impl ToString) -> Self {
         Failure {
             why: why.to_string(),
-            unsent: Vec::new(),
+            unsent: None,
         }
     }
 }
 
-/// Units of the ranges `parts`.
-fn units_in(parts: &[Range<u64>]) -> u64 {
-    parts.iter().map(|u| u.end - u.start).sum()
+/// The units of a GPU package: one range claimed from the queue (nothing
+/// allocated on the dispatch path), or the ranges taken at once from CPU
+/// workers' packages (see [`GpuRole::steal`]).
+enum Parts {
+    One(Range<u64>),
+    Many(Vec<Range<u64>>),
+}
+
+impl Parts {
+    /// Its ranges.
+    fn as_slice(&self) -> &[Range<u64>] {
+        match self {
+            Parts::One(u) => std::slice::from_ref(u),
+            Parts::Many(v) => v,
+        }
+    }
+
+    /// Its units.
+    fn units(&self) -> u64 {
+        self.as_slice().iter().map(|u| u.end - u.start).sum()
+    }
 }
 
 /// The dispatch loop of one run: its role, the run's shared state, and the
@@ -477,7 +494,7 @@ impl Loop<'_, '_> {
             let claimed = self
                 .plan
                 .claim(self.queue, &mut self.state, self.estimates)
-                .map(|(units, _source)| (vec![units], false))
+                .map(|(units, _source)| (Parts::One(units), false))
                 .or_else(|| {
                     self.inflight
                         .is_empty()
@@ -485,10 +502,10 @@ impl Loop<'_, '_> {
                             // Stolen units' results come home after the
                             // downloads in flight.
                             let backlog = backlog.max(self.download_backlog());
-                            self.role.steal(self.estimates, self.now_us(), backlog)
+                            self.role.steal(self.estimates, run_us(self.t0), backlog)
                         })
                         .filter(|parts| !parts.is_empty())
-                        .map(|parts| (parts, true))
+                        .map(|parts| (Parts::Many(parts), true))
                 });
             let Some((parts, stolen)) = claimed else {
                 break;
@@ -499,19 +516,33 @@ impl Loop<'_, '_> {
     }
 
     /// Submits the package of `parts`.
-    fn submit(&mut self, parts: Vec<Range<u64>>, stolen: bool) -> Result<(), Failure> {
-        if let Err(why) = self.upload(&parts).map_err(TransferError::into_message) {
+    fn submit(&mut self, parts: Parts, stolen: bool) -> Result<(), Failure> {
+        if let Err(why) = self
+            .upload(parts.as_slice())
+            .map_err(TransferError::into_message)
+        {
             // Nothing of the package was submitted: it goes back as is
             // (uploads submitted for some of its parts only bring bytes).
-            self.requeue(parts);
+            self.requeue(&parts);
             return Err(Failure::new(why));
         }
-        let groups: Vec<_> = parts.iter().map(|u| self.role.geometry.dispatch(u)).collect();
+        let geometry = self.role.geometry;
+        let (one, many): ([_; 1], Vec<_>);
+        let groups = match &parts {
+            Parts::One(u) => {
+                one = [geometry.dispatch(u)];
+                &one[..]
+            }
+            Parts::Many(v) => {
+                many = v.iter().map(|u| geometry.dispatch(u)).collect();
+                &many[..]
+            }
+        };
         let d = Dispatch {
             pipeline: self.role.pipeline,
             set: self.role.set,
             push: self.role.push,
-            groups: &groups,
+            groups,
         };
         // From before the call: a CPU implementation (lavapipe) may run much
         // of the package inside `vkQueueSubmit`, which is then the
@@ -527,8 +558,8 @@ impl Loop<'_, '_> {
         // the shader at run start.
         let submitted = unsafe { self.submit_dispatch(d) };
         tracing::trace!(
-            units = units_in(&parts),
-            parts = parts.len(),
+            units = parts.units(),
+            parts = parts.as_slice().len(),
             submit_us = submitting.elapsed().as_secs_f64() * 1e6,
             "package recorded and submitted"
         );
@@ -546,20 +577,20 @@ impl Loop<'_, '_> {
             // every resource it names untouched (Vulkan spec,
             // vkQueueSubmit): the package never ran and can go back now.
             Err(e) if !e.is_device_lost() => {
-                self.requeue(parts);
+                self.requeue(&parts);
                 Err(Failure::new(e))
             }
             Err(e) => Err(Failure {
                 why: e.to_string(),
-                unsent: parts,
+                unsent: Some(parts),
             }),
         }
     }
 
     /// Gives the units of `parts`, which never ran, back to the queue.
-    fn requeue(&self, parts: Vec<Range<u64>>) {
-        for units in parts {
-            self.queue.requeue(units);
+    fn requeue(&self, parts: &Parts) {
+        for units in parts.as_slice() {
+            self.queue.requeue(units.clone());
         }
     }
 
@@ -569,12 +600,6 @@ impl Loop<'_, '_> {
         self.transfers
             .as_ref()
             .map_or(Duration::ZERO, |t| t.download_backlog(Instant::now()))
-    }
-
-    /// Microseconds since the run started: the clock of the CPU workers'
-    /// package starts on the steal board.
-    fn now_us(&self) -> u64 {
-        u64::try_from(self.t0.elapsed().as_micros()).unwrap_or(u64::MAX)
     }
 
     /// Test hook: before the cold package (the GPU's first of the kernel,
@@ -679,6 +704,7 @@ impl Loop<'_, '_> {
         let geometry = self.role.geometry;
         let package = f
             .parts
+            .as_slice()
             .iter()
             .flat_map(|u| geometry.pieces(u.clone()))
             .collect();
@@ -767,9 +793,9 @@ impl Loop<'_, '_> {
     /// times.
     fn commit(&mut self, f: InFlight, start: Instant, done: Instant) {
         let n = f.len();
-        for units in f.parts {
+        for units in f.parts.as_slice() {
             let pkg = self.role.geometry.package(units.clone());
-            let work_items = self.role.geometry.items_in(units);
+            let work_items = self.role.geometry.items_in(units.clone());
             self.data.items += work_items;
             self.data.records.push(PackageRecord {
                 device: self.role.device,
@@ -798,7 +824,7 @@ impl Loop<'_, '_> {
     /// it had in flight, and then counts each as done (it ran to its end),
     /// or, where its outcome is unknown, gives it back or declares its items
     /// lost ([`Loop::unknown`]). The device is left out of later runs.
-    fn fail(&mut self, mut f: Failure) {
+    fn fail(&mut self, f: Failure) {
         self.plan
             .forfeit(self.queue, &mut self.state, self.estimates);
         // Its share is the others' now: idle claimants wake to take it.
@@ -813,7 +839,7 @@ impl Loop<'_, '_> {
         let inflight = std::mem::take(&mut self.inflight);
         let tickets: Vec<u64> = inflight.iter().map(|p| p.ticket).collect();
         let outcomes = self.settle(&tickets);
-        if !f.unsent.is_empty() {
+        if f.unsent.is_some() {
             // The device is lost: this returns at once, and afterwards
             // nothing of the unsent package can run.
             let _ = device.wait_idle();
@@ -832,8 +858,9 @@ impl Loop<'_, '_> {
             }
         }
         self.settle_transfers();
-        let unsent = std::mem::take(&mut f.unsent);
-        self.unknown(unsent, self.host_untouched());
+        if let Some(parts) = f.unsent {
+            self.unknown(parts, self.host_untouched());
+        }
         self.data.failure = Some(f.why);
     }
 
@@ -865,17 +892,14 @@ impl Loop<'_, '_> {
     /// (a staged run whose outputs all have mirrors, and no download of it
     /// began): it then runs again elsewhere whatever the kernel, since the
     /// other devices read and write those host copies only.
-    fn unknown(&mut self, parts: Vec<Range<u64>>, host_untouched: bool) {
-        if parts.is_empty() {
-            return;
-        }
+    fn unknown(&mut self, parts: Parts, host_untouched: bool) {
         if host_untouched || self.role.pipeline.interface().rerun_safe() {
-            self.requeue(parts);
+            self.requeue(&parts);
             return;
         }
-        let n = units_in(&parts);
-        for units in parts {
-            for p in self.role.geometry.pieces(units) {
+        let n = parts.units();
+        for units in parts.as_slice() {
+            for p in self.role.geometry.pieces(units.clone()) {
                 self.data.lost.extend(p.item_ranges());
             }
         }

@@ -94,4 +94,4 @@ pub use plan::{
 };
 pub use queue::{Source, WorkQueue};
 pub use scheduler::{DeviceKind, DeviceSlot, SchedError, Scheduler, DEFAULT_K};
-pub use steal::{worth_splitting, Progress, Remainder, StealBoard};
+pub use steal::{run_us, worth_splitting, Progress, Remainder, StealBoard};

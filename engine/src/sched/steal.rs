@@ -9,6 +9,7 @@ use super::sync::{AtomicU64, Ordering};
 use std::sync::atomic::AtomicU64 as HintU64;
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 /// Work stealing between the claimants of one device: a claimant left
 /// without work takes the back half of what a sibling has not started yet.
@@ -76,6 +77,12 @@ pub struct StealBoard {
 
 /// The time of a package published without one.
 const NO_TIME: u64 = u32::MAX as u64;
+
+/// The microsecond of a run started at `t0` that it is now: the clock of
+/// the package starts on a board (see [`StealBoard::publish_at`]).
+pub fn run_us(t0: Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
 
 /// How far the owner of a remainder has got with its package: what a thief
 /// weighs against the owner's estimated rate, which on an irregular kernel
@@ -249,11 +256,12 @@ impl StealBoard {
         }
     }
 
-    /// Tells thieves that `me` ran its last chunk, of `units` units, in `ns`
-    /// nanoseconds (see [`Progress::last_rate`]).
-    pub fn chunk_ran(&self, me: usize, units: u64, ns: u64) {
+    /// Tells thieves that `me` ran its last chunk, of `units` units, in
+    /// `time` (see [`Progress::last_rate`]).
+    pub fn chunk_ran(&self, me: usize, units: u64, time: Duration) {
         if let Some(w) = self.last.get(me).filter(|_| self.enabled) {
             let units = units.min(u64::from(u32::MAX));
+            let ns = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
             // Relaxed: a hint for weighing, as `since` (see `publish_at`).
             w.store(pack(units, ns.min(u64::from(u32::MAX))), Ordering::Relaxed);
         }
@@ -443,7 +451,7 @@ mod tests {
         assert!(b.remainders(usize::MAX).is_empty());
         // The last chunk a claimant ran, until it publishes a new package.
         assert!(b.publish(2, 700..800));
-        b.chunk_ran(2, 4, 2_000);
+        b.chunk_ran(2, 4, Duration::from_micros(2));
         let p = b.remainders(usize::MAX)[0].progress;
         assert_eq!(p.last_chunk, Some((4, 2_000)));
         assert!((p.last_rate().unwrap() - 2e6).abs() < 1e-3);
