@@ -256,6 +256,7 @@ impl Learning {
                 ?chosen,
                 ?incumbent,
                 ?measured,
+                ?partial,
                 "configuration of the next run"
             );
         }

@@ -267,3 +267,26 @@ fn a_near_tie_the_model_rates_too_slow_is_tried_among_the_first_runs() {
         "{late} of 50 not on the GPU alone from the sixth run"
     );
 }
+
+/// A histogram kernel on an H100: the GPU alone (0.5 ms) beats
+/// co-executing (0.7 ms), but the model's best case for co-executing
+/// keeps it co-executing; its prediction of the GPU alone (0.8 of the
+/// truth) is far below the co-executed sample. The third run (the second
+/// recorded) tries the GPU alone, and from the fourth the GPU runs alone.
+#[test]
+fn a_device_alone_predicted_far_faster_than_co_executing_is_tried_at_once() {
+    let w = World {
+        truth: [(Mode::Together, 0.7e-3), (CPU, 6e-3), (GPU, 0.5e-3)],
+        bias: [(Mode::Together, None), (CPU, Some(1.0)), (GPU, Some(0.8))],
+        model: Mode::Together,
+        sigma: 0.05,
+        units: 16384,
+    };
+    let late = (1..=50)
+        .filter(|&seed| w.run(8, seed).modes[2..].iter().any(|&m| m != GPU))
+        .count();
+    assert!(
+        late <= 3,
+        "{late} of 50 not on the GPU alone from the third run"
+    );
+}
