@@ -16,7 +16,9 @@
 use crate::exec::kernel::{IndexSpace, Kernel, Learned};
 use crate::outcomes::Mode;
 use crate::profile::{Profile, ProfileKey, ProfileStore};
-use crate::sched::{alone_time, single_device_after, Cost, PowerEstimator, Scheduler, StartCost};
+use crate::sched::{
+    alone_time, co_gain, single_device_after, Cost, PowerEstimator, Scheduler, StartCost,
+};
 use crate::split::Share;
 use std::path::PathBuf;
 use std::sync::MutexGuard;
@@ -143,7 +145,11 @@ impl Learning {
             ladder(&mut learned.depth, slot).record(packages, seconds / units.max(1) as f64);
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
-            learned.outcomes.record(mode, seconds, units);
+            // A lone GPU's runs vary by their packages (see `Times`).
+            let variant = lone.map_or(0, |(_, packages, ..)| packages);
+            learned
+                .outcomes
+                .record_variant(mode, variant, seconds, units);
             if mode == Mode::Together {
                 learned.split.update(shares);
             }
@@ -234,6 +240,16 @@ impl Learning {
             _ => Mode::Together,
         };
         let model = mode_of(&sit);
+        // What the model expects co-executing to gain (rates only: a device
+        // of partial coverage is counted at the rate it measured, which on
+        // an irregular kernel overstates it).
+        let gain = {
+            let costs: Vec<(Option<Cost>, usize)> = present
+                .iter()
+                .map(|&(slot, claimants)| (est.cost(slot), claimants))
+                .collect();
+            co_gain(&costs, start, units)
+        };
         let candidates = candidates(present);
         let predict = |m: Mode| predict(m, (present, start, &partial), est, units);
         // What the debug line shows is gathered only where it is printed:
@@ -243,7 +259,7 @@ impl Learning {
         let (chosen, shown) = {
             let mut learned = lock(kernel);
             let o = &mut learned.outcomes;
-            let chosen = o.choose(&candidates, model, &predict, units);
+            let chosen = o.choose(&candidates, (model, gain), &predict, units);
             (chosen, debug.then(|| (o.incumbent(), o.measured())))
         };
         if let Some((incumbent, measured)) = shown {
@@ -252,6 +268,7 @@ impl Learning {
             tracing::debug!(
                 units,
                 ?model,
+                ?gain,
                 ?predicted,
                 ?chosen,
                 ?incumbent,
@@ -686,7 +703,7 @@ mod tests {
         o.record(Mode::Together, 5e-9 * 1e6, 1_000_000);
         let guess = |m: Mode| predict(m, (&three, &[], &none), &est, 1_000_000);
         assert_eq!(
-            o.choose(&c, Mode::Together, &guess, 1_000_000),
+            o.choose(&c, (Mode::Together, None), &guess, 1_000_000),
             Mode::Without(0)
         );
     }

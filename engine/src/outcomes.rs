@@ -139,38 +139,82 @@ pub(crate) const OUTLIER: f64 = 2.0;
 pub(crate) const KEEP: usize = 9;
 
 /// The measured time of one configuration.
+///
+/// A configuration can run in variants: a lone GPU's run is cut into a
+/// number of packages that the depth ladder varies from run to run (see
+/// [`crate::depth`]), and its first lone runs, on the ladder's lower
+/// steps, take up to 1.2-1.9 times what it takes once the ladder settled.
+/// Mixed into one median, those runs made the lone GPU look no faster than
+/// co-executing, which was then measured again and again. The time of a
+/// configuration is that of its fastest variant: what it takes where the
+/// ladder settles.
 #[derive(Debug, Clone, PartialEq, Default)]
 struct Times {
-    /// Seconds per unit of the last [`KEEP`] runs, oldest first.
-    recent: Vec<f64>,
+    /// Seconds per unit and variant of the last [`KEEP`] runs, oldest
+    /// first.
+    recent: Vec<(f64, u64)>,
 }
 
 impl Times {
-    fn push(&mut self, per_unit_s: f64) {
+    fn push(&mut self, per_unit_s: f64, variant: u64) {
         if self.recent.len() == KEEP {
             self.recent.remove(0);
         }
-        self.recent.push(per_unit_s);
+        self.recent.push((per_unit_s, variant));
     }
 
-    /// The time of the configuration: the median of the kept samples, or
-    /// the smallest of one or two (run-time noise is mostly upward: one
-    /// interrupted run must not count as the configuration's time).
+    /// The time of the configuration: that of its fastest variant (see
+    /// [`variant_time`](Self::variant_time)).
     fn median(&self) -> Option<f64> {
-        match self.recent.len() {
-            1 | 2 => self.recent.iter().copied().min_by(f64::total_cmp),
-            _ => median(&self.recent),
+        self.fastest_variant().map(|(_, t)| t)
+    }
+
+    /// The variant of the smallest [`variant_time`](Self::variant_time),
+    /// and that time.
+    fn fastest_variant(&self) -> Option<(u64, f64)> {
+        self.recent
+            .iter()
+            .enumerate()
+            // Each variant once: where it first appears.
+            .filter(|&(i, &(_, v))| !self.recent[..i].iter().any(|&(_, w)| w == v))
+            .filter_map(|(_, &(_, v))| self.variant_time(v).map(|t| (v, t)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The samples of `variant`, on the stack.
+    fn of_variant(&self, variant: u64) -> ([f64; KEEP], usize) {
+        let mut v = [0.0; KEEP];
+        let mut n = 0;
+        for &(t, _) in self.recent.iter().filter(|&&(_, w)| w == variant) {
+            v[n] = t;
+            n += 1;
+        }
+        (v, n)
+    }
+
+    /// The time of `variant`: the median of its kept samples, or the
+    /// smallest of one or two (run-time noise is mostly upward: one
+    /// interrupted run must not count as the configuration's time).
+    fn variant_time(&self, variant: u64) -> Option<f64> {
+        let (v, n) = self.of_variant(variant);
+        let v = &v[..n];
+        match n {
+            1 | 2 => v.iter().copied().min_by(f64::total_cmp),
+            _ => median(v),
         }
     }
 
-    /// The relative spread of the samples: their median absolute deviation
-    /// over their median (0 with fewer than two).
+    /// The relative spread of the fastest variant's samples: their median
+    /// absolute deviation over their time (0 with fewer than two).
     fn spread(&self) -> f64 {
-        let Some(m) = self.median().filter(|&m| m > 0.0) else {
+        let Some((variant, m)) = self.fastest_variant().filter(|&(_, m)| m > 0.0) else {
             return 0.0;
         };
-        let dev: Vec<f64> = self.recent.iter().map(|s| (s - m).abs()).collect();
-        median(&dev).map_or(0.0, |d| d / m)
+        let (mut v, n) = self.of_variant(variant);
+        for x in &mut v[..n] {
+            *x = (*x - m).abs();
+        }
+        median(&v[..n]).map_or(0.0, |d| d / m)
     }
 }
 
@@ -242,12 +286,20 @@ pub(crate) struct Outcomes {
 }
 
 impl Outcomes {
-    /// Records a run in `mode` that took `seconds` for `units` units: a run
-    /// outside the incumbent is charged to the exploration budget for what
-    /// it took over the incumbent; then the incumbent is elected again
-    /// (see [`elect`](Self::elect)). Ignores empty runs and times that are
-    /// not finite and positive.
+    /// [`record_variant`](Self::record_variant) of a configuration that
+    /// has one variant (the tests' runs).
+    #[cfg(test)]
     pub(crate) fn record(&mut self, mode: Mode, seconds: f64, units: u64) {
+        self.record_variant(mode, 0, seconds, units);
+    }
+
+    /// Records a run in `mode` (in its variant `variant`: a lone GPU's run,
+    /// its packages; see [`Times`]; else 0) that took `seconds` for `units`
+    /// units: a run outside the incumbent is charged to the exploration
+    /// budget for what it took over the incumbent; then the incumbent is
+    /// elected again (see [`elect`](Self::elect)). Ignores empty runs and
+    /// times that are not finite and positive.
+    pub(crate) fn record_variant(&mut self, mode: Mode, variant: u64, seconds: f64, units: u64) {
         if units == 0 || !(seconds.is_finite() && seconds > 0.0) {
             return;
         }
@@ -259,7 +311,7 @@ impl Outcomes {
                 self.explore_s += ((per_unit - inc_s) * units as f64).max(0.0);
             }
         }
-        self.times_mut(mode).push(per_unit);
+        self.times_mut(mode).push(per_unit, variant);
         self.elect();
     }
 
@@ -308,7 +360,7 @@ impl Outcomes {
     /// as a run.
     pub(crate) fn seed(&mut self, mode: Mode, per_unit_s: f64) {
         if per_unit_s.is_finite() && per_unit_s > 0.0 && self.per_unit_s(mode).is_none() {
-            self.times_mut(mode).push(per_unit_s);
+            self.times_mut(mode).push(per_unit_s, 0);
             if self.runs == 0 {
                 self.incumbent = self.fastest(|_| true);
             }
@@ -374,21 +426,26 @@ impl Outcomes {
 
     /// The configuration of the next run of `units` units among
     /// `candidates` (`Together` and the slots that could run alone), given
-    /// what the cost model chose (`model`) and what it predicts per unit for
-    /// a configuration (`predict`, `None` when it cannot tell):
+    /// what the cost model chose (`model`), what it estimates co-executing
+    /// gains (`gain`, its `S_max` less 1, `None` when it cannot tell) and
+    /// what it predicts per unit for a configuration (`predict`, `None`
+    /// when it cannot tell):
     ///
     /// 1. with nothing measured, the model's choice; before any live run
     ///    is recorded (a first run from a profile), the incumbent;
-    /// 2. a configuration worth trying (see [`worth_trying`](Self::worth_trying))
+    /// 2. before the incumbent is confirmed, a leap (see
+    ///    [`leap`](Self::leap)), or the incumbent;
+    /// 3. a configuration worth trying (see [`worth_trying`](Self::worth_trying))
     ///    whose expected cost over the incumbent fits the budget: the one
     ///    expected fastest;
-    /// 3. every [`RECHECK`] runs, the measured runner-up when the budget
-    ///    allows;
-    /// 4. the incumbent.
+    /// 4. every [`RECHECK`] runs, a configuration measured once within
+    ///    [`OUTLIER`] of the incumbent, or the measured runner-up when the
+    ///    budget allows;
+    /// 5. the incumbent.
     pub(crate) fn choose(
         &mut self,
         candidates: &[Mode],
-        model: Mode,
+        (model, gain): (Mode, Option<f64>),
         predict: &dyn Fn(Mode) -> Option<f64>,
         units: u64,
     ) -> Mode {
@@ -406,7 +463,7 @@ impl Outcomes {
             return inc;
         }
         if self.samples(inc) < CONFIRM {
-            return self.leap(inc, inc_s, candidates, predict);
+            return self.leap(inc, inc_s, candidates, (model, gain), predict);
         }
         let g = units.max(1) as f64;
         let budget = self.budget_s(inc_s * g);
@@ -460,10 +517,14 @@ impl Outcomes {
     /// candidate (not confirmed either) expected fastest, where it is
     /// expected faster than the incumbent's one sample: unmeasured, at the
     /// model's prediction, by more than [`LEAP`]; measured once, at its
-    /// sample, by more than [`MAX_MARGIN`]. Else the incumbent. (A
-    /// challenger measured twice then replaces an incumbent whose one
-    /// sample may have been an outlier: see [`OUTLIER`] for how that is
-    /// undone.)
+    /// sample, by more than [`MAX_MARGIN`]. Else the incumbent. Only the
+    /// model's choice `model` qualifies, unless the model's estimate of
+    /// what co-executing gains (`gain`: its `S_max` less 1) is under
+    /// [`LEAP`]: a run that co-executes where the model expects a large
+    /// gain (a stencil whose CPU takes 40% of it) is not given up on one
+    /// slow sample. (A challenger measured twice then replaces an
+    /// incumbent whose one sample may have been an outlier: see
+    /// [`OUTLIER`] for how that is undone.)
     ///
     /// A kernel's first runs co-execute where nothing is measured; on one
     /// whose devices differ tenfold, each costs many times a run of the
@@ -482,8 +543,12 @@ impl Outcomes {
         inc: Mode,
         inc_s: f64,
         candidates: &[Mode],
+        (model, gain): (Mode, Option<f64>),
         predict: &dyn Fn(Mode) -> Option<f64>,
     ) -> Mode {
+        // Against the model's choice only where the model itself sees
+        // little in it.
+        let unsure = gain.is_some_and(|g| g < LEAP);
         // Unmeasured: at the model's prediction, faster by LEAP (the model's
         // error); measured once: at its sample, faster by MAX_MARGIN (the
         // noise of two samples).
@@ -496,7 +561,7 @@ impl Outcomes {
         };
         candidates
             .iter()
-            .filter(|&&m| m != inc)
+            .filter(|&&m| m != inc && (m == model || unsure))
             .filter_map(|&m| expected(m).filter(|&e| e > 0.0).map(|e| (m, e)))
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map_or(inc, |(m, _)| m)
@@ -590,44 +655,62 @@ mod tests {
     fn follows_the_model_until_something_is_measured() {
         let mut o = Outcomes::default();
         assert_eq!(
-            o.choose(&ALL, Mode::Together, &|_| Some(1.0), 1000),
+            o.choose(&ALL, (Mode::Together, None), &|_| Some(1.0), 1000),
             Mode::Together
         );
-        assert_eq!(o.choose(&ALL, GPU, &none, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &none, 1000), GPU);
     }
 
-    /// Before co-executing is confirmed, a device alone expected faster
-    /// than the one co-executed sample by more than `LEAP` is tried at
-    /// once, whatever the model chose; not one that is close, nor one
-    /// that is not a candidate.
+    /// Before co-executing is confirmed, the model's choice expected
+    /// faster than the one co-executed sample (by more than `LEAP` at its
+    /// prediction, `MAX_MARGIN` at its one sample) is tried at once; so is
+    /// a device alone the model did not choose, where the model expects
+    /// co-executing to gain less than `LEAP`. Not one that is close, nor
+    /// one that is not a candidate.
     #[test]
     fn a_configuration_far_faster_is_tried_before_confirming() {
         let mut o = Outcomes::default();
         o.record(Mode::Together, 1.8e-3, 1000);
         let gpu_fast = |m: Mode| (m == GPU).then_some(0.2e-6);
-        assert_eq!(o.choose(&ALL, GPU, &gpu_fast, 1000), GPU);
-        // The model co-executes, and its prediction of the GPU alone is
-        // far faster than what co-executing measured.
-        assert_eq!(o.choose(&ALL, Mode::Together, &gpu_fast, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_fast, 1000), GPU);
+        // The model co-executes and expects little of it (5%); its
+        // prediction of the GPU alone is far faster than what co-executing
+        // measured.
+        let unsure = (Mode::Together, Some(0.05));
+        assert_eq!(o.choose(&ALL, unsure, &gpu_fast, 1000), GPU);
+        // ... but not where it expects much of co-executing (60%), or
+        // cannot tell.
+        let sure = (Mode::Together, Some(0.6));
+        assert_eq!(o.choose(&ALL, sure, &gpu_fast, 1000), Mode::Together);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &gpu_fast, 1000),
+            Mode::Together
+        );
         // Faster by 17% (within LEAP): the incumbent is confirmed first.
         let gpu_close = |m: Mode| (m == GPU).then_some(1.5e-6);
-        assert_eq!(o.choose(&ALL, GPU, &gpu_close, 1000), Mode::Together);
+        assert_eq!(
+            o.choose(&ALL, (GPU, None), &gpu_close, 1000),
+            Mode::Together
+        );
         // Faster by 28%: tried.
         let gpu_faster = |m: Mode| (m == GPU).then_some(1.3e-6);
-        assert_eq!(o.choose(&ALL, Mode::Together, &gpu_faster, 1000), GPU);
+        assert_eq!(o.choose(&ALL, unsure, &gpu_faster, 1000), GPU);
         // Not a candidate.
         let no_gpu = [Mode::Together, CPU];
-        assert_eq!(o.choose(&no_gpu, GPU, &gpu_fast, 1000), Mode::Together);
+        assert_eq!(
+            o.choose(&no_gpu, (GPU, None), &gpu_fast, 1000),
+            Mode::Together
+        );
         // The fastest expected of several.
         let both = |m: Mode| match m {
             GPU => Some(0.5e-6),
             CPU => Some(0.3e-6),
             _ => None,
         };
-        assert_eq!(o.choose(&ALL, Mode::Together, &both, 1000), CPU);
+        assert_eq!(o.choose(&ALL, unsure, &both, 1000), CPU);
         // Measured once, far faster: confirmed at once, and it takes over.
         o.record(GPU, 0.3e-3, 1000);
-        assert_eq!(o.choose(&ALL, GPU, &gpu_close, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_close, 1000), GPU);
         o.record(GPU, 0.31e-3, 1000);
         assert_eq!(o.incumbent(), Some(GPU));
         // Measured once and faster by 11% (within MAX_MARGIN):
@@ -635,7 +718,7 @@ mod tests {
         let mut p = Outcomes::default();
         p.record(Mode::Together, 1.8e-3, 1000);
         p.record(GPU, 1.6e-3, 1000);
-        assert_eq!(p.choose(&ALL, GPU, &gpu_fast, 1000), Mode::Together);
+        assert_eq!(p.choose(&ALL, (GPU, None), &gpu_fast, 1000), Mode::Together);
     }
 
     /// A leap can replace an incumbent measured once, whose one sample was
@@ -652,21 +735,61 @@ mod tests {
             GPU => Some(5e-6),
             _ => None,
         };
-        assert_eq!(o.choose(&ALL, Mode::Together, &cpu, 1000), CPU);
+        // The model expects little of co-executing.
+        let model = (Mode::Together, Some(0.05));
+        assert_eq!(o.choose(&ALL, model, &cpu, 1000), CPU);
         o.record(CPU, 1.1e-3, 1000);
-        assert_eq!(o.choose(&ALL, Mode::Together, &cpu, 1000), CPU);
+        assert_eq!(o.choose(&ALL, model, &cpu, 1000), CPU);
         o.record(CPU, 1.1e-3, 1000);
         assert_eq!(o.incumbent(), Some(CPU));
         // The GPU alone, measured once at 4x: never again by the recheck.
         o.record(GPU, 4.4e-3, 1000);
         let mut seen = Vec::new();
         while o.runs < 2 * RECHECK {
-            let m = o.choose(&ALL, Mode::Together, &cpu, 1000);
+            let m = o.choose(&ALL, model, &cpu, 1000);
             seen.push(m);
             o.record(m, if m == Mode::Together { 1.0e-3 } else { 1.1e-3 }, 1000);
         }
         assert_eq!(o.incumbent(), Some(Mode::Together), "{seen:?}");
         assert!(!seen.contains(&GPU), "{seen:?}");
+    }
+
+    /// A configuration's time is that of its fastest variant: a lone GPU
+    /// whose ladder climbed through slower steps is timed at its best
+    /// step, and co-executing, slower than that, is not measured again.
+    #[test]
+    fn a_configuration_is_timed_at_its_fastest_variant() {
+        let mut t = Times::default();
+        for (s, v) in [
+            (0.72, 1),
+            (0.62, 2),
+            (0.55, 4),
+            (0.60, 8),
+            (0.56, 4),
+            (0.54, 4),
+        ] {
+            t.push(s, v);
+        }
+        assert_eq!(t.median(), Some(0.55));
+        assert_eq!(t.fastest_variant(), Some((4, 0.55)));
+        assert!((t.spread() - 0.01 / 0.55).abs() < 1e-9, "{}", t.spread());
+        // Mixed into one median, the steps would be 0.58.
+        let mixed = median(&[0.72, 0.62, 0.55, 0.60, 0.56, 0.54]).unwrap();
+        assert!((mixed - 0.58).abs() < 1e-9);
+
+        let mut o = Outcomes::default();
+        o.record(Mode::Together, 0.70e-3, 1000);
+        o.record(Mode::Together, 0.71e-3, 1000);
+        // Mixed, the three steps would be 0.72: slower than co-executing.
+        for (s, v) in [(0.80e-3, 1), (0.72e-3, 2), (0.55e-3, 4)] {
+            o.record_variant(GPU, v, s, 1000);
+        }
+        assert_eq!(o.incumbent(), Some(GPU));
+        assert_eq!(o.per_unit_s(GPU), Some(0.55e-6));
+        for _ in 0..20 {
+            assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, 1000), GPU);
+            o.record_variant(GPU, 4, 0.55e-3, 1000);
+        }
     }
 
     /// A profile's fastest configuration runs first, whatever the model
@@ -679,10 +802,10 @@ mod tests {
         o.seed(CPU, 3e-6);
         assert_eq!(o.incumbent(), Some(GPU));
         let cpu_fast = |m: Mode| (m == CPU).then_some(1e-9);
-        assert_eq!(o.choose(&ALL, Mode::Together, &cpu_fast, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (Mode::Together, None), &cpu_fast, 1000), GPU);
         // Only candidates count: without the GPU, the next fastest.
         assert_eq!(
-            o.choose(&[Mode::Together, CPU], Mode::Together, &none, 1000),
+            o.choose(&[Mode::Together, CPU], (Mode::Together, None), &none, 1000),
             Mode::Together
         );
     }
@@ -697,7 +820,7 @@ mod tests {
         // (2.5 ms) and 2% of 31 runs.
         let predict = |m: Mode| (m == CPU).then_some(12e-6);
         let mut runs = 0;
-        while o.choose(&ALL, Mode::Together, &predict, 1000) == Mode::Together {
+        while o.choose(&ALL, (Mode::Together, None), &predict, 1000) == Mode::Together {
             o.record(Mode::Together, 10e-3, 1000);
             runs += 1;
         }
@@ -707,16 +830,16 @@ mod tests {
         assert_eq!(o.incumbent(), Some(Mode::Together));
         // (The 32nd run is a recheck: the CPU, measured once within
         // OUTLIER, is measured again whatever the budget; once.)
-        assert_eq!(o.choose(&ALL, Mode::Together, &none, 1000), CPU);
+        assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, 1000), CPU);
         o.record(CPU, 15e-3, 1000);
         let gpu_close = |m: Mode| (m == GPU).then_some(12e-6);
         assert_eq!(
-            o.choose(&ALL, Mode::Together, &gpu_close, 1000),
+            o.choose(&ALL, (Mode::Together, None), &gpu_close, 1000),
             Mode::Together
         );
         // Predicted faster: free, tried at once.
         let gpu_fast = |m: Mode| (m == GPU).then_some(5e-6);
-        assert_eq!(o.choose(&ALL, Mode::Together, &gpu_fast, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (Mode::Together, None), &gpu_fast, 1000), GPU);
         // Far predictions are never tried.
         let mut p = Outcomes::default();
         for _ in 0..100 {
@@ -724,7 +847,7 @@ mod tests {
         }
         let far = |m: Mode| (m != Mode::Together).then_some(16e-9);
         assert_eq!(
-            p.choose(&ALL, Mode::Together, &far, 1_000_000),
+            p.choose(&ALL, (Mode::Together, None), &far, 1_000_000),
             Mode::Together
         );
     }
@@ -736,9 +859,12 @@ mod tests {
             g.record(GPU, 1e-3, 1000);
         }
         let together_fast = |m: Mode| (m == Mode::Together).then_some(1e-9);
-        assert_eq!(g.choose(&ALL, GPU, &together_fast, 1000), GPU);
+        assert_eq!(g.choose(&ALL, (GPU, None), &together_fast, 1000), GPU);
         // Unless the model chose it.
-        assert_eq!(g.choose(&ALL, Mode::Together, &none, 1000), Mode::Together);
+        assert_eq!(
+            g.choose(&ALL, (Mode::Together, None), &none, 1000),
+            Mode::Together
+        );
     }
 
     /// A short run's device measured on a probe looks slow per unit: it is
@@ -752,11 +878,11 @@ mod tests {
         // The GPU alone predicted at 0.6 ms: 3x, but 0.4 ms over the best:
         // given a chance of 10%, 1000 runs of 0.2 ms pay for it.
         let predict = |m: Mode| (m == GPU).then_some(600e-6 / 16.0);
-        assert_eq!(o.choose(&ALL, CPU, &predict, 16), GPU);
+        assert_eq!(o.choose(&ALL, (CPU, None), &predict, 16), GPU);
         o.record(GPU, 66e-6, 16);
         // Faster: confirmed, then it takes over.
         assert_eq!(o.incumbent(), Some(CPU));
-        assert_eq!(o.choose(&ALL, CPU, &predict, 16), GPU);
+        assert_eq!(o.choose(&ALL, (CPU, None), &predict, 16), GPU);
         o.record(GPU, 70e-6, 16);
         assert_eq!(o.incumbent(), Some(GPU));
         // Past the allowance and the factor: not tried.
@@ -765,7 +891,7 @@ mod tests {
             p.record(CPU, 200e-6, 16);
         }
         let slow = |m: Mode| (m == GPU).then_some(2e-3 / 16.0);
-        assert_eq!(p.choose(&ALL, CPU, &slow, 16), CPU);
+        assert_eq!(p.choose(&ALL, (CPU, None), &slow, 16), CPU);
     }
 
     /// One faster sample is not enough, and a challenger within the noise
@@ -780,13 +906,16 @@ mod tests {
         o.record(CPU, 0.99e-3, 1);
         assert_eq!(o.incumbent(), Some(Mode::Together));
         let mut trials = 1;
-        while o.choose(&ALL, Mode::Together, &none, 1) == CPU {
+        while o.choose(&ALL, (Mode::Together, None), &none, 1) == CPU {
             o.record(CPU, [0.985e-3, 0.995e-3][trials % 2], 1);
             trials += 1;
             assert_eq!(o.incumbent(), Some(Mode::Together));
         }
         assert_eq!(trials, KEEP);
-        assert_eq!(o.choose(&ALL, Mode::Together, &none, 1), Mode::Together);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &none, 1),
+            Mode::Together
+        );
         // Clearly faster: it takes over after two runs.
         let mut p = Outcomes::default();
         for _ in 0..3 {
@@ -794,7 +923,7 @@ mod tests {
         }
         p.record(GPU, 0.8e-3, 1);
         assert_eq!(p.incumbent(), Some(Mode::Together));
-        assert_eq!(p.choose(&ALL, Mode::Together, &none, 1), GPU);
+        assert_eq!(p.choose(&ALL, (Mode::Together, None), &none, 1), GPU);
         p.record(GPU, 0.82e-3, 1);
         assert_eq!(p.incumbent(), Some(GPU));
     }
@@ -809,10 +938,10 @@ mod tests {
         }
         o.record(CPU, 1.3e-3, 1);
         let cpu_faster = |m: Mode| (m == CPU).then_some(0.6e-3);
-        assert_eq!(o.choose(&ALL, Mode::Together, &cpu_faster, 1), CPU);
+        assert_eq!(o.choose(&ALL, (Mode::Together, None), &cpu_faster, 1), CPU);
         let cpu_slower = |m: Mode| (m == CPU).then_some(1.2e-3);
         assert_eq!(
-            o.choose(&ALL, Mode::Together, &cpu_slower, 1),
+            o.choose(&ALL, (Mode::Together, None), &cpu_slower, 1),
             Mode::Together
         );
         o.record(CPU, 0.6e-3, 1);
@@ -830,7 +959,7 @@ mod tests {
             for _ in 0..3 {
                 o.record(Mode::Together, 1e-3, 1);
             }
-            o.choose(&ALL, model, &none, 1);
+            o.choose(&ALL, (model, None), &none, 1);
             o.record(GPU, 1.01e-3, 1);
             o.record(GPU, 1.015e-3, 1);
             assert_eq!(o.incumbent(), Some(expected), "model {model:?}");
@@ -882,9 +1011,12 @@ mod tests {
         while o.runs < 4 * RECHECK {
             o.record(Mode::Together, 1e-3, 1);
         }
-        assert_eq!(o.choose(&ALL, Mode::Together, &none, 1), CPU);
+        assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, 1), CPU);
         o.record(CPU, 1.1e-3, 1);
-        assert_eq!(o.choose(&ALL, Mode::Together, &none, 1), Mode::Together);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &none, 1),
+            Mode::Together
+        );
         // A far runner-up is not rechecked.
         let mut far = Outcomes::default();
         far.record(Mode::Together, 1e-3, 1);
@@ -893,7 +1025,10 @@ mod tests {
         while far.runs < 4 * RECHECK {
             far.record(Mode::Together, 1e-3, 1);
         }
-        assert_eq!(far.choose(&ALL, Mode::Together, &none, 1), Mode::Together);
+        assert_eq!(
+            far.choose(&ALL, (Mode::Together, None), &none, 1),
+            Mode::Together
+        );
     }
 
     #[test]

@@ -41,6 +41,9 @@ struct World {
     /// The model's choice after the first run (the first follows nothing
     /// known: co-executing).
     model: Mode,
+    /// What the model expects co-executing to gain (`None`: it cannot
+    /// tell).
+    gain: Option<f64>,
     sigma: f64,
     units: u64,
 }
@@ -96,7 +99,8 @@ impl World {
         };
         for i in 0..n {
             let model = if i == 0 { Mode::Together } else { self.model };
-            let mode = o.choose(&ALL, model, &predict, self.units);
+            let gain = if i == 0 { None } else { self.gain };
+            let mode = o.choose(&ALL, (model, gain), &predict, self.units);
             if o.incumbent().is_some_and(|m| m != mode) {
                 t.explorations += 1;
             }
@@ -132,6 +136,7 @@ fn worlds() -> Vec<(&'static str, World)> {
                 truth: [(Mode::Together, 10e-3), (CPU, 11.5e-3), (GPU, 14e-3)],
                 bias: [(Mode::Together, None), (CPU, Some(1.0)), (GPU, Some(1.1))],
                 model: Mode::Together,
+                gain: Some(0.8),
                 sigma: 0.03,
                 units: 8192,
             },
@@ -142,6 +147,7 @@ fn worlds() -> Vec<(&'static str, World)> {
                 truth: [(Mode::Together, 2.0e-3), (CPU, 1.8e-3), (GPU, 3.6e-3)],
                 bias: [(Mode::Together, None), (CPU, Some(1.2)), (GPU, Some(0.8))],
                 model: Mode::Together,
+                gain: Some(0.75),
                 sigma: 0.05,
                 units: 2048,
             },
@@ -152,6 +158,7 @@ fn worlds() -> Vec<(&'static str, World)> {
                 truth: [(Mode::Together, 380e-6), (CPU, 170e-6), (GPU, 2.5e-3)],
                 bias: [(Mode::Together, None), (CPU, Some(1.1)), (GPU, Some(1.0))],
                 model: Mode::Together,
+                gain: Some(0.07),
                 sigma: 0.15,
                 units: 256,
             },
@@ -162,6 +169,7 @@ fn worlds() -> Vec<(&'static str, World)> {
                 truth: [(Mode::Together, 90e-6), (CPU, 75e-6), (GPU, 67e-6)],
                 bias: [(Mode::Together, None), (CPU, Some(1.0)), (GPU, Some(1.4))],
                 model: CPU,
+                gain: None,
                 sigma: 0.1,
                 units: 4,
             },
@@ -199,6 +207,7 @@ fn does_not_flip_on_noise() {
         truth: [(Mode::Together, 1.0e-3), (CPU, 1.01e-3), (GPU, 3e-3)],
         bias: [(Mode::Together, None), (CPU, Some(0.9)), (GPU, Some(1.0))],
         model: Mode::Together,
+        gain: Some(0.3),
         sigma: 0.1,
         units: 4096,
     };
@@ -256,6 +265,7 @@ fn a_near_tie_the_model_rates_too_slow_is_tried_among_the_first_runs() {
             (GPU, Some(1.07 * 2.7 / 1.6)),
         ],
         model: Mode::Together,
+        gain: Some(0.32),
         sigma: 0.05,
         units: 8192,
     };
@@ -279,6 +289,7 @@ fn a_device_alone_predicted_far_faster_than_co_executing_is_tried_at_once() {
         truth: [(Mode::Together, 0.7e-3), (CPU, 6e-3), (GPU, 0.5e-3)],
         bias: [(Mode::Together, None), (CPU, Some(1.0)), (GPU, Some(0.8))],
         model: Mode::Together,
+        gain: Some(0.07),
         sigma: 0.05,
         units: 16384,
     };

@@ -458,6 +458,39 @@ pub fn single_device_after(
     min_gain: f64,
     wake_s: f64,
 ) -> Option<usize> {
+    let o = outlook(costs, start, units)?;
+    if o.t_f < wake_s || o.one_unit >= o.t_f {
+        return Some(o.fastest);
+    }
+    (o.t_f <= (1.0 + min_gain) * o.t_co).then_some(o.fastest)
+}
+
+/// What co-executing gains at best over the fastest device alone, as the
+/// cost model sees it (its estimated `S_max` less 1; see
+/// [`single_device_after`] for the figures and `start`): 0 where no other
+/// device can add anything; `None` while a device's cost is unknown.
+pub fn co_gain(costs: &[(Option<Cost>, usize)], start: &[StartCost], units: u64) -> Option<f64> {
+    let o = outlook(costs, start, units)?;
+    if o.one_unit >= o.t_f {
+        return Some(0.0);
+    }
+    Some((o.t_f / o.t_co - 1.0).max(0.0))
+}
+
+/// The cost model's view of a run (see [`single_device_after`]).
+struct Outlook {
+    /// The device fastest alone, and its time alone.
+    fastest: usize,
+    t_f: f64,
+    /// Every device together at best.
+    t_co: f64,
+    /// The quickest any other device could add one unit.
+    one_unit: f64,
+}
+
+/// [`Outlook`] of a run of `units`; `None` with fewer than two devices, no
+/// units, or a device whose cost is unknown.
+fn outlook(costs: &[(Option<Cost>, usize)], start: &[StartCost], units: u64) -> Option<Outlook> {
     let start_of = |j: usize| start.get(j).copied().unwrap_or_default();
     if costs.len() < 2 || units == 0 {
         return None;
@@ -487,9 +520,6 @@ pub fn single_device_after(
         .filter(|(j, _)| *j != fastest)
         .map(|(j, (c, n))| n * c.time(1.0) + start_of(j).fixed_s)
         .fold(f64::INFINITY, f64::min);
-    if t_f < wake_s || one_unit >= t_f {
-        return Some(fastest);
-    }
     // Rates only: overheads fitted over irregular packages can be far off,
     // and a wrong fallback forfeits all of co-execution's gain, so `S_max`
     // is estimated from the rates (as the solo throughputs define it).
@@ -503,8 +533,12 @@ pub fn single_device_after(
             r * (s.fixed_s + s.by_share_s * r / rates)
         })
         .sum();
-    let t_co = (g + waits) / rates;
-    (t_f <= (1.0 + min_gain) * t_co).then_some(fastest)
+    Some(Outlook {
+        fastest,
+        t_f,
+        t_co: (g + waits) / rates,
+        one_unit,
+    })
 }
 
 #[cfg(all(test, not(loom)))]
@@ -872,6 +906,26 @@ mod tests {
         }
         let (c, _) = f.fit().unwrap();
         assert!(close(c.rate, slow.rate, 0.05), "{c:?}");
+    }
+
+    /// The model's estimate of what co-executing gains: the estimated
+    /// `S_max` less 1, from the rates; 0 where another device cannot add
+    /// a unit before the fastest ends alone; unknown with a device
+    /// unmeasured.
+    #[test]
+    fn co_gain_is_the_estimated_s_max_less_one() {
+        let gpu = Cost::rate_only(1e8);
+        let g = |cpu: Cost, units| co_gain(&[(Some(cpu), 1), (Some(gpu), 1)], &[], units).unwrap();
+        assert!(close(g(Cost::rate_only(1e7), 1 << 24), 0.1, 1e-6));
+        assert!(close(g(Cost::rate_only(1e8), 1 << 24), 1.0, 1e-6));
+        // A CPU whose one unit costs more than the GPU's whole run.
+        let slow = Cost {
+            overhead_s: 1.0,
+            rate: 1e7,
+        };
+        assert_eq!(g(slow, 1 << 20), 0.0);
+        assert_eq!(co_gain(&[(None, 1), (Some(gpu), 1)], &[], 1 << 20), None);
+        assert_eq!(co_gain(&[(Some(gpu), 1)], &[], 1 << 20), None);
     }
 
     #[test]
