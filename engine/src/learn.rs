@@ -139,7 +139,8 @@ impl Learning {
             );
         }
         if let Some((Mode::Together, ..)) = outcome {
-            record_coverage(&mut learned.coverage, shares);
+            let first = learned.runs == 1;
+            record_coverage(&mut learned.coverage, shares, first);
         }
         if let (Some((slot, packages, seconds, units)), true) = (lone, learned.runs > 1) {
             ladder(&mut learned.depth, slot).record(packages, seconds / units.max(1) as f64);
@@ -159,7 +160,7 @@ impl Learning {
         };
         let now = Profile {
             costs: (0..self.devices.len())
-                .map(|s| kernel.estimator.cost(s))
+                .map(|s| kernel.estimator.lasting_cost(s))
                 .collect(),
             times: learned.outcomes.measured(),
             split: learned.split.scales(),
@@ -228,7 +229,16 @@ impl Learning {
                 })
                 .collect()
         };
-        let sit = self.sit_out(scheduler, present, start, est, units, &partial);
+        // Devices known only by a provisional cost (see `CostFit::settle`).
+        let provisional: Vec<bool> = present
+            .iter()
+            .map(|&(slot, _)| est.is_provisional(slot))
+            .collect();
+        let doubts = Doubts {
+            partial: &partial,
+            provisional: &provisional,
+        };
+        let sit = self.sit_out(scheduler, present, start, est, units, doubts);
         let learner = matches!(scheduler, Scheduler::HGuided { powers: None, .. })
             && self.fallback
             && present.len() > 1;
@@ -242,8 +252,11 @@ impl Learning {
         let model = mode_of(&sit);
         // What the model expects co-executing to gain (rates only: a device
         // of partial coverage is counted at the rate it measured, which on
-        // an irregular kernel overstates it).
-        let gain = {
+        // an irregular kernel overstates it); unknown while a device is
+        // known only provisionally.
+        let gain = if provisional.contains(&true) {
+            None
+        } else {
             let costs: Vec<(Option<Cost>, usize)> = present
                 .iter()
                 .map(|&(slot, claimants)| (est.cost(slot), claimants))
@@ -288,9 +301,13 @@ impl Learning {
     /// kernel's learned costs say co-executing cannot pay (see
     /// [`single_device`]). Never all of them.
     ///
-    /// `partial`: per device, its rate comes from too small a part of the
-    /// work to stand for all of it (see [`MIN_COVERAGE`]); the fallback
-    /// never leaves such a device alone.
+    /// `doubts`: per device, whether its rate comes from too small a part
+    /// of the work to stand for all of it (see [`MIN_COVERAGE`]): the
+    /// fallback never leaves such a device alone; and whether it is known
+    /// only by a provisional cost (see [`crate::sched::CostFit::settle`]):
+    /// that can make it run alone, never sit out (its cold package's
+    /// execution may have paid one-time costs too: a software rasterizer's
+    /// first dispatch of a shader ran 250 times slower than the next).
     fn sit_out(
         &self,
         scheduler: &Scheduler,
@@ -298,7 +315,7 @@ impl Learning {
         start: &[StartCost],
         estimator: &dyn PowerEstimator,
         units: u64,
-        partial: &[bool],
+        doubts: Doubts<'_>,
     ) -> Vec<bool> {
         let n = present.len();
         let mut out = vec![false; n];
@@ -321,8 +338,10 @@ impl Learning {
                     .iter()
                     .map(|&(slot, claimants)| (estimator.cost(slot), claimants))
                     .collect();
+                let doubt = |d: &[bool], i: usize| d.get(i).copied().unwrap_or(false);
                 let alone = single_device_after(&costs, start, units, MIN_GAIN, WAKE_S)
-                    .filter(|&a| !partial.get(a).copied().unwrap_or(false));
+                    .filter(|&a| !doubt(doubts.partial, a))
+                    .filter(|&a| (0..n).all(|i| i == a || !doubt(doubts.provisional, i)));
                 if let Some(alone) = alone {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
@@ -333,6 +352,25 @@ impl Learning {
         }
         out
     }
+}
+
+/// Per device of a run, what makes its cost doubtful (see
+/// [`Learning::sit_out`]).
+#[derive(Clone, Copy)]
+struct Doubts<'a> {
+    /// Its rate was measured on too small a part of the work.
+    partial: &'a [bool],
+    /// It is known only by a provisional cost.
+    provisional: &'a [bool],
+}
+
+#[cfg(test)]
+impl Doubts<'_> {
+    /// No doubt about any device.
+    const NONE: Doubts<'static> = Doubts {
+        partial: &[],
+        provisional: &[],
+    };
 }
 
 /// The configurations the learner chooses among, for the devices of
@@ -422,12 +460,17 @@ pub(crate) const MIN_COVERAGE: f64 = 0.25;
 
 /// Records what part of a co-executed run's items each device ran
 /// (`coverage`, by estimator slot).
-fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share]) {
+///
+/// A kernel's first run (`first`) leaves the GPUs' coverage as it was: a
+/// GPU's share of it is set by its one-time costs (a discrete GPU's first
+/// package of a kernel can take milliseconds, while the CPU workers run
+/// the rest), not by what part of the work its rate stands for.
+fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share], first: bool) {
     let total: u64 = shares.iter().map(|s| s.items).sum();
     if total == 0 {
         return;
     }
-    for s in shares {
+    for s in shares.iter().filter(|s| !first || s.slot == CPU_SLOT) {
         if coverage.len() <= s.slot {
             coverage.resize(s.slot + 1, None);
         }
@@ -552,15 +595,36 @@ mod tests {
         let est = ThroughputEstimator::new(2);
         let st = |p: Vec<f64>| Scheduler::Static { powers: Some(p) };
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 0.0]), &[(0, 1), (1, 1)], &[], &est, 100, &[]),
+            l.sit_out(
+                &st(vec![1.0, 0.0]),
+                &[(0, 1), (1, 1)],
+                &[],
+                &est,
+                100,
+                Doubts::NONE
+            ),
             [false, true]
         );
         assert_eq!(
-            l.sit_out(&st(vec![0.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100, &[]),
+            l.sit_out(
+                &st(vec![0.0, 2.0]),
+                &[(0, 1), (1, 1)],
+                &[],
+                &est,
+                100,
+                Doubts::NONE
+            ),
             [true, false]
         );
         assert_eq!(
-            l.sit_out(&st(vec![1.0, 2.0]), &[(0, 1), (1, 1)], &[], &est, 100, &[]),
+            l.sit_out(
+                &st(vec![1.0, 2.0]),
+                &[(0, 1), (1, 1)],
+                &[],
+                &est,
+                100,
+                Doubts::NONE
+            ),
             [false, false]
         );
         let hg = Scheduler::HGuided {
@@ -569,12 +633,12 @@ mod tests {
             min_package: 1,
         };
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 100, &[]),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 100, Doubts::NONE),
             [true, false]
         );
         // One device: nothing to decide.
         assert_eq!(
-            l.sit_out(&st(vec![0.0]), &[(1, 1)], &[], &est, 100, &[]),
+            l.sit_out(&st(vec![0.0]), &[(1, 1)], &[], &est, 100, Doubts::NONE),
             [false]
         );
     }
@@ -589,10 +653,16 @@ mod tests {
             finish_s: 1.0,
         };
         let mut c = Vec::new();
-        record_coverage(&mut c, &[share(0, 10), share(2, 30)]);
+        record_coverage(&mut c, &[share(0, 10), share(2, 30)], false);
         assert_eq!(c, vec![Some(0.25), None, Some(0.75)]);
-        record_coverage(&mut c, &[]);
+        record_coverage(&mut c, &[], false);
         assert_eq!(c, vec![Some(0.25), None, Some(0.75)], "nothing ran: kept");
+        // A kernel's first run: the CPU's part only.
+        let mut f = Vec::new();
+        record_coverage(&mut f, &[share(0, 99), share(1, 1)], true);
+        assert_eq!(f, vec![Some(0.99)]);
+        record_coverage(&mut c, &[share(0, 99), share(2, 1)], true);
+        assert_eq!(c, vec![Some(0.99), None, Some(0.75)]);
     }
 
     #[test]
@@ -602,14 +672,14 @@ mod tests {
         let hg = Scheduler::hguided();
         // Nothing known: co-execute (and measure).
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
             [false, false]
         );
         // A GPU 100x faster: the GPU alone.
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
             [true, false]
         );
         // Comparable: co-execute.
@@ -617,7 +687,7 @@ mod tests {
         est.seed(0, Cost::rate_only(5e7), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
             [false, false]
         );
         // Comparable, but the CPU must first bring back 20 ms of what the
@@ -627,7 +697,7 @@ mod tests {
             by_share_s: 0.0,
         };
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[sync], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[sync], &est, 1 << 20, Doubts::NONE),
             [true, false]
         );
         // A CPU measured 100x faster, but on a small part of the work:
@@ -636,18 +706,68 @@ mod tests {
         est.seed(0, Cost::rate_only(1e10), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
             [false, true]
         );
         assert_eq!(
-            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[true, false]),
+            l.sit_out(
+                &hg,
+                &[(0, 1), (1, 1)],
+                &[],
+                &est,
+                1 << 20,
+                Doubts {
+                    partial: &[true, false],
+                    provisional: &[]
+                }
+            ),
+            [false, false]
+        );
+        // A GPU known only provisionally (its cold package's execution
+        // time): it may run alone, never sit out.
+        est.reset();
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.record_cold(1, 100, 50e-3, 1.0);
+        est.record_cold_device(1, 100, 1e-6);
+        est.settle();
+        assert!(est.is_provisional(1));
+        let prov = Doubts {
+            partial: &[],
+            provisional: &[false, true],
+        };
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, prov),
+            [true, false]
+        );
+        // Its first dispatch paid one-time costs, and it looks 100x
+        // slower than the CPU: co-execute (and measure it), not the CPU
+        // alone.
+        est.reset();
+        est.seed(0, Cost::rate_only(1e8), 4.0);
+        est.record_cold(1, 100, 50e-3, 1.0);
+        est.record_cold_device(1, 100, 1e-4);
+        est.settle();
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
+            [false, true],
+            "as a warm cost, the CPU alone"
+        );
+        assert_eq!(
+            l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, prov),
             [false, false]
         );
         // Hints or another scheduler: no fallback.
         let dynamic = Scheduler::Dynamic { packages: 8 };
         est.seed(0, Cost::rate_only(1.0), 100.0);
         assert_eq!(
-            l.sit_out(&dynamic, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            l.sit_out(
+                &dynamic,
+                &[(0, 1), (1, 1)],
+                &[],
+                &est,
+                1 << 20,
+                Doubts::NONE
+            ),
             [false, false]
         );
         // Off for measurement.
@@ -656,7 +776,7 @@ mod tests {
             ..learning()
         };
         assert_eq!(
-            off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, &[]),
+            off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
             [false, false]
         );
     }
@@ -718,7 +838,7 @@ mod tests {
         let present = [(0, 2), (1, 1), (2, 1), (3, 1)];
         let hg = Scheduler::hguided();
         assert_eq!(
-            l.sit_out(&hg, &present, &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &present, &[], &est, 1 << 20, Doubts::NONE),
             [false; 4]
         );
         est.seed(0, Cost::rate_only(1e6), 4.0);
@@ -726,7 +846,7 @@ mod tests {
         est.seed(2, Cost::rate_only(1e9), 4.0);
         est.seed(3, Cost::rate_only(1e6), 4.0);
         assert_eq!(
-            l.sit_out(&hg, &present, &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &present, &[], &est, 1 << 20, Doubts::NONE),
             [true, true, false, true]
         );
         // Comparable GPUs: every device takes part.
@@ -735,7 +855,7 @@ mod tests {
         }
         est.seed(0, Cost::rate_only(5e7), 100.0);
         assert_eq!(
-            l.sit_out(&hg, &present, &[], &est, 1 << 20, &[]),
+            l.sit_out(&hg, &present, &[], &est, 1 << 20, Doubts::NONE),
             [false; 4]
         );
         // Hints over four devices: zeros sit out.
@@ -743,7 +863,7 @@ mod tests {
             powers: Some(vec![0.0, 1.0, 0.0, 1.0]),
         };
         assert_eq!(
-            l.sit_out(&st, &present, &[], &est, 100, &[]),
+            l.sit_out(&st, &present, &[], &est, 100, Doubts::NONE),
             [true, false, true, false]
         );
     }

@@ -917,6 +917,11 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record_throughput(d, units, seconds, parallel);
         }
     }
+    fn record_cold_device(&self, device: usize, units: u64, device_seconds: f64) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_cold_device(d, units, device_seconds);
+        }
+    }
     fn power(&self, device: usize) -> Option<f64> {
         let p = self.map.get(device).and_then(|&d| self.inner.power(d))?;
         Some(self.shipped(device, Cost::rate_only(p)).rate)

@@ -781,6 +781,12 @@ impl Loop<'_, '_> {
                 self.estimates.record(self.role.device, n, busy);
             } else {
                 self.estimates.record_cold(self.role.device, n, busy, 1.0);
+                if let Some(span) = span {
+                    let ns = span.end_ns.saturating_sub(span.start_ns);
+                    let device_s = ns as f64 * 1e-9;
+                    self.estimates
+                        .record_cold_device(self.role.device, n, device_s);
+                }
             }
         }
         self.data.busy_s += busy;

@@ -48,6 +48,12 @@ pub trait PowerEstimator: Send + Sync {
     fn record_cold(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
         let _ = (device, units, seconds, parallel);
     }
+    /// The time a cold package of `units` (see [`record_cold`](Self::record_cold))
+    /// took on `device` by the device's own clock (see
+    /// [`CostFit::record_cold_device`]). The default ignores it.
+    fn record_cold_device(&self, device: usize, units: u64, device_seconds: f64) {
+        let _ = (device, units, device_seconds);
+    }
     /// Units per second, if measured.
     ///
     /// The policies treat `None`, and any value that is not finite and
@@ -205,6 +211,23 @@ impl ThroughputEstimator {
         d.publish(&fit);
     }
 
+    /// Whether `device` is known only by a provisional cost (see
+    /// [`CostFit::settle`]).
+    pub fn is_provisional(&self, device: usize) -> bool {
+        self.devices
+            .get(device)
+            .is_some_and(|d| d.lock().is_provisional())
+    }
+
+    /// `device`'s cost where it is worth keeping beyond this process (for
+    /// profiles): not a provisional one (see [`CostFit::settle`]).
+    pub fn lasting_cost(&self, device: usize) -> Option<Cost> {
+        if self.is_provisional(device) {
+            return None;
+        }
+        self.devices.get(device)?.cost()
+    }
+
     /// Starts `device` from `cost` as if it had measured it over `weight`
     /// packages (a prior, from a profile); live records soon outweigh it.
     pub fn seed(&self, device: usize, cost: Cost, weight: f64) {
@@ -248,6 +271,14 @@ impl PowerEstimator for ThroughputEstimator {
         let mut fit = d.lock();
         fit.record_cold(units, seconds, parallel);
         d.publish(&fit);
+    }
+
+    /// As [`record_cold`](PowerEstimator::record_cold), the device's own
+    /// time of a cold package (see [`CostFit::record_cold_device`]).
+    fn record_cold_device(&self, device: usize, units: u64, device_seconds: f64) {
+        if let Some(d) = self.devices.get(device) {
+            d.lock().record_cold_device(units, device_seconds);
+        }
     }
 
     fn power(&self, device: usize) -> Option<f64> {
@@ -306,6 +337,24 @@ mod tests {
         e.reset();
         assert_eq!(e.power(0), None);
         assert_eq!(format!("{e:?}"), "[None, None]");
+    }
+
+    /// A device known only provisionally publishes its cost, but has no
+    /// lasting one (for profiles) until a warm package replaces it.
+    #[test]
+    fn a_provisional_cost_is_published_but_not_lasting() {
+        let e = ThroughputEstimator::new(2);
+        e.record_cold(1, 100, 40e-3, 1.0);
+        e.record_cold_device(1, 100, 1e-4);
+        assert_eq!(e.cost(1), None);
+        e.settle();
+        assert!(e.is_provisional(1));
+        assert!(e.cost(1).is_some());
+        assert_eq!(e.lasting_cost(1), None);
+        e.record(1, 100, 2e-4);
+        assert!(!e.is_provisional(1));
+        assert_eq!(e.lasting_cost(1), e.cost(1));
+        assert!(!e.is_provisional(0) && !e.is_provisional(7));
     }
 
     /// A cold package alone publishes nothing (the device is probed

@@ -37,7 +37,10 @@
 //!   samples only, and a cold sample that arrives later is ignored;
 //! * a run that ends with a device measured only cold forgets them
 //!   ([`CostFit::settle`]): nothing cold is trusted across runs or written
-//!   to a profile.
+//!   to a profile. Where the device's own clock timed their execution
+//!   ([`CostFit::record_cold_device`]: a GPU's timestamps, which leave out
+//!   what made them cold), that time becomes a *provisional* cost, until
+//!   the device's first warm package replaces it (never in a profile).
 //!
 //! **Outliers.** Once the fit is a trusted line, a warm package that took
 //! more than [`OUTLIER`] times what the fit predicts for its size (a late
@@ -156,6 +159,10 @@ pub struct CostFit {
     /// Cold samples, kept while no warm one was recorded (see the module
     /// docs): weighted sums of packages, units and seconds.
     cold: Cold,
+    /// The fit holds one sample only, made when a run ended from its cold
+    /// packages' own execution times (see [`settle`](Self::settle)): the
+    /// first warm sample replaces it, and it is not written to profiles.
+    provisional: bool,
     /// Outliers left out in a row (see the module docs).
     outliers: u32,
     /// Samples sized from the device's own speed were recorded: the fit
@@ -169,6 +176,10 @@ struct Cold {
     w: f64,
     n: f64,
     t: f64,
+    /// Units and seconds of the cold packages whose execution on the
+    /// device itself was timed (see [`CostFit::record_cold_device`]).
+    dev_n: f64,
+    dev_t: f64,
 }
 
 impl CostFit {
@@ -189,6 +200,8 @@ impl CostFit {
         if !valid(n, seconds) {
             return;
         }
+        // The first warm sample replaces a provisional fit.
+        self.drop_provisional();
         if self.is_outlier(n, seconds) {
             self.outliers += 1;
             if self.outliers < OUTLIER_RUN {
@@ -241,6 +254,39 @@ impl CostFit {
         c.t = c.t * f + seconds;
     }
 
+    /// Records the time a cold package (see [`record_cold`](Self::record_cold))
+    /// of `units` took on the device itself, from its own clock
+    /// (`device_seconds`: a GPU's timestamps around its dispatches). That
+    /// time leaves out what made the package cold (a pipeline's first use,
+    /// the uploads before it, the host's first waits), and is kept apart
+    /// with the cold samples: where a run ends with the device measured
+    /// only cold, it becomes the device's provisional cost (see
+    /// [`settle`](Self::settle)).
+    pub fn record_cold_device(&mut self, units: u64, device_seconds: f64) {
+        let n = units as f64;
+        if self.w > 0.0 || !valid(n, device_seconds) {
+            return;
+        }
+        self.cold.dev_n += n;
+        self.cold.dev_t += device_seconds;
+    }
+
+    /// Whether the fit is provisional: one sample from cold packages'
+    /// execution times (see [`settle`](Self::settle)).
+    pub fn is_provisional(&self) -> bool {
+        self.provisional
+    }
+
+    /// Forgets a provisional fit (see [`settle`](Self::settle)).
+    fn drop_provisional(&mut self) {
+        if self.provisional {
+            *self = CostFit {
+                throughput_only: self.throughput_only,
+                ..CostFit::default()
+            };
+        }
+    }
+
     /// The size of every warm package recorded, where they all had about
     /// one size (less than [`DISTINCT`] apart) and the fit is trusted: the
     /// fixed cost is not yet separable from the rate (see
@@ -255,7 +301,7 @@ impl CostFit {
     /// [`one_size`](Self::one_size) where the fit's trust is known
     /// (`trusted`): a publication computes the fit once for both.
     pub(crate) fn one_size_if(&self, trusted: bool) -> Option<f64> {
-        let warm = self.w > 0.0 && !self.throughput_only && !self.is_line();
+        let warm = self.w > 0.0 && !self.throughput_only && !self.is_line() && !self.provisional;
         (trusted && warm).then_some(self.max_n)
     }
 
@@ -270,8 +316,24 @@ impl CostFit {
     /// device would take every small run whole). No-op before any record.
     ///
     /// Cold samples alone are forgotten instead: the device is measured
-    /// warm in the next run (see the module docs).
+    /// warm in the next run (see the module docs). Where the device's own
+    /// clock timed them (see [`record_cold_device`](Self::record_cold_device)),
+    /// their units over that time become the fit: one sample, trusted,
+    /// *provisional* (the first warm sample replaces it, and it is kept out
+    /// of profiles). A GPU whose cold first package was all it ran of a
+    /// kernel's first run (the CPU took the rest while it paid its one-time
+    /// costs) is then known at the second run, which the cost model can give
+    /// to the device alone that pays; otherwise it co-executes by default,
+    /// at many times the GPU's time where the devices differ tenfold (a
+    /// conjugate-gradient program's kernels on an H200: 2 ms against 0.2).
+    /// The execution time leaves out the package's fixed costs, so the
+    /// provisional cost errs towards the device.
     pub fn settle(&mut self) {
+        let c = self.cold;
+        if self.w <= 0.0 && valid(c.dev_n, c.dev_t) {
+            self.add(c.dev_n, c.dev_t, 1.0, 1.0);
+            self.provisional = true;
+        }
         self.settled = self.w > 0.0;
         self.cold = Cold::default();
     }
@@ -283,6 +345,7 @@ impl CostFit {
         if !(cost.is_usable() && weight.is_finite() && weight > 0.0) {
             return;
         }
+        self.drop_provisional();
         // Two points on the line, a factor 8 apart in size.
         let n1 = cost.efficient_size(0.2).max(1.0);
         for n in [n1, 8.0 * n1] {
@@ -906,6 +969,49 @@ mod tests {
         }
         let (c, _) = f.fit().unwrap();
         assert!(close(c.rate, slow.rate, 0.05), "{c:?}");
+    }
+
+    /// A device measured only cold, whose cold packages' execution its own
+    /// clock timed, ends the run with that as a provisional cost: trusted,
+    /// of no fixed size, replaced whole by the first warm package (and by
+    /// a profile's seed); without such a time, cold samples are forgotten.
+    #[test]
+    fn cold_packages_timed_by_the_device_make_a_provisional_cost() {
+        let mut f = CostFit::default();
+        f.record_cold(100, 40e-3, 1.0);
+        f.record_cold_device(100, 1e-4);
+        assert_eq!(f.fit().map(|(_, trusted)| trusted), Some(false));
+        f.settle();
+        assert!(f.is_provisional());
+        let (c, trusted) = f.fit().unwrap();
+        assert!(trusted);
+        assert!(close(c.rate, 1e6, 1e-9), "{c:?}");
+        assert_eq!(c.overhead_s, 0.0);
+        assert_eq!(f.one_size(), None);
+        // The first warm package replaces it.
+        let mut warm = f.clone();
+        warm.record(50, 1e-3);
+        assert!(!warm.is_provisional());
+        let mut fresh = CostFit::default();
+        fresh.record(50, 1e-3);
+        assert_eq!(warm, fresh);
+        // A seed too.
+        let mut seeded = f.clone();
+        seeded.seed(Cost::rate_only(5e5), 4.0);
+        assert!(!seeded.is_provisional());
+        assert!(close(seeded.fit().unwrap().0.rate, 5e5, 1e-6));
+        // Without the device's time, the cold samples are forgotten; after
+        // a warm sample, the device's time of a cold one is ignored.
+        let mut g = CostFit::default();
+        g.record_cold(100, 40e-3, 1.0);
+        g.settle();
+        assert_eq!(g.fit(), None);
+        let mut h = CostFit::default();
+        h.record(50, 1e-3);
+        h.record_cold_device(100, 1e-9);
+        h.settle();
+        assert!(!h.is_provisional());
+        assert_eq!(h.fit().unwrap().0.rate, 5e4);
     }
 
     /// The model's estimate of what co-executing gains: the estimated
