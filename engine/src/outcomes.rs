@@ -246,7 +246,7 @@ fn normal_cdf(z: f64) -> f64 {
 
 /// The median of `v`; sorted on the stack for up to [`KEEP`] values (every
 /// run of the learner takes several: no allocation for them).
-fn median(v: &[f64]) -> Option<f64> {
+pub(crate) fn median(v: &[f64]) -> Option<f64> {
     let mut small = [0.0; KEEP];
     let mut large = Vec::new();
     let v: &mut [f64] = match small.get_mut(..v.len()) {
