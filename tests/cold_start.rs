@@ -23,20 +23,11 @@ use coexec::{Args, Devices, EngineOptions, IndexSpace, Package, Scheduler, Valid
 use std::sync::Arc;
 use std::time::Duration;
 
-const GLSL: &str = "#version 450
-layout(local_size_x = 64) in;
-layout(std430, binding = 0) writeonly buffer O { uint o[]; };
-layout(push_constant) uniform P { uint n; } p;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= p.n) return;
-    uint h = i;
-    for (int r = 0; r < 256; r++) { h = h * 1664525u + 1013904223u; h ^= h >> 13; }
-    o[i] = h;
-}";
+/// Rounds of the hash kernel (see `common::hash_glsl`).
+const ROUNDS: u32 = 256;
 
 fn hash(i: u32) -> u32 {
-    common::hash(i, 256)
+    common::hash(i, ROUNDS)
 }
 
 /// The delay of each GPU's cold package: hundreds of times a warm
@@ -68,7 +59,9 @@ fn after_a_cold_first_package_both_gpus_take_work() {
             *v = hash(pkg.items.start as u32 + k as u32);
         }
     });
-    let k = e.kernel_glsl("cold_start", GLSL, Some(cpu)).unwrap();
+    let k = e
+        .kernel_glsl("cold_start", &common::hash_glsl(ROUNDS), Some(cpu))
+        .unwrap();
     let n = 1u32 << 17;
     let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
     let mut shares = Vec::new();

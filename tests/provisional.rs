@@ -19,27 +19,18 @@
 mod common;
 
 use coexec::{
-    Args, DeviceKind, Devices, Engine, EngineOptions, IndexSpace, Kernel, Package, Report,
+    Args, Buffer, DeviceKind, Devices, Engine, EngineOptions, IndexSpace, Kernel, Package, Report,
     Scheduler, Validation,
 };
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-const GLSL: &str = "#version 450
-layout(local_size_x = 64) in;
-layout(std430, binding = 0) writeonly buffer O { uint o[]; };
-layout(push_constant) uniform P { uint n; } p;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= p.n) return;
-    uint h = i;
-    for (int r = 0; r < 64; r++) { h = h * 1664525u + 1013904223u; h ^= h >> 13; }
-    o[i] = h;
-}";
+/// Rounds of the hash kernel (see `common::hash_glsl`).
+const ROUNDS: u32 = 64;
 
 fn hash(i: u32) -> u32 {
-    common::hash(i, 64)
+    common::hash(i, ROUNDS)
 }
 
 /// Items of each run.
@@ -73,12 +64,13 @@ fn kernel(e: &Engine) -> Kernel {
             *v = hash(pkg.items.start as u32 + k as u32);
         }
     });
-    e.kernel_glsl("provisional", GLSL, Some(cpu)).unwrap()
+    e.kernel_glsl("provisional", &common::hash_glsl(ROUNDS), Some(cpu))
+        .unwrap()
 }
 
 /// One run of `k` on every device under HGuided without hints, its output
 /// checked.
-fn run(e: &Engine, k: &Kernel, out: &mut coexec::Buffer<u32>) -> Report {
+fn run(e: &Engine, k: &Kernel, out: &mut Buffer<u32>) -> Report {
     let r = e
         .run(
             k,
@@ -110,19 +102,28 @@ fn cpu_items(r: &Report) -> u64 {
         .sum()
 }
 
-#[test]
-fn a_gpu_known_only_by_its_cold_package_is_known_at_the_second_run() {
-    let Some(e) = engine(None) else {
-        return;
-    };
+/// An engine (profiles under `profile_dir`, if any), the kernel, its
+/// output and its first run, in which the GPU ran its cold package only;
+/// `None` without a GPU.
+fn first_run(profile_dir: Option<&Path>) -> Option<(Engine, Kernel, Buffer<u32>, Report)> {
+    let e = engine(profile_dir)?;
     if e.gpu_count() == 0 {
-        return;
+        return None;
     }
     let k = kernel(&e);
     let mut out = e.buffer_from_slice(&vec![0u32; N as usize]).unwrap();
     let first = run(&e, &k, &mut out);
-    // The premise: the GPU ran its cold package only, the CPU the rest.
+    // The premise: the GPU ran its cold package only.
     assert_eq!(gpu_packages(&first), 1, "{first:?}");
+    Some((e, k, out, first))
+}
+
+#[test]
+fn a_gpu_known_only_by_its_cold_package_is_known_at_the_second_run() {
+    let Some((e, k, mut out, first)) = first_run(None) else {
+        return;
+    };
+    // ... and the CPU the rest.
     assert!(cpu_items(&first) > u64::from(N) / 2, "{first:?}");
     // Known: its first package of the second run is sized from its cost,
     // not a probe of one unit (what an unmeasured GPU claims first); and a
@@ -142,39 +143,21 @@ fn a_gpu_known_only_by_its_cold_package_is_known_at_the_second_run() {
 fn a_provisional_cost_is_not_written_to_the_profile() {
     let dir = std::env::temp_dir().join(format!("coexec-provisional-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let Some(e) = engine(Some(&dir)) else {
+    let Some(ran) = first_run(Some(&dir)) else {
         return;
     };
-    if e.gpu_count() == 0 {
-        return;
-    }
-    let k = kernel(&e);
-    let mut out = e.buffer_from_slice(&vec![0u32; N as usize]).unwrap();
-    let first = run(&e, &k, &mut out);
-    assert_eq!(gpu_packages(&first), 1, "{first:?}");
     // The profile is on disk once the engine is gone.
-    drop((k, out, e));
-    let slots = cost_slots(&dir.join("profiles"));
-    assert_eq!(slots, ["0"], "cost lines: {slots:?}");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The slots of the `cost SLOT OVERHEAD RATE` lines of the one profile
-/// under `dir`.
-fn cost_slots(dir: &Path) -> Vec<String> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|f| f.ok().map(|f| f.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "profile"))
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let text = std::fs::read_to_string(files.pop().unwrap()).unwrap();
-    text.lines()
+    drop(ran);
+    let text = std::fs::read_to_string(common::the_profile(&dir)).unwrap();
+    let slots: Vec<&str> = text
+        .lines()
         .filter_map(
             |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
-                ["cost", slot, _, _] => Some(slot.to_string()),
+                ["cost", slot, _, _] => Some(*slot),
                 _ => None,
             },
         )
-        .collect()
+        .collect();
+    assert_eq!(slots, ["0"], "cost lines: {slots:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

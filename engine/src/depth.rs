@@ -46,9 +46,9 @@ pub(crate) struct Depth {
 
 /// One kernel's measured lone runs over one space, per ladder step.
 ///
-/// A step's time is the smaller of its one or two samples, the median of
-/// its last [`KEEP`] after (noise is mostly upward, and one run can pay
-/// one-time costs). A step below the best that was
+/// A step's time is the [`typical`](crate::outcomes::typical) of its last
+/// [`KEEP`] samples (noise is mostly upward, and one run can pay one-time
+/// costs). A step below the best that was
 /// measured once is measured again at every [`RECHECK`]-th lone run,
 /// until it has two samples: a lone run right after a co-executed one
 /// can pay for uploading what the CPU wrote (a conjugate-gradient
@@ -103,12 +103,7 @@ impl DepthLadder {
 
     /// The time of step `i` (see [`DepthLadder`]); infinite unmeasured.
     fn time(&self, i: usize) -> f64 {
-        let recent = &self.steps[i].0;
-        let t = match recent.len() {
-            1 | 2 => recent.iter().copied().min_by(f64::total_cmp),
-            _ => crate::outcomes::median(recent),
-        };
-        t.unwrap_or(f64::INFINITY)
+        crate::outcomes::typical(&self.steps[i].0).unwrap_or(f64::INFINITY)
     }
 
     /// The measured steps: packages and seconds per unit (each step's

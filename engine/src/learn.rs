@@ -257,11 +257,7 @@ impl Learning {
         let gain = if provisional.contains(&true) {
             None
         } else {
-            let costs: Vec<(Option<Cost>, usize)> = present
-                .iter()
-                .map(|&(slot, claimants)| (est.cost(slot), claimants))
-                .collect();
-            co_gain(&costs, start, units)
+            co_gain(&costs(present, est), start, units)
         };
         let candidates = candidates(present);
         let predict = |m: Mode| predict(m, (present, start, &partial), est, units);
@@ -334,11 +330,8 @@ impl Learning {
                 }
             }
             Scheduler::HGuided { powers: None, .. } if self.fallback => {
-                let costs: Vec<(Option<Cost>, usize)> = present
-                    .iter()
-                    .map(|&(slot, claimants)| (estimator.cost(slot), claimants))
-                    .collect();
                 let doubt = |d: &[bool], i: usize| d.get(i).copied().unwrap_or(false);
+                let costs = costs(present, estimator);
                 let alone = single_device_after(&costs, start, units, MIN_GAIN, WAKE_S)
                     .filter(|&a| !doubt(doubts.partial, a))
                     .filter(|&a| (0..n).all(|i| i == a || !doubt(doubts.provisional, i)));
@@ -352,6 +345,16 @@ impl Learning {
         }
         out
     }
+}
+
+/// Each device of `present` (its estimator slot and claimants) as its
+/// cost, if known, and its claimants: what the cost model's decisions
+/// take.
+fn costs(present: &[(usize, usize)], est: &dyn PowerEstimator) -> Vec<(Option<Cost>, usize)> {
+    present
+        .iter()
+        .map(|&(slot, claimants)| (est.cost(slot), claimants))
+        .collect()
 }
 
 /// Per device of a run, what makes its cost doubtful (see

@@ -192,16 +192,10 @@ impl Times {
         (v, n)
     }
 
-    /// The time of `variant`: the median of its kept samples, or the
-    /// smallest of one or two (run-time noise is mostly upward: one
-    /// interrupted run must not count as the configuration's time).
+    /// The time of `variant`: the [`typical`] of its kept samples.
     fn variant_time(&self, variant: u64) -> Option<f64> {
         let (v, n) = self.of_variant(variant);
-        let v = &v[..n];
-        match n {
-            1 | 2 => v.iter().copied().min_by(f64::total_cmp),
-            _ => median(v),
-        }
+        typical(&v[..n])
     }
 
     /// The relative spread of the fastest variant's samples: their median
@@ -244,9 +238,20 @@ fn normal_cdf(z: f64) -> f64 {
     }
 }
 
+/// The time that samples `v` of one configuration stand for: the smallest
+/// of one or two, the median of more (run-time noise is mostly upward: one
+/// interrupted run, or one that paid a one-time cost, must not count as
+/// the configuration's time). `None` without samples.
+pub(crate) fn typical(v: &[f64]) -> Option<f64> {
+    match v.len() {
+        1 | 2 => v.iter().copied().min_by(f64::total_cmp),
+        _ => median(v),
+    }
+}
+
 /// The median of `v`; sorted on the stack for up to [`KEEP`] values (every
 /// run of the learner takes several: no allocation for them).
-pub(crate) fn median(v: &[f64]) -> Option<f64> {
+fn median(v: &[f64]) -> Option<f64> {
     let mut small = [0.0; KEEP];
     let mut large = Vec::new();
     let v: &mut [f64] = match small.get_mut(..v.len()) {

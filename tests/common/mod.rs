@@ -18,6 +18,25 @@ pub(crate) fn hash(i: u32, rounds: u32) -> u32 {
     h
 }
 
+/// The GLSL of the hash kernel [`hash`] is the reference of, over a
+/// write-only output (`o[i] = hash(i, rounds)` for `i < n`, `n` a push
+/// constant; work-groups of 64).
+pub(crate) fn hash_glsl(rounds: u32) -> String {
+    format!(
+        "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) writeonly buffer O {{ uint o[]; }};
+layout(push_constant) uniform P {{ uint n; }} p;
+void main() {{
+    uint i = gl_GlobalInvocationID.x;
+    if (i >= p.n) return;
+    uint h = i;
+    for (int r = 0; r < {rounds}; r++) {{ h = h * 1664525u + 1013904223u; h ^= h >> 13; }}
+    o[i] = h;
+}}"
+    )
+}
+
 /// An engine with `workers` CPU workers, or `None` (after printing why) when
 /// this machine has no Vulkan device.
 pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {

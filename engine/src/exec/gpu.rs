@@ -751,19 +751,20 @@ impl Loop<'_, '_> {
         let start = f.could_start(self.last_done);
         self.last_done = Some(done);
         let span = self.ring.span(f.ticket).ok().flatten();
+        // The package's time on the GPU's own clock.
+        let gpu_ns = span.map(|s| s.end_ns.saturating_sub(s.start_ns));
         tracing::trace!(
             host_us = (done - start).as_secs_f64() * 1e6,
-            gpu_us = span.map(|s| s.end_ns.saturating_sub(s.start_ns) as f64 * 1e-3),
+            gpu_us = gpu_ns.map(|ns| ns as f64 * 1e-3),
             "package seen complete"
         );
-        if let Some(span) = span {
+        if let (Some(span), Some(ns)) = (span, gpu_ns) {
             if let Some(prev_end) = self.last_span_end {
                 self.data
                     .gaps_ns
                     .push(span.start_ns.saturating_sub(prev_end));
             }
             self.last_span_end = Some(span.end_ns);
-            let ns = span.end_ns.saturating_sub(span.start_ns);
             self.data.gpu_ns = Some(self.data.gpu_ns.unwrap_or(0) + ns);
         }
         let n = f.len();
@@ -781,8 +782,7 @@ impl Loop<'_, '_> {
                 self.estimates.record(self.role.device, n, busy);
             } else {
                 self.estimates.record_cold(self.role.device, n, busy, 1.0);
-                if let Some(span) = span {
-                    let ns = span.end_ns.saturating_sub(span.start_ns);
+                if let Some(ns) = gpu_ns {
                     let device_s = ns as f64 * 1e-9;
                     self.estimates
                         .record_cold_device(self.role.device, n, device_s);
