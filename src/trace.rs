@@ -111,6 +111,7 @@ mod tests {
             devices: Vec::new(),
             packages: Default::default(),
             from_profile: false,
+            one_time_transfer: false,
             memory: crate::MemoryPlacement::ZeroCopy,
             energy: None,
         };

@@ -414,9 +414,9 @@ proptest! {
         for it in &gpu {
             let (s, t) = (it.start as usize, it.end as usize);
             let r = match fp {
-                Footprint::Whole => 0..n,
                 Footprint::Items { .. } => s..t,
                 Footprint::Halo { halo, .. } => s.saturating_sub(halo as usize)..(t + halo as usize).min(n),
+                _ => 0..n,
             };
             model.fill(r);
             items += (t - s) as u64;
@@ -425,8 +425,9 @@ proptest! {
         prop_assert_eq!(upload_bytes(&r), uploaded, "{:?}", gpu);
         prop_assert_eq!(download_bytes(&r), eager(&e) * items * 4);
         // Run again with nothing written by the host: the input is resident
-        // where the GPU read it; the next GPU packages upload only what
-        // they read beyond that.
+        // where the GPU read it, and read again unchanged, so the next GPU
+        // package uploads the rest of it at once (where the first run left
+        // none of it resident, its packages upload what they read).
         let r2 = e
             .run(
                 &k,
@@ -438,12 +439,14 @@ proptest! {
             .unwrap();
         prop_assert_eq!(o.as_slice(), &want[..]);
         let before = model.clone();
+        let reused = before.0.iter().any(|v| *v);
         for it in &gpu_items(&r2) {
             let (s, t) = (it.start as usize, it.end as usize);
             let r = match fp {
-                Footprint::Whole => 0..n,
+                _ if reused => 0..n,
                 Footprint::Items { .. } => s..t,
                 Footprint::Halo { halo, .. } => s.saturating_sub(halo as usize)..(t + halo as usize).min(n),
+                _ => 0..n,
             };
             model.fill(r);
         }
@@ -522,4 +525,63 @@ mod faults {
             assert_eq!(total, n as u64, "{fault:?}");
         }
     }
+}
+
+/// An input read again unchanged: the first run uploads the GPU's items of
+/// it, the second the rest at once (a one-time transfer, so reported), the
+/// third nothing; after the host writes it, the GPU's items again.
+#[test]
+fn an_input_read_again_unchanged_comes_up_whole_once() {
+    let Some(e) = staged() else { return };
+    let n = 4096usize;
+    let k = map_kernel(&e);
+    let mut x = e
+        .buffer_from_slice(&(0..n as u32).collect::<Vec<_>>())
+        .unwrap();
+    let mut o = e.buffer::<u32>(n).unwrap();
+    let sched = Scheduler::Static {
+        powers: Some(vec![0.5, 0.5]),
+    };
+    let mut run = |x: &Buffer<u32>, o: &mut Buffer<u32>| {
+        let r = e
+            .run(
+                &k,
+                Args::new()
+                    .input(x)
+                    .footprint(Footprint::Items { per_item: 1 })
+                    .output(o)
+                    .push(&(n as u32)),
+                IndexSpace::D1(n as u64),
+                &sched,
+                Devices::ALL,
+            )
+            .unwrap();
+        let want: Vec<u32> = (0..n as u32)
+            .map(|i| x[i as usize].wrapping_mul(3).wrapping_add(i))
+            .collect();
+        assert_eq!(o.as_slice(), &want[..]);
+        r
+    };
+    let items = |r: &Report| -> u64 { gpu_items(r).iter().map(|g| g.end - g.start).sum() };
+    let r1 = run(&x, &mut o);
+    let first = items(&r1);
+    if first == 0 || first == n as u64 {
+        return; // The GPU took none or all of it: nothing partly resident.
+    }
+    assert!(!r1.one_time_transfer);
+    assert_eq!(upload_bytes(&r1), first * 4);
+    let r2 = run(&x, &mut o);
+    if items(&r2) > 0 {
+        assert!(r2.one_time_transfer);
+        assert_eq!(upload_bytes(&r2), (n as u64 - first) * 4);
+        let r3 = run(&x, &mut o);
+        assert!(!r3.one_time_transfer);
+        assert_eq!(upload_bytes(&r3), 0);
+    }
+    // Written by the host: what the GPU reads comes up by its items again.
+    x.as_mut_slice()[0] = 7;
+    let r4 = run(&x, &mut o);
+    assert!(!r4.one_time_transfer);
+    assert_eq!(upload_bytes(&r4), items(&r4) * 4);
+    common::assert_validation_clean(&e);
 }

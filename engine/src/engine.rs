@@ -1202,6 +1202,7 @@ impl Engine {
     /// take part ([`check_interface`]); each device's limits are checked
     /// apart ([`within_limits`](Self::within_limits)).
     fn validate_args(&self, kernel: &Kernel, args: &Args<'_>, g: &Geometry) -> Result<()> {
+        crate::exec::footprint::check_offsets(&args.buffers, g.space)?;
         for (i, b) in args.buffers.iter().enumerate() {
             if b.raw.id().engine != self.inner.id {
                 return Err(Error::ForeignBuffer { binding: i as u32 });

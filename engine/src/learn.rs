@@ -129,12 +129,17 @@ impl Learning {
         learned.runs += 1;
         if let Some((mode, seconds, units)) = outcome {
             let run = learned.runs;
+            let costs: Vec<_> = (0..self.devices.len())
+                .map(|s| kernel.estimator.cost(s))
+                .collect();
             tracing::debug!(
                 run,
                 ?mode,
                 seconds,
                 units,
                 ?lone,
+                ?shares,
+                ?costs,
                 "a run of the learner ended"
             );
         }

@@ -346,6 +346,13 @@ typedef enum coexec_footprint_kind {
      * each side, times `per_item` elements; clipped to the index space.
      */
     COEXEC_FOOTPRINT_HALO = 3,
+    /**
+     * A sparse structure's: item `i` reads elements `offsets[i] * per_item
+     * .. offsets[i + 1] * per_item`, `offsets` being the `uint32_t`
+     * argument at index `offsets` (an input with one more element than
+     * the index space has items, non-decreasing: a CSR row pointer).
+     */
+    COEXEC_FOOTPRINT_OFFSETS = 4,
 } coexec_footprint_kind;
 
 /**
@@ -740,6 +747,10 @@ typedef struct coexec_footprint {
      * `HALO`: rows (2-D) or items (1-D) on each side.
      */
     uint64_t halo;
+    /**
+     * `OFFSETS`: the argument index of the offsets.
+     */
+    uint32_t offsets;
 } coexec_footprint;
 
 /**
@@ -1003,6 +1014,13 @@ typedef struct coexec_report {
      * `coexec_engine_options.disable_profiles`).
      */
     bool from_profile;
+    /**
+     * `true` when a staged GPU's first package brought up the rest of an
+     * input the kernel had read before, unchanged since (a one-time
+     * transfer: the input is resident afterwards); the scheduler does not
+     * time such a run.
+     */
+    bool one_time_transfer;
     /**
      * A `coexec_memory` value: `COEXEC_MEMORY_ZERO_COPY` or
      * `COEXEC_MEMORY_STAGED`, where the GPU read and wrote the buffers

@@ -23,6 +23,11 @@ pub enum coexec_footprint_kind {
     /// The package's items widened by `halo` rows (2-D) or items (1-D) on
     /// each side, times `per_item` elements; clipped to the index space.
     COEXEC_FOOTPRINT_HALO = 3,
+    /// A sparse structure's: item `i` reads elements `offsets[i] * per_item
+    /// .. offsets[i + 1] * per_item`, `offsets` being the `uint32_t`
+    /// argument at index `offsets` (an input with one more element than
+    /// the index space has items, non-decreasing: a CSR row pointer).
+    COEXEC_FOOTPRINT_OFFSETS = 4,
 }
 
 /// Which part of an argument one package reads. Staged runs (a discrete GPU,
@@ -39,6 +44,8 @@ pub struct coexec_footprint {
     pub per_item: u64,
     /// `HALO`: rows (2-D) or items (1-D) on each side.
     pub halo: u64,
+    /// `OFFSETS`: the argument index of the offsets.
+    pub offsets: u32,
 }
 
 /// Each argument's footprint of one kernel, by argument index.
@@ -74,7 +81,7 @@ pub unsafe extern "C" fn coexec_kernel_set_footprint(
         } else {
             // SAFETY: non-null and readable per the contract.
             let f = unsafe { footprint.read_unaligned() };
-            if f.kind > 3 {
+            if f.kind > 4 {
                 return Err(invalid(format!("unknown coexec_footprint_kind {}", f.kind)));
             }
             (f.kind != 0).then_some(f)
@@ -104,6 +111,10 @@ pub(crate) fn to_engine(f: &coexec_footprint, elem_size: usize) -> FfiResult<Foo
         3 => Footprint::Halo {
             per_item: per_item()?,
             halo: f.halo,
+        },
+        4 => Footprint::Offsets {
+            binding: f.offsets,
+            per_item: per_item()?,
         },
         k => return Err(invalid(format!("unknown coexec_footprint_kind {k}"))),
     })

@@ -113,6 +113,7 @@ fn fill_report(r: &Report) -> coexec_report {
         balance: r.balance(),
         balance_raw: r.balance_raw(),
         from_profile: r.from_profile,
+        one_time_transfer: r.one_time_transfer,
         memory: match r.memory {
             ::coexec_engine::MemoryPlacement::Staged => coexec_memory::COEXEC_MEMORY_STAGED as u32,
             ::coexec_engine::MemoryPlacement::Auto => coexec_memory::COEXEC_MEMORY_AUTO as u32,

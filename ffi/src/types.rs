@@ -640,6 +640,11 @@ pub struct coexec_report {
     /// came, at least in part, from a profile on disk (see
     /// `coexec_engine_options.disable_profiles`).
     pub from_profile: bool,
+    /// `true` when a staged GPU's first package brought up the rest of an
+    /// input the kernel had read before, unchanged since (a one-time
+    /// transfer: the input is resident afterwards); the scheduler does not
+    /// time such a run.
+    pub one_time_transfer: bool,
     /// A `coexec_memory` value: `COEXEC_MEMORY_ZERO_COPY` or
     /// `COEXEC_MEMORY_STAGED`, where the GPU read and wrote the buffers
     /// (zero-copy when no GPU took part).

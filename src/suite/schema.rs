@@ -357,6 +357,7 @@ mod tests {
             devices,
             packages: Default::default(),
             from_profile: false,
+            one_time_transfer: false,
             memory: crate::MemoryPlacement::ZeroCopy,
             energy: None,
         }

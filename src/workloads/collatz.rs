@@ -6,7 +6,8 @@
 
 use super::{mix64, spirv, Verification, Workload, UNWRITTEN};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Footprint, IndexSpace, Kernel, Package, Report, Result,
+    Scheduler,
 };
 use std::sync::Arc;
 
@@ -136,6 +137,8 @@ impl Workload for Collatz {
         let space = self.space();
         let args = Args::new()
             .input(&self.starts)
+            // Item i reads its own start.
+            .footprint(Footprint::Items { per_item: 1 })
             .output(&mut self.steps)
             .push(&Params { n: self.n });
         engine.run(&self.kernel, args, space, scheduler, devices)

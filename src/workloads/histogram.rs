@@ -10,7 +10,8 @@
 
 use super::{mix64, spirv, Verification, Workload, UNWRITTEN};
 use crate::{
-    Args, Buffer, CpuArgs, Devices, Engine, IndexSpace, Kernel, Package, Report, Result, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, Footprint, IndexSpace, Kernel, Package, Report, Result,
+    Scheduler,
 };
 use std::sync::Arc;
 
@@ -129,7 +130,15 @@ impl Workload for Histogram {
     fn run(&mut self, engine: &Engine, scheduler: &Scheduler, devices: Devices) -> Result<Report> {
         self.parts.as_mut_slice().fill(UNWRITTEN);
         let space = self.space();
-        let args = Args::new().input(&self.data).output(&mut self.parts);
+        // Group g reads words g * 256 * WORDS .. (g + 1) * 256 * WORDS: each
+        // item's WORDS words (packages are whole groups). Declared, so that
+        // a staged GPU uploads only what its packages read.
+        let args = Args::new()
+            .input(&self.data)
+            .footprint(Footprint::Items {
+                per_item: WORDS as u64,
+            })
+            .output(&mut self.parts);
         engine.run(&self.kernel, args, space, scheduler, devices)
     }
 

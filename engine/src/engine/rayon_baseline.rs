@@ -155,6 +155,7 @@ impl Engine {
             devices: vec![d],
             packages,
             from_profile: false,
+            one_time_transfer: false,
             memory: MemoryPlacement::ZeroCopy,
             energy: None,
         }

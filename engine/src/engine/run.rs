@@ -131,6 +131,10 @@ struct Lanes {
     cpu: cpu::Lanes,
     /// One per GPU of the run, in its order.
     gpus: Vec<gpu::Lane>,
+    /// A GPU's first package brought up the rest of an input read again
+    /// unchanged (see `Staging::completes_residency`): the run's time holds
+    /// a one-time transfer.
+    one_time: bool,
 }
 
 /// The GPUs a run may use, each with its engine GPU index.
@@ -226,7 +230,7 @@ impl Engine {
             bell: &bell,
         };
         let lanes = self.execute(kernel, &args, &run, &shared, &mut steps)?;
-        let time_s = lanes.time_s;
+        let (time_s, one_time) = (lanes.time_s, lanes.one_time);
         let memory = match run.gpus.is_empty() {
             false => inner.memory.placement(),
             true => MemoryPlacement::ZeroCopy,
@@ -246,11 +250,16 @@ impl Engine {
                 finish_s: d.settled_s,
             })
             .collect();
+        // A run that paid a one-time transfer measures neither its
+        // configuration nor a lone GPU's depth.
+        let timed = !one_time;
         inner.learning.after_run(
             kernel,
-            run.mode.map(|m| (m, time_s, geometry.units)),
+            run.mode.filter(|_| timed).map(|m| (m, time_s, geometry.units)),
             &shares,
-            depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
+            depth
+                .filter(|_| timed)
+                .map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
         );
         steps.mark("reported");
         steps.emit();
@@ -261,6 +270,7 @@ impl Engine {
             devices: devices_out,
             packages,
             from_profile,
+            one_time_transfer: one_time,
             memory,
             energy,
         })
@@ -527,6 +537,7 @@ impl Engine {
             time_s: 0.0,
             cpu: cpu::Lanes::new(if use_cpu { inner.workers } else { 0 }),
             gpus: run.gpus.iter().map(|_| gpu::Lane::default()).collect(),
+            one_time: false,
         };
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
@@ -598,6 +609,10 @@ impl Engine {
             return Err(e);
         }
         let time_s = begun.elapsed().as_secs_f64();
+        let one_time = stagings
+            .iter()
+            .flatten()
+            .any(|s| s.completes_residency());
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
@@ -606,7 +621,11 @@ impl Engine {
                 source: None,
             });
         }
-        Ok(Lanes { time_s, ..lanes })
+        Ok(Lanes {
+            time_s,
+            one_time,
+            ..lanes
+        })
     }
 
     /// After the claimants of a run: what each mirror holds (see

@@ -4,6 +4,7 @@
 
 use super::kernel::{Access, ArgBuffer, IndexSpace, Package};
 use crate::error::{Error, Result};
+use crate::mem::RawBuffer;
 use std::ops::Range;
 
 /// The part of a buffer argument that one package reads, in the buffer's
@@ -18,6 +19,7 @@ use std::ops::Range;
 /// and, where the shader does not declare it `writeonly`, may read back):
 /// declaring another one is [`Error::Footprint`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Footprint {
     /// Every element of the buffer.
     Whole,
@@ -25,6 +27,20 @@ pub enum Footprint {
     /// elements `i * per_item .. (i + 1) * per_item`).
     Items {
         /// Elements per work-item (at least 1).
+        per_item: u64,
+    },
+    /// A sparse structure's: item `i` reads elements `offsets[i] *
+    /// per_item .. offsets[i + 1] * per_item`, where `offsets` is the input
+    /// at argument index `binding`, of 4-byte elements (`u32`), at least one
+    /// more than the index space has items, non-decreasing: the row
+    /// pointer of a CSR matrix, whose column indices and values this
+    /// footprint fits (`per_item` 1). A staged GPU then uploads only its
+    /// packages' rows of them; where the offsets' host copy is not current
+    /// when a run starts, the whole buffer, as [`Whole`](Self::Whole).
+    Offsets {
+        /// The argument index of the offsets.
+        binding: u32,
+        /// Elements per offset (at least 1).
         per_item: u64,
     },
     /// The package's items widened by `halo` on each side, times
@@ -52,7 +68,7 @@ impl Footprint {
     /// Elements per item, where the footprint follows the items.
     fn per_item(&self) -> Option<u64> {
         match *self {
-            Footprint::Whole => None,
+            Footprint::Whole | Footprint::Offsets { .. } => None,
             Footprint::Items { per_item } | Footprint::Halo { per_item, .. } => Some(per_item),
         }
     }
@@ -84,10 +100,11 @@ impl Footprint {
     }
 
     /// The elements of a buffer of `len` elements that package `p` of a
-    /// run over `space` touches.
+    /// run over `space` touches: all of them for [`Offsets`](Self::Offsets),
+    /// whose rows only [`offset_elements`] reads.
     pub(crate) fn elements(&self, p: &Package, space: IndexSpace, len: u64) -> Range<u64> {
         let items = match *self {
-            Footprint::Whole => return 0..len,
+            Footprint::Whole | Footprint::Offsets { .. } => return 0..len,
             Footprint::Items { .. } => p.items.clone(),
             Footprint::Halo { halo, .. } => widen(p, space, halo),
         };
@@ -96,6 +113,63 @@ impl Footprint {
         let end = items.end.saturating_mul(per).min(len);
         start..end.max(start)
     }
+}
+
+/// The elements of a buffer of `len` elements that package `p` reads under
+/// a [`Footprint::Offsets`] whose offsets are `offsets` (their host copy,
+/// current): `offsets[first item] .. offsets[end of its items]`, clipped to
+/// the buffer; all of it where an offset cannot be read.
+pub(crate) fn offset_elements(
+    p: &Package,
+    (offsets, per_item): (&RawBuffer, u64),
+    len: u64,
+) -> Range<u64> {
+    match (
+        offsets.host_u32(p.items.start),
+        offsets.host_u32(p.items.end),
+    ) {
+        (Some(a), Some(b)) => {
+            let end = u64::from(b).saturating_mul(per_item).min(len);
+            u64::from(a).saturating_mul(per_item).min(end)..end
+        }
+        _ => 0..len,
+    }
+}
+
+/// Checks the [`Footprint::Offsets`] among `args` over `space`: each names
+/// another argument, an input of 4-byte elements, with at least one more
+/// element than `space` has items.
+pub(crate) fn check_offsets(args: &[ArgBuffer<'_>], space: IndexSpace) -> Result<()> {
+    for (i, a) in args.iter().enumerate() {
+        let Some(Footprint::Offsets { binding, per_item }) = a.footprint else {
+            continue;
+        };
+        let fail = |message: String| {
+            Err(Error::Footprint {
+                binding: i as u32,
+                message,
+            })
+        };
+        if per_item == 0 {
+            return fail("0 elements per offset".into());
+        }
+        let Some(o) = args.get(binding as usize).filter(|_| binding as usize != i) else {
+            return fail(format!("its offsets are argument {binding}: no such other argument"));
+        };
+        if !matches!(o.access, Access::Read) || o.elem_size != 4 {
+            return fail(format!(
+                "its offsets (argument {binding}) must be an input of 4-byte elements (u32)"
+            ));
+        }
+        let needed = space.items().saturating_add(1);
+        let held = o.raw.bytes() / 4;
+        if held < needed {
+            return fail(format!(
+                "its offsets (argument {binding}) hold {held} offsets, {needed} needed (one per item and one more)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The elements of package `p`'s own items, `per_item` each, in a buffer

@@ -272,6 +272,12 @@ pub struct Report {
     /// least in part, from a profile on disk (see
     /// `EngineOptions::profiles`): a first run that knew the devices.
     pub from_profile: bool,
+    /// A staged GPU's first package brought up the rest of an input this
+    /// kernel had read before, unchanged since, which earlier runs left
+    /// partly in the GPU's memory (they uploaded only what their packages
+    /// read): a one-time transfer, after which the input is resident. The
+    /// scheduler does not time such a run.
+    pub one_time_transfer: bool,
     /// Where the GPU read and wrote the buffers: zero-copy or staged
     /// ([`crate::MemoryPlacement`]; zero-copy when no GPU took part).
     pub memory: crate::MemoryPlacement,
@@ -386,6 +392,7 @@ mod tests {
             devices,
             packages: PackageLog::default(),
             from_profile: false,
+            one_time_transfer: false,
             memory: crate::MemoryPlacement::ZeroCopy,
             energy: None,
         }

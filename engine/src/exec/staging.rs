@@ -4,7 +4,7 @@
 //! every GPU of the run ([`finish_all`]), what each mirror holds after the
 //! run (see [`crate::mem::mirror`] for the residency rule).
 
-use super::footprint::{item_elements, Footprint};
+use super::footprint::{item_elements, offset_elements, Footprint};
 use super::kernel::{Access, ArgBuffer, Geometry, IndexSpace, Package};
 use crate::error::{Error, Result};
 use crate::mem::mirror::Mirror;
@@ -26,6 +26,9 @@ pub(crate) struct StagedArg<'a> {
     mirror: Option<vk::Buffer>,
     /// What a GPU package reads of it, if the GPU reads it.
     reads: Option<Footprint>,
+    /// The offsets of a [`Footprint::Offsets`] read, where their host copy
+    /// is current (else `reads` is [`Footprint::Whole`]).
+    offsets: Option<(&'a RawBuffer, u64)>,
     /// Outputs: elements each work-item writes.
     per_item: Option<u64>,
     /// Elements it holds, and bytes per element.
@@ -82,6 +85,9 @@ pub(crate) struct Staging<'a> {
     queued: Mutex<Vec<(vk::Buffer, RangeSet)>>,
     /// Buffers bound zero-copy because their mirror did not fit.
     pub(crate) fallbacks: u32,
+    /// The GPU's first package brings up the rest of an input read again
+    /// unchanged (see [`Staging::new`]): a one-time cost, not the run's.
+    completes: bool,
 }
 
 impl<'a> Staging<'a> {
@@ -105,6 +111,7 @@ impl<'a> Staging<'a> {
             downloaded: Mutex::new(vec![RangeSet::new(); args.len()]),
             queued: Mutex::new(Vec::new()),
             fallbacks: 0,
+            completes: false,
         };
         for (i, a) in args.iter().enumerate() {
             // Reduction partials are bound zero-copy: the GPU writes its
@@ -124,13 +131,33 @@ impl<'a> Staging<'a> {
             // Host writes since the last run (or untracked ones) leave
             // nothing of the mirror valid.
             let gen = a.raw.host_generation();
-            a.raw.mirrors().slot(gpu).valid(gen, a.raw.untracked());
+            let reused = {
+                let mut mirrors = a.raw.mirrors();
+                let slot = mirrors.slot(gpu);
+                slot.holds_host_part(gen, a.raw.untracked())
+                    && !slot
+                        .valid(gen, a.raw.untracked())
+                        .missing(0..a.raw.bytes())
+                        .is_empty()
+            };
+            out.completes |= reused
+                && mirror.is_some()
+                && matches!(a.access, Access::Read)
+                && a.footprint() != Footprint::Whole;
             let len = a.len as u64;
+            let (footprint, offsets) = match (reused, a.access) {
+                // Read again unchanged (the mirror holds part of it from
+                // earlier runs): the rest comes up at once, so that later
+                // runs find it resident, whatever share the GPU takes.
+                (true, Access::Read) => (Footprint::Whole, None),
+                _ => with_offsets(a.footprint(), args),
+            };
             out.args.push(StagedArg {
                 raw: a.raw,
                 host,
                 mirror,
-                reads: reads.then(|| a.footprint()),
+                reads: reads.then_some(footprint),
+                offsets,
                 per_item: match a.access {
                     Access::Read | Access::Reduce { .. } => None,
                     Access::Write { per_item } => Some(per_item),
@@ -144,6 +171,13 @@ impl<'a> Staging<'a> {
     }
 
     /// Every output has a mirror: the GPU writes no host copy directly.
+    /// Whether the GPU's first package brings up the rest of an input
+    /// that earlier runs read unchanged and left partly resident: its time
+    /// and the run's then hold a one-time transfer.
+    pub(crate) fn completes_residency(&self) -> bool {
+        self.completes
+    }
+
     pub(crate) fn outputs_mirrored(&self) -> bool {
         self.args
             .iter()
@@ -175,7 +209,10 @@ impl<'a> Staging<'a> {
             let (Some(dst), Some(f)) = (a.mirror, a.reads) else {
                 continue;
             };
-            let want = a.bytes(f.elements(p, self.space, a.len));
+            let want = a.bytes(match a.offsets {
+                Some(offsets) => offset_elements(p, offsets, a.len),
+                None => f.elements(p, self.space, a.len),
+            });
             let mut planned = self.queued_in(dst);
             for c in copies.iter().filter(|c| c.dst == dst) {
                 planned.insert(c.offset..c.offset + c.bytes);
@@ -391,6 +428,23 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> boo
         bytes += a.raw.sync_where(&which)?;
     }
     Ok(bytes)
+}
+
+/// A staged argument's footprint and, for a [`Footprint::Offsets`], the
+/// offsets it reads: only where their host copy is current (no mirror holds
+/// bytes it lacks), else the whole buffer. The offsets are an input of the
+/// run (see `check_offsets`), so nothing changes them while it runs.
+fn with_offsets<'a>(
+    f: Footprint,
+    args: &'a [ArgBuffer<'a>],
+) -> (Footprint, Option<(&'a RawBuffer, u64)>) {
+    let Footprint::Offsets { binding, per_item } = f else {
+        return (f, None);
+    };
+    match args.get(binding as usize) {
+        Some(o) if !o.raw.mirrors().any_stale() => (f, Some((o.raw, per_item))),
+        _ => (Footprint::Whole, None),
+    }
 }
 
 /// Whether some mirror of a buffer of `args` holds bytes its host copy

@@ -473,6 +473,20 @@ pub fn current_thread_pus() -> Option<Vec<usize>> {
     None
 }
 
+/// The PU the calling thread runs on at this moment (Linux `sched_getcpu`);
+/// `None` elsewhere or if the kernel does not tell. A hint only: an unpinned
+/// thread may move at any time.
+pub fn current_pu() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        affinity::current_pu()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 /// Runs `f` on a fresh thread pinned to `set` and returns its result; a panic in `f` is
 /// propagated to the caller. Threads created inside `f` inherit the affinity (the engine
 /// creates lavapipe devices this way so that lavapipe's own threads stay on their cores).

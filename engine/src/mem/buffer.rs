@@ -316,6 +316,22 @@ impl RawBuffer {
         self.id
     }
 
+    /// The `index`-th 4-byte word of the host copy as it is (`None` past
+    /// its end or where it has no mapping): what a
+    /// [`Footprint::Offsets`](crate::Footprint::Offsets) reads.
+    pub(crate) fn host_u32(&self, index: u64) -> Option<u32> {
+        let ptr = self.ptr();
+        let end = index.checked_add(1)?.checked_mul(4)?;
+        if ptr.is_null() || end > self.bytes {
+            return None;
+        }
+        // SAFETY: the mapping holds `self.bytes` bytes and stays mapped
+        // while `self` lives; the word lies inside it (checked above). It
+        // is read unaligned, and every bit pattern is a valid u32. Callers
+        // read inputs of a run, which nothing writes while it runs.
+        Some(unsafe { ptr.add((index * 4) as usize).cast::<u32>().read_unaligned() })
+    }
+
     /// The device the buffer lives on.
     pub(crate) fn device(&self) -> &Arc<crate::vk::Device> {
         self.memory.device()

@@ -83,6 +83,7 @@ impl Mirrors {
         for s in &mut self.slots {
             s.valid(gen, untracked).remove(r.clone());
             s.stale.remove(r.clone());
+            s.written = true;
         }
     }
 
@@ -111,6 +112,9 @@ pub(crate) struct MirrorSlot {
     stale: RangeSet,
     /// The mirror could not be allocated: the buffer is bound zero-copy.
     pub(crate) failed: bool,
+    /// A run wrote the buffer since the host last did (at `generation`):
+    /// what is valid may be what a GPU wrote, not the host's bytes.
+    written: bool,
 }
 
 impl MirrorSlot {
@@ -123,8 +127,16 @@ impl MirrorSlot {
             // The host copy was declared current (see `Buffer::host_written`).
             self.stale.clear();
             self.generation = gen;
+            self.written = false;
         }
         &mut self.valid
+    }
+
+    /// Whether the mirror holds part of the bytes the host last wrote
+    /// (generation `gen`), uploaded by earlier runs that only read them: a
+    /// buffer read unchanged run after run (see `exec::staging`).
+    pub(crate) fn holds_host_part(&mut self, gen: u64, untracked: bool) -> bool {
+        !self.valid(gen, untracked).ranges().is_empty() && !self.written
     }
 
     /// Nothing of the mirror is valid (it was just allocated).

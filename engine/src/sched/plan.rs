@@ -518,7 +518,18 @@ impl Plan {
         if !(fresh && powers.all_known) {
             return size;
         }
-        self.guarded(c, size, left, granule, *min_package, &cost)
+        let guarded = self.guarded(c, size, left, granule, *min_package, &cost);
+        tracing::trace!(
+            device = d,
+            claimant = c.index,
+            left,
+            formula = x,
+            sized = size,
+            guarded,
+            cost = ?cost(d),
+            "an HGuided claim"
+        );
+        guarded
     }
 
     /// A lone claimant's package: the rest, or where the run is to be cut

@@ -14,6 +14,7 @@ fn items(per_item: u64) -> coexec_footprint {
         kind: coexec_footprint_kind::COEXEC_FOOTPRINT_ITEMS as u32,
         per_item,
         halo: 0,
+        offsets: 0,
     }
 }
 
@@ -116,6 +117,7 @@ fn bad_footprints_are_error_codes() {
             kind: 9,
             per_item: 1,
             halo: 0,
+            offsets: 0,
         };
         assert_eq!(
             coexec_kernel_set_footprint(k, 0, &bad),
@@ -126,6 +128,7 @@ fn bad_footprints_are_error_codes() {
             kind: coexec_footprint_kind::COEXEC_FOOTPRINT_WHOLE as u32,
             per_item: 0,
             halo: 0,
+            offsets: 0,
         };
         ok(coexec_kernel_set_footprint(k, 2, &whole));
         let push = Push {
@@ -169,10 +172,53 @@ fn bad_footprints_are_error_codes() {
             std::ptr::null_mut(),
         );
         assert_eq!(s, COEXEC_ERROR_INVALID_ARGUMENT, "{}", last_error());
+        // Offsets that are the run's output: an error of the run.
+        let by_output = coexec_footprint {
+            kind: coexec_footprint_kind::COEXEC_FOOTPRINT_OFFSETS as u32,
+            per_item: 1,
+            halo: 0,
+            offsets: 2,
+        };
+        ok(coexec_kernel_set_footprint(k, 0, &by_output));
+        let s = run(
+            e,
+            k,
+            &args3(x, y, z),
+            &push,
+            d1(n as u64),
+            None,
+            3,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(s, COEXEC_ERROR_INVALID_ARGUMENT, "{}", last_error());
+        assert!(last_error().contains("offsets"), "{}", last_error());
     }
     ok(coexec_kernel_destroy(k));
     for b in [x, y, z] {
         ok(coexec_buffer_free(b));
     }
     ok(coexec_engine_destroy(e));
+}
+
+#[test]
+fn offsets_footprints_count_c_elements_in_bytes() {
+    let f = coexec_footprint {
+        kind: coexec_footprint_kind::COEXEC_FOOTPRINT_OFFSETS as u32,
+        per_item: 2,
+        halo: 0,
+        offsets: 3,
+    };
+    // C buffers are bytes: 2 elements of 4 bytes per offset.
+    assert_eq!(
+        crate::footprint::to_engine(&f, 4).unwrap(),
+        ::coexec_engine::Footprint::Offsets {
+            binding: 3,
+            per_item: 8
+        }
+    );
+    let huge = coexec_footprint {
+        per_item: u64::MAX,
+        ..f
+    };
+    assert!(crate::footprint::to_engine(&huge, 4).is_err());
 }

@@ -47,3 +47,12 @@ pub(super) fn current_thread_pus() -> Option<Vec<usize>> {
             .collect(),
     )
 }
+
+/// The PU the calling thread is running on at this moment (`None` if the
+/// kernel does not tell). Only a hint: the thread may move at any time.
+pub(super) fn current_pu() -> Option<usize> {
+    // SAFETY: `sched_getcpu` takes no arguments and touches no memory of
+    // ours; it returns the PU index or -1.
+    let pu = unsafe { libc::sched_getcpu() };
+    usize::try_from(pu).ok()
+}
