@@ -542,7 +542,7 @@ fn an_input_read_again_unchanged_comes_up_whole_once() {
     let sched = Scheduler::Static {
         powers: Some(vec![0.5, 0.5]),
     };
-    let mut run = |x: &Buffer<u32>, o: &mut Buffer<u32>| {
+    let run = |x: &Buffer<u32>, o: &mut Buffer<u32>| {
         let r = e
             .run(
                 &k,

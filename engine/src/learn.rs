@@ -127,7 +127,9 @@ impl Learning {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
-        if let Some((mode, seconds, units)) = outcome {
+        if let (Some((mode, seconds, units)), true) =
+            (outcome, tracing::enabled!(tracing::Level::DEBUG))
+        {
             let run = learned.runs;
             let costs: Vec<_> = (0..self.devices.len())
                 .map(|s| kernel.estimator.cost(s))

@@ -255,7 +255,9 @@ impl Engine {
         let timed = !one_time;
         inner.learning.after_run(
             kernel,
-            run.mode.filter(|_| timed).map(|m| (m, time_s, geometry.units)),
+            run.mode
+                .filter(|_| timed)
+                .map(|m| (m, time_s, geometry.units)),
             &shares,
             depth
                 .filter(|_| timed)
@@ -609,10 +611,7 @@ impl Engine {
             return Err(e);
         }
         let time_s = begun.elapsed().as_secs_f64();
-        let one_time = stagings
-            .iter()
-            .flatten()
-            .any(|s| s.completes_residency());
+        let one_time = stagings.iter().flatten().any(|s| s.completes_residency());
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.

@@ -128,18 +128,9 @@ impl<'a> Staging<'a> {
                 .ok_or(Error::ForeignBuffer { binding: i as u32 })?;
             out.fallbacks += u32::from(mirror.is_none() && !reduce);
             let reads = gpu_reads(i, a, iface);
-            // Host writes since the last run (or untracked ones) leave
-            // nothing of the mirror valid.
-            let gen = a.raw.host_generation();
-            let reused = {
-                let mut mirrors = a.raw.mirrors();
-                let slot = mirrors.slot(gpu);
-                slot.holds_host_part(gen, a.raw.untracked())
-                    && !slot
-                        .valid(gen, a.raw.untracked())
-                        .missing(0..a.raw.bytes())
-                        .is_empty()
-            };
+            // (Also brings the mirror's valid bytes to the host's
+            // generation: see `partly_resident`.)
+            let reused = partly_resident(a.raw, gpu);
             out.completes |= reused
                 && mirror.is_some()
                 && matches!(a.access, Access::Read)
@@ -170,7 +161,6 @@ impl<'a> Staging<'a> {
         Ok(out)
     }
 
-    /// Every output has a mirror: the GPU writes no host copy directly.
     /// Whether the GPU's first package brings up the rest of an input
     /// that earlier runs read unchanged and left partly resident: its time
     /// and the run's then hold a one-time transfer.
@@ -178,6 +168,7 @@ impl<'a> Staging<'a> {
         self.completes
     }
 
+    /// Every output has a mirror: the GPU writes no host copy directly.
     pub(crate) fn outputs_mirrored(&self) -> bool {
         self.args
             .iter()
@@ -428,6 +419,21 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> boo
         bytes += a.raw.sync_where(&which)?;
     }
     Ok(bytes)
+}
+
+/// Whether `raw`'s mirror on engine GPU `gpu` holds part, not all, of the
+/// bytes the host last wrote, uploaded by earlier runs that read it (no run
+/// wrote it since). Host writes since the last run (or untracked ones)
+/// leave nothing of the mirror valid.
+fn partly_resident(raw: &RawBuffer, gpu: usize) -> bool {
+    let (gen, untracked) = (raw.host_generation(), raw.untracked());
+    let mut mirrors = raw.mirrors();
+    let slot = mirrors.slot(gpu);
+    slot.holds_host_part(gen, untracked)
+        && !slot
+            .valid(gen, untracked)
+            .missing(0..raw.bytes())
+            .is_empty()
 }
 
 /// A staged argument's footprint and, for a [`Footprint::Offsets`], the

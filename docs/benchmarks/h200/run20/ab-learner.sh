@@ -3,6 +3,7 @@
 # (coexec-old): HGuided without hints on all devices, 3 warm-ups then 5
 # runs (the HE bench's warm measurement), processes interleaved, profiles
 # off; then CG and k-means (lazy coherence), all devices and the GPU alone.
+# ORDER: the binaries of each round, in order (default: coexec coexec-old).
 R=$OUT; export COEXEC_PROFILE=off; B=.device/bin; START=$(date +%s)
 one() { # label, json file
   python3 -c "
@@ -11,7 +12,7 @@ t=d['times_s'];print('$1','med',round(st.median(t)*1e3,3),'reps',[round(x*1e3,3)
 }
 for spec in ${SPECS:-histogram:2^22 collatz:2^23 mandelbrot:4096x4096 jacobi:8192x4096 spmv:2^21 gather:2^23}; do
   IFS=: read k s <<< "$spec"
-  for rep in $(seq 1 ${PROCS:-4}); do for b in coexec coexec-old; do
+  for rep in $(seq 1 ${PROCS:-4}); do for b in ${ORDER:-coexec coexec-old}; do
     timeout 40 $B/$b bench --kernel $k --size $s --devices all --warmup 3 --reps 5 --json > /tmp/a.json 2>/dev/null; one "$k $b-$rep" /tmp/a.json
   done; done
 done
