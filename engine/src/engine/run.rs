@@ -611,7 +611,7 @@ impl Engine {
             return Err(e);
         }
         let time_s = begun.elapsed().as_secs_f64();
-        let one_time = stagings.iter().flatten().any(|s| s.completes_residency());
+        let one_time = lanes.gpus.iter().any(gpu::Lane::one_time);
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.

@@ -98,6 +98,10 @@ struct LaneData {
     transfers: Transfers,
     /// Their batches, for traces.
     spans: Vec<TransferSpan>,
+    /// A package brought up the rest of an input read again unchanged
+    /// (see [`Staging::completes_residency`]): the run paid a one-time
+    /// transfer.
+    one_time: bool,
 }
 
 /// The loop's results, written once at its end.
@@ -128,6 +132,13 @@ impl Lane {
     pub(crate) fn add_download(&self, bytes: u64) {
         let mut d = self.0.lock().unwrap_or_else(|p| p.into_inner());
         d.transfers.download_bytes += bytes;
+    }
+
+    /// Whether a package of the run brought up the rest of an input read
+    /// again unchanged (a one-time transfer).
+    pub(crate) fn one_time(&self) -> bool {
+        let d = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        d.one_time
     }
 
     /// Whether the GPU failed during the run.
@@ -340,9 +351,6 @@ struct Loop<'r, 'a> {
     last_done: Option<Instant>,
     /// Device-clock end of the last package with a GPU span.
     last_span_end: Option<u64>,
-    /// The package that brought an input's rest up was seen (see
-    /// [`Staging::completes_residency`](super::staging::Staging::completes_residency)).
-    residency_paid: bool,
     /// Packages seen complete (their downloads may still be in flight).
     #[cfg(feature = "test-hooks")]
     ran: usize,
@@ -381,7 +389,6 @@ pub(crate) fn dispatch_loop(
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
-        residency_paid: false,
         #[cfg(feature = "test-hooks")]
         ran: 0,
         #[cfg(feature = "test-hooks")]
@@ -784,12 +791,12 @@ impl Loop<'_, '_> {
         // The run's first package, where it brought up the rest of an input
         // read again unchanged, waited for a one-time transfer: not a
         // measure of the device.
-        let one_time = !self.residency_paid
+        let one_time = !self.data.one_time
             && self
                 .role
                 .staging
                 .is_some_and(|s| s.completes_residency());
-        self.residency_paid |= one_time;
+        self.data.one_time |= one_time;
         if measured && !one_time {
             // The first package of a kernel on this GPU pays one-time costs
             // (the pipeline's first use, first touches of its buffers): up
