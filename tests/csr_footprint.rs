@@ -10,9 +10,11 @@
 
 mod common;
 
+use common::{gpu_items, upload_bytes};
+
 use coexec::{
-    Args, Buffer, CpuArgs, DeviceKind, Devices, Engine, EngineOptions, Error, Footprint,
-    HostCoherence, IndexSpace, Kernel, MemoryPlacement, Package, Report, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, Error, Footprint, HostCoherence,
+    IndexSpace, Kernel, MemoryPlacement, Package, Report, Scheduler,
 };
 use std::sync::{Arc, OnceLock};
 
@@ -160,21 +162,6 @@ fn run_on(
     e.run(k, args, IndexSpace::D1(u64::from(n)), sched, devices)
 }
 
-fn gpu_rows(r: &Report) -> Vec<std::ops::Range<u64>> {
-    let Some(g) = r.devices.iter().position(|d| d.kind == DeviceKind::Gpu) else {
-        return Vec::new();
-    };
-    r.packages
-        .iter()
-        .filter(|p| p.device == g)
-        .map(|p| p.items.clone())
-        .collect()
-}
-
-fn upload_bytes(r: &Report) -> u64 {
-    r.devices.iter().map(|d| d.transfers.upload_bytes).sum()
-}
-
 fn check(o: &Operands, m: &Csr, x: &[u32]) {
     assert_eq!(o.y.len(), x.len());
     for (i, &y) in o.y.as_slice().iter().enumerate() {
@@ -199,7 +186,7 @@ fn a_staged_gpu_uploads_only_its_rows_of_the_columns_and_values() {
         let mut o = operands(&e, &m, &x);
         let r = run(&e, &k, &mut o, &sched).unwrap();
         check(&o, &m, &x);
-        let rows = gpu_rows(&r);
+        let rows = gpu_items(&r);
         let nnz: u64 = rows
             .iter()
             .map(|r| u64::from(m.row_ptr[r.end as usize] - m.row_ptr[r.start as usize]))
@@ -261,7 +248,7 @@ fn stale_offsets_on_the_host_upload_the_whole_buffer() {
     let sched = Scheduler::Dynamic { packages: 2 };
     let r = run_on(&e, &k, &mut o, &sched, Devices::GPU).unwrap();
     check(&o, &m, &x);
-    assert_eq!(gpu_rows(&r).len(), 2, "{:?}", r.packages);
+    assert_eq!(gpu_items(&r).len(), 2, "{:?}", r.packages);
     assert_eq!(upload_bytes(&r), 2 * 4 * 2 * n as u64 + 4 * n as u64);
     common::assert_validation_clean(&e);
 }

@@ -12,9 +12,11 @@
 
 mod common;
 
+use common::{gpu_items, upload_bytes};
+
 use coexec::{
-    Args, Buffer, CpuArgs, DeviceKind, Devices, Engine, EngineOptions, Error, Footprint,
-    IndexSpace, Kernel, MemoryPlacement, Package, Report, Scheduler,
+    Args, Buffer, CpuArgs, Devices, Engine, EngineOptions, Error, Footprint, IndexSpace, Kernel,
+    MemoryPlacement, Package, Report, Scheduler,
 };
 use proptest::prelude::*;
 use std::ops::Range;
@@ -85,25 +87,16 @@ fn stencil_kernel(e: &Engine, w: u32, h: u32) -> Kernel {
         .unwrap()
 }
 
-/// The GPU's index among the report's devices, if it took part.
-fn gpu_index(r: &Report) -> Option<usize> {
-    r.devices.iter().position(|d| d.kind == DeviceKind::Gpu)
-}
-
-/// The items of every package the GPU ran (stolen parts included).
-fn gpu_items(r: &Report) -> Vec<Range<u64>> {
-    let Some(g) = gpu_index(r) else {
-        return Vec::new();
-    };
-    r.packages
-        .iter()
-        .filter(|p| p.device == g)
-        .map(|p| p.items.clone())
-        .collect()
-}
-
-fn upload_bytes(r: &Report) -> u64 {
-    r.devices.iter().map(|d| d.transfers.upload_bytes).sum()
+/// The items a package of items `items` reads under `fp` (1-D) in an input
+/// of `n`.
+fn footprint_of(fp: Footprint, items: Range<usize>, n: usize) -> Range<usize> {
+    match fp {
+        Footprint::Items { .. } => items,
+        Footprint::Halo { halo, .. } => {
+            items.start.saturating_sub(halo as usize)..(items.end + halo as usize).min(n)
+        }
+        _ => 0..n,
+    }
 }
 
 /// 1 where GPU runs download their outputs before returning (eager host
@@ -413,12 +406,7 @@ proptest! {
         let mut items = 0;
         for it in &gpu {
             let (s, t) = (it.start as usize, it.end as usize);
-            let r = match fp {
-                Footprint::Items { .. } => s..t,
-                Footprint::Halo { halo, .. } => s.saturating_sub(halo as usize)..(t + halo as usize).min(n),
-                _ => 0..n,
-            };
-            model.fill(r);
+            model.fill(footprint_of(fp, s..t, n));
             items += (t - s) as u64;
         }
         let uploaded = model.0.iter().filter(|v| **v).count() as u64 * 4;
@@ -442,13 +430,10 @@ proptest! {
         let reused = before.0.iter().any(|v| *v);
         for it in &gpu_items(&r2) {
             let (s, t) = (it.start as usize, it.end as usize);
-            let r = match fp {
-                _ if reused => 0..n,
-                Footprint::Items { .. } => s..t,
-                Footprint::Halo { halo, .. } => s.saturating_sub(halo as usize)..(t + halo as usize).min(n),
-                _ => 0..n,
-            };
-            model.fill(r);
+            model.fill(match reused {
+                true => 0..n,
+                false => footprint_of(fp, s..t, n),
+            });
         }
         let more = model.0.iter().zip(&before.0).filter(|(a, b)| **a && !**b).count() as u64 * 4;
         prop_assert_eq!(upload_bytes(&r2), more);

@@ -1202,12 +1202,11 @@ impl Engine {
     /// take part ([`check_interface`]); each device's limits are checked
     /// apart ([`within_limits`](Self::within_limits)).
     fn validate_args(&self, kernel: &Kernel, args: &Args<'_>, g: &Geometry) -> Result<()> {
-        crate::exec::footprint::check_offsets(&args.buffers, g.space)?;
         for (i, b) in args.buffers.iter().enumerate() {
             if b.raw.id().engine != self.inner.id {
                 return Err(Error::ForeignBuffer { binding: i as u32 });
             }
-            crate::exec::footprint::check_arg(i as u32, b, g.space)?;
+            crate::exec::footprint::check_arg(i as u32, &args.buffers, g.space)?;
             if let Access::Write { per_item } = b.access {
                 if per_item == 0 {
                     return Err(Error::ZeroPerItem { binding: i as u32 });

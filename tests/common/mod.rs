@@ -212,3 +212,27 @@ pub(crate) fn the_profile(dir: &std::path::Path) -> std::path::PathBuf {
     assert_eq!(files.len(), 1, "{files:?}");
     files.into_iter().next().unwrap()
 }
+
+/// The GPU's index among `r`'s devices, if it took part.
+pub(crate) fn gpu_index(r: &coexec::Report) -> Option<usize> {
+    r.devices
+        .iter()
+        .position(|d| d.kind == coexec::DeviceKind::Gpu)
+}
+
+/// The items of every package the GPU ran in `r` (stolen parts included).
+pub(crate) fn gpu_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
+    let Some(g) = gpu_index(r) else {
+        return Vec::new();
+    };
+    r.packages
+        .iter()
+        .filter(|p| p.device == g)
+        .map(|p| p.items.clone())
+        .collect()
+}
+
+/// Bytes the devices of `r` uploaded (staged runs).
+pub(crate) fn upload_bytes(r: &coexec::Report) -> u64 {
+    r.devices.iter().map(|d| d.transfers.upload_bytes).sum()
+}

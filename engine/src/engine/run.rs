@@ -131,10 +131,6 @@ struct Lanes {
     cpu: cpu::Lanes,
     /// One per GPU of the run, in its order.
     gpus: Vec<gpu::Lane>,
-    /// A GPU's first package brought up the rest of an input read again
-    /// unchanged (see `Staging::completes_residency`): the run's time holds
-    /// a one-time transfer.
-    one_time: bool,
 }
 
 /// The GPUs a run may use, each with its engine GPU index.
@@ -230,7 +226,10 @@ impl Engine {
             bell: &bell,
         };
         let lanes = self.execute(kernel, &args, &run, &shared, &mut steps)?;
-        let (time_s, one_time) = (lanes.time_s, lanes.one_time);
+        let time_s = lanes.time_s;
+        // A GPU's first package brought up the rest of an input read again
+        // unchanged: the run's time holds a one-time transfer.
+        let one_time = lanes.gpus.iter().any(gpu::Lane::one_time);
         let memory = match run.gpus.is_empty() {
             false => inner.memory.placement(),
             true => MemoryPlacement::ZeroCopy,
@@ -539,7 +538,6 @@ impl Engine {
             time_s: 0.0,
             cpu: cpu::Lanes::new(if use_cpu { inner.workers } else { 0 }),
             gpus: run.gpus.iter().map(|_| gpu::Lane::default()).collect(),
-            one_time: false,
         };
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
@@ -611,7 +609,6 @@ impl Engine {
             return Err(e);
         }
         let time_s = begun.elapsed().as_secs_f64();
-        let one_time = lanes.gpus.iter().any(gpu::Lane::one_time);
         if let Some(Err(p)) = results.into_iter().find(Result::is_err) {
             // Kernel panics are caught per package; a panic outside a kernel
             // call is an engine bug: report it rather than hide it.
@@ -620,11 +617,7 @@ impl Engine {
                 source: None,
             });
         }
-        Ok(Lanes {
-            time_s,
-            one_time,
-            ..lanes
-        })
+        Ok(Lanes { time_s, ..lanes })
     }
 
     /// After the claimants of a run: what each mirror holds (see

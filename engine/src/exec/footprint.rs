@@ -136,38 +136,33 @@ pub(crate) fn offset_elements(
     }
 }
 
-/// Checks the [`Footprint::Offsets`] among `args` over `space`: each names
-/// another argument, an input of 4-byte elements, with at least one more
-/// element than `space` has items.
-pub(crate) fn check_offsets(args: &[ArgBuffer<'_>], space: IndexSpace) -> Result<()> {
-    for (i, a) in args.iter().enumerate() {
-        let Some(Footprint::Offsets { binding, per_item }) = a.footprint else {
-            continue;
-        };
-        let fail = |message: String| {
-            Err(Error::Footprint {
-                binding: i as u32,
-                message,
-            })
-        };
-        if per_item == 0 {
-            return fail("0 elements per offset".into());
-        }
-        let Some(o) = args.get(binding as usize).filter(|_| binding as usize != i) else {
-            return fail(format!("its offsets are argument {binding}: no such other argument"));
-        };
-        if !matches!(o.access, Access::Read) || o.elem_size != 4 {
-            return fail(format!(
-                "its offsets (argument {binding}) must be an input of 4-byte elements (u32)"
-            ));
-        }
-        let needed = space.items().saturating_add(1);
-        let held = o.raw.bytes() / 4;
-        if held < needed {
-            return fail(format!(
-                "its offsets (argument {binding}) hold {held} offsets, {needed} needed (one per item and one more)"
-            ));
-        }
+/// Checks argument `i`'s [`Footprint::Offsets`] (`offsets`, `per_item`)
+/// over `space`: the offsets are another of `args`, an input of 4-byte
+/// elements, with at least one more element than `space` has items.
+fn check_offsets(
+    i: u32,
+    (offsets, per_item): (u32, u64),
+    args: &[ArgBuffer<'_>],
+    space: IndexSpace,
+) -> Result<()> {
+    let fail = |message: String| Err(Error::Footprint { binding: i, message });
+    if per_item == 0 {
+        return fail("0 elements per offset".into());
+    }
+    let Some(o) = args.get(offsets as usize).filter(|_| offsets != i) else {
+        return fail(format!("its offsets are argument {offsets}: no such other argument"));
+    };
+    if !matches!(o.access, Access::Read) || o.elem_size != 4 {
+        return fail(format!(
+            "its offsets (argument {offsets}) must be an input of 4-byte elements (u32)"
+        ));
+    }
+    let needed = space.items().saturating_add(1);
+    let held = o.raw.bytes() / 4;
+    if held < needed {
+        return fail(format!(
+            "its offsets (argument {offsets}) hold {held} offsets, {needed} needed (one per item and one more)"
+        ));
     }
     Ok(())
 }
@@ -187,9 +182,12 @@ pub(crate) fn item_elements(
     })
 }
 
-/// Checks argument `binding`'s declared footprint over `space` (see
-/// [`Footprint`]; an output may only restate its own items).
-pub(crate) fn check_arg(binding: u32, a: &ArgBuffer<'_>, space: IndexSpace) -> Result<()> {
+/// Checks the declared footprint of argument `binding` of `args` over
+/// `space` (see [`Footprint`]; an output may only restate its own items).
+pub(crate) fn check_arg(binding: u32, args: &[ArgBuffer<'_>], space: IndexSpace) -> Result<()> {
+    let Some(a) = args.get(binding as usize) else {
+        return Ok(());
+    };
     let Some(f) = a.footprint else {
         return Ok(());
     };
@@ -202,6 +200,9 @@ pub(crate) fn check_arg(binding: u32, a: &ArgBuffer<'_>, space: IndexSpace) -> R
                 ),
             });
         }
+    }
+    if let Footprint::Offsets { binding: o, per_item } = f {
+        return check_offsets(binding, (o, per_item), args, space);
     }
     f.check(binding, a.len as u64, space)
 }

@@ -660,18 +660,13 @@ impl Loop<'_, '_> {
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
             return Ok(());
         };
-        let started = Instant::now();
         let mut bytes = 0;
         for units in parts {
             let p = self.role.geometry.package(units.clone());
             bytes += t.upload(staging, &p, timeout_ns)?;
         }
         self.data.transfers.upload_bytes += bytes;
-        tracing::trace!(
-            bytes,
-            submit_us = started.elapsed().as_secs_f64() * 1e6,
-            "uploads submitted"
-        );
+        tracing::trace!(bytes, "uploads submitted");
         Ok(())
     }
 

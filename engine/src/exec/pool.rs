@@ -336,7 +336,10 @@ impl Pool {
             handles: Vec::with_capacity(n),
             threads: Vec::with_capacity(n),
             pinned: vec![false; n],
-            pins: vec![Vec::new(); n],
+            pins: threads
+                .iter()
+                .map(|t| t.pin.as_ref().map(|p| p.pus.clone()).unwrap_or_default())
+                .collect(),
             run_lock: Mutex::new(()),
             id,
         };
@@ -345,7 +348,6 @@ impl Pool {
             let shared = Arc::clone(&shared);
             let ready = ready_tx.clone();
             let pin = spec.pin;
-            let pus = pin.as_ref().map(|p| p.pus.clone()).unwrap_or_default();
             let spawned = thread::Builder::new()
                 .name(spec.name.clone())
                 .spawn(move || {
@@ -357,7 +359,6 @@ impl Pool {
                 });
             match spawned {
                 Ok(handle) => {
-                    pool.pins[index] = pus;
                     pool.threads.push(handle.thread().clone());
                     pool.handles.push(handle);
                 }

@@ -128,20 +128,17 @@ impl<'a> Staging<'a> {
                 .ok_or(Error::ForeignBuffer { binding: i as u32 })?;
             out.fallbacks += u32::from(mirror.is_none() && !reduce);
             let reads = gpu_reads(i, a, iface);
-            // (Also brings the mirror's valid bytes to the host's
-            // generation: see `partly_resident`.)
-            let reused = partly_resident(a.raw, gpu);
-            out.completes |= reused
-                && mirror.is_some()
-                && matches!(a.access, Access::Read)
-                && a.footprint() != Footprint::Whole;
+            // An input read again unchanged (the mirror holds part of it
+            // from earlier runs): the rest comes up at once, so that later
+            // runs find it resident, whatever share the GPU takes. (Asked of
+            // every argument: it also brings the mirror's valid bytes to the
+            // host's generation.)
+            let reread = partly_resident(a.raw, gpu) && matches!(a.access, Access::Read);
+            out.completes |= reread && mirror.is_some() && a.footprint() != Footprint::Whole;
             let len = a.len as u64;
-            let (footprint, offsets) = match (reused, a.access) {
-                // Read again unchanged (the mirror holds part of it from
-                // earlier runs): the rest comes up at once, so that later
-                // runs find it resident, whatever share the GPU takes.
-                (true, Access::Read) => (Footprint::Whole, None),
-                _ => with_offsets(a.footprint(), args),
+            let (footprint, offsets) = match reread {
+                true => (Footprint::Whole, None),
+                false => with_offsets(a.footprint(), args),
             };
             out.args.push(StagedArg {
                 raw: a.raw,
@@ -427,13 +424,9 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> boo
 /// leave nothing of the mirror valid.
 fn partly_resident(raw: &RawBuffer, gpu: usize) -> bool {
     let (gen, untracked) = (raw.host_generation(), raw.untracked());
-    let mut mirrors = raw.mirrors();
-    let slot = mirrors.slot(gpu);
-    slot.holds_host_part(gen, untracked)
-        && !slot
-            .valid(gen, untracked)
-            .missing(0..raw.bytes())
-            .is_empty()
+    raw.mirrors()
+        .slot(gpu)
+        .holds_host_part(gen, untracked, raw.bytes())
 }
 
 /// A staged argument's footprint and, for a [`Footprint::Offsets`], the

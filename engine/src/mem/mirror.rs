@@ -132,11 +132,14 @@ impl MirrorSlot {
         &mut self.valid
     }
 
-    /// Whether the mirror holds part of the bytes the host last wrote
-    /// (generation `gen`), uploaded by earlier runs that only read them: a
-    /// buffer read unchanged run after run (see `exec::staging`).
-    pub(crate) fn holds_host_part(&mut self, gen: u64, untracked: bool) -> bool {
-        !self.valid(gen, untracked).ranges().is_empty() && !self.written
+    /// Whether the mirror holds part, not all, of the `bytes` bytes the
+    /// host last wrote (generation `gen`), uploaded by earlier runs that
+    /// only read them: a buffer read unchanged run after run (see
+    /// `exec::staging`).
+    pub(crate) fn holds_host_part(&mut self, gen: u64, untracked: bool, bytes: u64) -> bool {
+        let written = self.written;
+        let valid = self.valid(gen, untracked);
+        !written && !valid.ranges().is_empty() && !valid.missing(0..bytes).is_empty()
     }
 
     /// Nothing of the mirror is valid (it was just allocated).

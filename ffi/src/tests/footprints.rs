@@ -135,42 +135,28 @@ fn bad_footprints_are_error_codes() {
             a: 1.0,
             n: n as u32,
         };
-        let s = run(
-            e,
-            k,
-            &args3(x, y, z),
-            &push,
-            d1(n as u64),
-            None,
-            3,
-            std::ptr::null_mut(),
-        );
+        // A run on both devices, its report not asked for.
+        let run_both = || {
+            run(
+                e,
+                k,
+                &args3(x, y, z),
+                &push,
+                d1(n as u64),
+                None,
+                3,
+                std::ptr::null_mut(),
+            )
+        };
+        let s = run_both();
         assert_eq!(s, COEXEC_ERROR_INVALID_ARGUMENT);
         assert!(last_error().contains("footprint"), "{}", last_error());
         // NULL restores the default: the run succeeds.
         ok(coexec_kernel_set_footprint(k, 2, null()));
-        ok(run(
-            e,
-            k,
-            &args3(x, y, z),
-            &push,
-            d1(n as u64),
-            None,
-            3,
-            std::ptr::null_mut(),
-        ));
+        ok(run_both());
         // per_item 0 on an input is an error of the run.
         ok(coexec_kernel_set_footprint(k, 0, &items(0)));
-        let s = run(
-            e,
-            k,
-            &args3(x, y, z),
-            &push,
-            d1(n as u64),
-            None,
-            3,
-            std::ptr::null_mut(),
-        );
+        let s = run_both();
         assert_eq!(s, COEXEC_ERROR_INVALID_ARGUMENT, "{}", last_error());
         // Offsets that are the run's output: an error of the run.
         let by_output = coexec_footprint {
@@ -180,16 +166,7 @@ fn bad_footprints_are_error_codes() {
             offsets: 2,
         };
         ok(coexec_kernel_set_footprint(k, 0, &by_output));
-        let s = run(
-            e,
-            k,
-            &args3(x, y, z),
-            &push,
-            d1(n as u64),
-            None,
-            3,
-            std::ptr::null_mut(),
-        );
+        let s = run_both();
         assert_eq!(s, COEXEC_ERROR_INVALID_ARGUMENT, "{}", last_error());
         assert!(last_error().contains("offsets"), "{}", last_error());
     }
