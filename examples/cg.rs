@@ -22,6 +22,8 @@
 
 #[path = "shared/log.rs"]
 mod log;
+#[path = "shared/steps.rs"]
+mod steps;
 
 use coexec::{
     Args, Buffer, CpuArgs, Devices, Engine, Flow, IndexSpace, Kernel, Package, Program, Reduction,
@@ -404,14 +406,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The first iteration pays one-time costs: timed apart.
     let t0 = Instant::now();
     let mut prog = program(&engine, &kernels, all, space).keep_awake(awake);
+    // A program's run gives its steps' times; run by run, none.
     let run = |s: &mut State, prog: &mut Program<'_, State>, its: usize| match as_program {
-        true => prog.run(s, its as u64).map(drop),
-        false => by_runs(&engine, &kernels, s, (all, space), its),
+        true => prog.run(s, its as u64).map(|r| Some(steps::line(&r))),
+        false => by_runs(&engine, &kernels, s, (all, space), its).map(|()| None),
     };
     run(&mut s, &mut prog, iterations.min(1))?;
     let first = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
-    run(&mut s, &mut prog, iterations.saturating_sub(1))?;
+    let last_steps = run(&mut s, &mut prog, iterations.saturating_sub(1))?;
     let wall = t0.elapsed().as_secs_f64();
     let want = reference(&row, &col, &val, &b, iterations);
     let x64: Vec<f64> = s.x.iter().map(|v| f64::from(*v)).collect();
@@ -430,6 +433,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         wall / iterations.saturating_sub(1).max(1) as f64 * 1e3,
         first * 1e3
     );
+    if let Some(l) = last_steps {
+        println!("{l}");
+    }
     println!(
         "relative error against the f64 reference: {err:.2e}, relative residual: {residual:.2e}"
     );

@@ -21,6 +21,8 @@
 
 #[path = "shared/log.rs"]
 mod log;
+#[path = "shared/steps.rs"]
+mod steps;
 
 use coexec::{
     Args, Buffer, CpuArgs, Devices, Engine, Flow, IndexSpace, Kernel, Package, Program, Reduction,
@@ -274,8 +276,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kernels = (&assign, &update);
     let mut prog = program(&engine, kernels, all, space).keep_awake(awake);
     // Seconds of an iteration count inside the runs.
+    // The last program run's steps, printed at the end.
+    let mut last_steps = None;
     let mut run = |s: &mut State, its: usize| match as_program {
-        true => prog.run(s, its as u64).map(|r| r.kernel_time_s()),
+        true => prog.run(s, its as u64).map(|r| {
+            last_steps = Some(steps::line(&r));
+            r.kernel_time_s()
+        }),
         false => by_runs(&engine, kernels, s, (all, space), its),
     };
     // The first iteration pays one-time costs (the GPU's first packages,
@@ -320,6 +327,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (wall - in_runs) / timed * 1e3,
         first * 1e3
     );
+    if let Some(l) = last_steps {
+        println!("{l}");
+    }
     println!("centroids: max error {err:.2e}, labels differing from the reference: {wrong_labels}");
     if err > 1e-4 || wrong_labels > 0 {
         return Err("k-means differs from the CPU reference".into());

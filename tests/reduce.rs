@@ -8,7 +8,7 @@
 
 mod common;
 
-use coexec::reduce::{tree, ReduceOp};
+use coexec::reduce::{tree, tree_of_partials, ReduceOp};
 use coexec::{
     Args, CpuArgs, Devices, Engine, Error, HostCoherence, IndexSpace, Kernel, MemoryPlacement,
     Package, Reduction, Scheduler,
@@ -248,7 +248,7 @@ fn deterministic_floats_are_bit_identical_across_schedulers_and_devices() {
     let mut parts: Vec<f32> = (0..n.div_ceil(LOCAL))
         .map(|g| group_partial(&x, &y, g, n))
         .collect();
-    let want = tree(ReduceOp::Sum, &mut parts);
+    let want = tree_of_partials(ReduceOp::Sum, &mut parts);
     for sched in schedulers() {
         for devices in [Devices::ALL, Devices::CPU, Devices::GPU] {
             let sched = match (&sched, devices == Devices::ALL) {
@@ -472,7 +472,7 @@ fn staged_memory_reduces_like_zero_copy() {
         let mut parts: Vec<f32> = (0..n.div_ceil(LOCAL))
             .map(|g| group_partial(&x, &y, g, n))
             .collect();
-        let want = tree(ReduceOp::Sum, &mut parts);
+        let want = tree_of_partials(ReduceOp::Sum, &mut parts);
         for devices in [Devices::GPU, Devices::ALL] {
             let got = run_dot(&e, &dk, &x, &y, true, &Scheduler::hguided(), devices);
             assert_eq!(got.to_bits(), want.to_bits(), "{coherence:?} {devices:?}");
@@ -597,7 +597,7 @@ fn the_canonical_order_holds_for_any_work_group_size() {
         let mut parts: Vec<f32> = (0..n.div_ceil(local))
             .map(|g| group_partial_at(&x, &y, g, local))
             .collect();
-        let want = tree(ReduceOp::Sum, &mut parts);
+        let want = tree_of_partials(ReduceOp::Sum, &mut parts);
         for devices in [Devices::GPU, Devices::CPU, Devices::ALL] {
             let got = run_dot(&e, &k, &x, &y, true, &Scheduler::hguided(), devices);
             assert_eq!(got.to_bits(), want.to_bits(), "local {local}, {devices:?}");

@@ -67,10 +67,14 @@ pub use exec::reduce::{ReduceOp, Reduction};
 pub use program::{Flow, Program, ProgramReport, StepReport};
 
 /// Reduction outputs (see [`Reduction`]): the element types of the
-/// built-in combines, and the canonical work-group order of the GLSL
-/// helpers ([`reduce::tree`]) for results that do not depend on the device.
+/// built-in combines, the canonical work-group order of the GLSL helpers
+/// ([`reduce::tree`]) for results that do not depend on the device, and
+/// the order the engine combines work-groups' partials in
+/// ([`reduce::tree_of_partials`]).
 pub mod reduce {
-    pub use crate::exec::reduce::{tree, CombineFn, Element, ReduceOp, Reduction, GLSL_INCLUDE};
+    pub use crate::exec::reduce::{
+        tree, tree_of_partials, CombineFn, Element, ReduceOp, Reduction, GLSL_INCLUDE,
+    };
 }
 pub use exec::report::{
     DeviceReport, GapStats, PackageLog, PackageRecord, Report, TransferSpan, Transfers,

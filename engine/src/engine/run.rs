@@ -159,8 +159,34 @@ impl Engine {
             let bound = reduce::bind(args, &targets);
             self.run_bound(kernel, bound, &geometry, scheduler, devices)?
         };
-        reduce::finish(&mut targets, &geometry);
+        let spread = |n: usize, task: &(dyn Fn(usize) + Sync)| self.spread(n, task);
+        reduce::finish(&mut targets, &geometry, Some(&spread));
         Ok(report)
+    }
+
+    /// Runs `task(i)` for every `i` in `0..n` on the engine's pool threads,
+    /// each thread a contiguous share (see [`reduce::SpreadFn`]); `false`
+    /// where the pool could not run it (nothing ran then).
+    fn spread(&self, n: usize, task: &(dyn Fn(usize) + Sync)) -> bool {
+        let pool = &self.inner.pool;
+        let threads = pool.len();
+        if threads == 0 {
+            return false;
+        }
+        let job = |t: usize| {
+            for i in t * n / threads..(t + 1) * n / threads {
+                task(i);
+            }
+        };
+        // A task that panicked (none of the built-in combines can) left
+        // its block uncombined: an engine bug, reported where it shows.
+        match pool.broadcast(&job) {
+            Ok(results) => {
+                debug_assert!(results.iter().all(Result::is_ok), "a combine panicked");
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// A run whose reductions, if any, are bound.

@@ -76,6 +76,7 @@ impl TransferRates {
         let measured = bytes as f64 / seconds;
         let old = self.bandwidth(way);
         let new = old + LEARN_WEIGHT * (measured - old);
+        tracing::debug!(?way, bytes, seconds, measured, learned = new, "transfer timed");
         if new.is_finite() && new > 0.0 {
             // Relaxed: one writer (the device's dispatch loop, runs being
             // serialized); see `bandwidth`.
