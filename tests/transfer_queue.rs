@@ -368,3 +368,44 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A lone GPU's run right after a run of other devices (which it pays
+/// the uploads of) is not timed for its depth: the ladder records only a
+/// lone run that follows a lone run of the same GPU.
+#[test]
+fn a_lone_run_after_a_co_executed_one_is_not_timed_for_its_depth() {
+    let dir = std::env::temp_dir().join(format!("coexec-depth-switch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 1 << 20;
+    let Some(e) = common::engine_from(depth_options(&dir)) else {
+        return;
+    };
+    let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
+    if forced || e.memory_placement() != MemoryPlacement::Staged || !e.separate_transfers() {
+        return;
+    }
+    let k = kernel(&e);
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
+    let a = e.buffer_from_slice(&x).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    let together = Scheduler::Static {
+        powers: Some(vec![1.0, 1.0]),
+    };
+    let depth_lines = || {
+        let text = std::fs::read_to_string(common::the_profile(&dir)).unwrap_or_default();
+        text.lines().filter(|l| l.starts_with("depth ")).count()
+    };
+    // The first run (never timed), a co-executed one, then the lone run
+    // right after it: no depth yet.
+    lone_run(&e, &k, n);
+    let r = stencil_run(&e, &k, (&a, &mut b), &together, Devices::ALL);
+    assert_eq!(b.as_slice(), &reference(&x)[..]);
+    assert!(r.devices.iter().all(|d| d.items > 0), "{r:?}");
+    lone_run(&e, &k, n);
+    assert_eq!(depth_lines(), 0);
+    // The next lone run follows a lone run: timed.
+    lone_run(&e, &k, n);
+    assert_eq!(depth_lines(), 1);
+    common::assert_validation_clean(&e);
+    let _ = std::fs::remove_dir_all(&dir);
+}

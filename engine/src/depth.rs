@@ -54,7 +54,9 @@ pub(crate) struct Depth {
 /// can pay for uploading what the CPU wrote (a conjugate-gradient
 /// program's first lone run of a kernel took 1.45 ms in one package, its
 /// later ones 0.27), and the ladder, which starts at one package, would
-/// otherwise never run that step again.
+/// otherwise never run that step again. (The learner does not time such a
+/// run for its depth at all, see [`crate::learn::Learning::after_run`];
+/// the recheck covers the other runs that pay one-time costs.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct DepthLadder {
     /// The last [`KEEP`] samples (seconds per unit) and the runs, per

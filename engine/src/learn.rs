@@ -116,13 +116,22 @@ impl Learning {
     /// buffers) that say nothing about the configuration.
     ///
     /// `lone`: the run was a lone GPU's (its estimator slot) in this many
-    /// packages (see [`Learning::lone_depth`]), with its seconds and units.
+    /// packages (see [`Learning::lone_depth`]), with its seconds and units;
+    /// `timed`: its time measures it (not so for a run that paid a one-time
+    /// transfer).
+    ///
+    /// A lone run right after a run of other devices is not timed for its
+    /// depth either: it uploads what they wrote (CG's first lone run of a
+    /// kernel after a co-executed one took 20 ns a unit in one package,
+    /// its later ones 4.1), and the ladder, told that one package is slow,
+    /// climbed to four packages (4.9-5.0 ns a unit) and stayed there.
     pub(crate) fn after_run(
         &self,
         kernel: &Kernel,
         outcome: Option<(Mode, f64, u64)>,
         shares: &[Share],
         lone: Option<(usize, u64, f64, u64)>,
+        timed: bool,
     ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
@@ -149,7 +158,12 @@ impl Learning {
             let first = learned.runs == 1;
             record_coverage(&mut learned.coverage, shares, first);
         }
-        if let (Some((slot, packages, seconds, units)), true) = (lone, learned.runs > 1) {
+        let lone_slot = lone.map(|(slot, ..)| slot);
+        let steady = lone_slot.is_some() && learned.lone_before == lone_slot;
+        learned.lone_before = lone_slot;
+        if let (Some((slot, packages, seconds, units)), true) =
+            (lone, timed && steady && learned.runs > 1)
+        {
             ladder(&mut learned.depth, slot).record(packages, seconds / units.max(1) as f64);
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {

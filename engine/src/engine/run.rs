@@ -284,9 +284,8 @@ impl Engine {
                 .filter(|_| timed)
                 .map(|m| (m, time_s, geometry.units)),
             &shares,
-            depth
-                .filter(|_| timed)
-                .map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
+            depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
+            timed,
         );
         steps.mark("reported");
         steps.emit();

@@ -444,6 +444,9 @@ pub(crate) struct Learned {
     /// Each estimator slot's lone GPU runs' times per package count (see
     /// [`crate::depth`]; empty until one ran).
     pub(crate) depth: Vec<crate::depth::DepthLadder>,
+    /// The estimator slot of the GPU that ran the last run over this space
+    /// alone (`None`: the last run was co-executed, or none ran yet).
+    pub(crate) lone_before: Option<usize>,
 }
 
 impl std::fmt::Debug for Kernel {
