@@ -164,23 +164,30 @@ impl Engine {
         Ok(report)
     }
 
-    /// Runs `task(i)` for every `i` in `0..n` on the engine's pool threads,
-    /// each thread a contiguous share (see [`reduce::SpreadFn`]); `false`
-    /// where the pool could not run it (nothing ran then).
+    /// Runs `task(i)` for every `i` in `0..n` on the engine's pool threads
+    /// (a brief broadcast: see [`crate::exec::pool::Pool::broadcast_brief`]),
+    /// each thread taking the next task until none is left (see
+    /// [`reduce::SpreadFn`]); `false` where the pool could not run it
+    /// (nothing ran then).
     fn spread(&self, n: usize, task: &(dyn Fn(usize) + Sync)) -> bool {
         let pool = &self.inner.pool;
-        let threads = pool.len();
-        if threads == 0 {
+        if pool.is_empty() {
             return false;
         }
-        let job = |t: usize| {
-            for i in t * n / threads..(t + 1) * n / threads {
-                task(i);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let job = |_: usize| loop {
+            // Relaxed: the increment only hands out indices, each once (an
+            // RMW reads the latest value); the tasks' effects reach the
+            // caller through the broadcast's join.
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
             }
+            task(i);
         };
         // A task that panicked (none of the built-in combines can) left
         // its block uncombined: an engine bug, reported where it shows.
-        match pool.broadcast(&job) {
+        match pool.broadcast_brief(&job) {
             Ok(results) => {
                 debug_assert!(results.iter().all(Result::is_ok), "a combine panicked");
                 true
