@@ -165,7 +165,7 @@ impl Engine {
     }
 
     /// Runs `task(i)` for every `i` in `0..n` on the engine's pool threads
-    /// (a brief broadcast: see [`crate::exec::pool::Pool::broadcast_brief`]),
+    /// (but the caller's PU's: see [`crate::exec::pool::Pool::broadcast_elsewhere`]),
     /// each thread taking the next task until none is left (see
     /// [`reduce::SpreadFn`]); `false` where the pool could not run it
     /// (nothing ran then).
@@ -187,7 +187,7 @@ impl Engine {
         };
         // A task that panicked (none of the built-in combines can) left
         // its block uncombined: an engine bug, reported where it shows.
-        match pool.broadcast_brief(&job) {
+        match pool.broadcast_elsewhere(&job) {
             Ok(results) => {
                 debug_assert!(results.iter().all(Result::is_ok), "a combine panicked");
                 true

@@ -107,14 +107,7 @@ type ErasedJob = &'static (dyn Fn(usize) + Sync);
 /// What a pool thread finds in its mailbox.
 enum Command {
     /// Run the job with this thread's index, then count down and wake `caller` if last.
-    /// `brief`: a short job outside the runs (see [`Pool::broadcast_brief`]),
-    /// after which a hold does not keep the thread spinning unless a run's
-    /// job did before.
-    Run {
-        job: ErasedJob,
-        caller: Thread,
-        brief: bool,
-    },
+    Run { job: ErasedJob, caller: Thread },
     /// Leave the thread loop.
     Exit,
 }
@@ -314,10 +307,7 @@ fn caught(index: usize, outcome: std::thread::Result<()>) -> Option<JobPanic> {
 fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64, pins: Vec<usize>) {
     CURRENT_POOL.with(|c| c.set(pool_id));
     let slot = &shared.slots[index];
-    // Whether the thread has run a job other than a brief one: a hold keeps
-    // awake the threads the runs use, not those a brief job woke.
-    let ran = Cell::new(false);
-    let held = || ran.get() && held(&shared, &pins);
+    let held = || held(&shared, &pins);
     // Until when to spin for the next command before parking.
     let mut spin_until: Option<Instant> = None;
     loop {
@@ -325,8 +315,7 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64, pins: Vec<usize>
         match command {
             None => wait_for_mail(slot, &held, &mut spin_until),
             Some(Command::Exit) => break,
-            Some(Command::Run { job, caller, brief }) => {
-                ran.set(ran.get() || !brief);
+            Some(Command::Run { job, caller }) => {
                 // Relaxed: a statistic, read by the caller after the
                 // broadcast, whose join (the Release decrement below)
                 // orders it.
@@ -529,6 +518,27 @@ impl Pool {
         self.broadcast_to(&|_| true, job)
     }
 
+    /// [`broadcast`](Self::broadcast) to every thread but those pinned to
+    /// the caller's PU (to every thread where that leaves none), for work
+    /// the caller waits for between runs (combining a reduction's
+    /// partials): a thread woken on the caller's core waits for the caller
+    /// to let it run, and one such wait cost a k-means iteration a
+    /// millisecond. The job must not count on a given thread running it:
+    /// share its work out dynamically.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast).
+    pub fn broadcast_elsewhere(
+        &self,
+        job: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        let here = current_pu();
+        let on_here = |i: usize| here.is_some_and(|pu| self.pins[i].contains(&pu));
+        let anywhere = (0..self.pins.len()).all(on_here);
+        self.broadcast_to(&|i| anywhere || !on_here(i), job)
+    }
+
     /// [`broadcast`](Self::broadcast) to the threads for which `wake` is
     /// true only: the others stay parked (their entries are `Ok`). Threads
     /// are woken from the last to the first.
@@ -539,40 +549,6 @@ impl Pool {
     pub fn broadcast_to(
         &self,
         wake: &dyn Fn(usize) -> bool,
-        job: &(dyn Fn(usize) + Sync),
-    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
-        self.post_all(wake, false, job)
-    }
-
-    /// A short job outside the runs (combining a reduction's partials) on
-    /// every thread but those pinned to the caller's PU (on every thread
-    /// where that leaves none): a thread woken on the caller's core waits
-    /// for the caller to let it run, and one such wait cost a k-means
-    /// iteration a millisecond. The job must not count on a given thread
-    /// running it: share its work out dynamically. A hold does not keep
-    /// the threads it woke spinning afterwards, unless a run's job woke
-    /// them before (a program of the GPU alone leaves the CPU workers
-    /// parked).
-    ///
-    /// # Errors
-    ///
-    /// As [`broadcast`](Self::broadcast).
-    pub fn broadcast_brief(
-        &self,
-        job: &(dyn Fn(usize) + Sync),
-    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
-        let here = current_pu();
-        let on_here = |i: usize| here.is_some_and(|pu| self.pins[i].contains(&pu));
-        let anywhere = (0..self.pins.len()).all(on_here);
-        self.post_all(&|i| anywhere || !on_here(i), true, job)
-    }
-
-    /// Posts `job` to the threads `wake` selects (`brief`: see
-    /// [`Command::Run`]) and waits for them.
-    fn post_all(
-        &self,
-        wake: &dyn Fn(usize) -> bool,
-        brief: bool,
         job: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
         if CURRENT_POOL.with(Cell::get) == self.id {
@@ -610,7 +586,6 @@ impl Pool {
                 slot.post(Command::Run {
                     job: erased,
                     caller: caller.clone(),
-                    brief,
                 });
                 thread.unpark();
             }
@@ -1041,11 +1016,10 @@ mod tests {
         }
     }
 
-    /// A brief broadcast runs on every thread but the one pinned to the
-    /// caller's PU; a hold keeps a thread that ran only brief jobs parked,
-    /// and one that ran a run's job spinning.
+    /// A broadcast elsewhere runs on every thread but the one pinned to
+    /// the caller's PU, on that one where it is the only thread.
     #[test]
-    fn a_brief_broadcast_skips_the_callers_pu_and_keeps_no_one_awake() {
+    fn a_broadcast_elsewhere_skips_the_callers_pu() {
         let here = CoreSet { pus: vec![0] };
         // The test thread on PU 0 (where the OS lets it pin).
         if !pin_current_thread(&here) || current_pu() != Some(0) {
@@ -1063,32 +1037,14 @@ mod tests {
         if pool.pinned() != [true, true] {
             return;
         }
-        let _hold = pool.hold_awake();
-        pool.broadcast_brief(&|_| {}).unwrap();
+        pool.broadcast_elsewhere(&|_| {}).unwrap();
         assert_eq!(pool.jobs_run(), [0, 1]);
-        // Thread 1 ran a brief job only: parked, it misses mail without
-        // an unpark (a spinning thread would take it).
-        let mail_without_unpark = |pool: &Pool| {
-            thread::sleep(Duration::from_millis(20));
-            pool.shared.slots[1].post(Command::Exit);
-            thread::sleep(Duration::from_millis(50));
-            lock(&pool.shared.slots[1].mailbox).take().is_some()
-        };
-        assert!(mail_without_unpark(&pool), "a thread that ran a brief job spins");
-        // A run's job: from then on the hold keeps it spinning.
-        pool.broadcast_to(&|i| i == 1, &|_| {}).unwrap();
-        assert_eq!(pool.jobs_run(), [0, 2]);
-        thread::sleep(Duration::from_millis(20));
-        pool.shared.slots[1].mail.store(true, Ordering::Relaxed);
-        thread::sleep(Duration::from_millis(50));
-        assert!(!pool.shared.slots[1].mail.load(Ordering::Relaxed), "held, it spins");
-        // Only one thread, on the caller's PU: a brief broadcast wakes it.
         let lone = Pool::new(vec![ThreadSpec {
             name: "test-0".into(),
             pin: Some(here),
         }])
         .unwrap();
-        lone.broadcast_brief(&|_| {}).unwrap();
+        lone.broadcast_elsewhere(&|_| {}).unwrap();
         assert_eq!(lone.jobs_run(), [1]);
     }
 
