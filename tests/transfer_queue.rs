@@ -369,11 +369,12 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A lone GPU's run right after a run of other devices (which it pays
-/// the uploads of) is not timed for its depth: the ladder records only a
-/// lone run that follows a lone run of the same GPU.
+/// A lone GPU's run right after a run of other devices (which may pay
+/// their uploads) still counts for its depth: the ladder records it (marked
+/// so, to be measured again once the ladder settled) and climbs. Not
+/// counting it delayed every kernel's climb by a run.
 #[test]
-fn a_lone_run_after_a_co_executed_one_is_not_timed_for_its_depth() {
+fn a_lone_run_after_a_co_executed_one_counts_for_its_depth() {
     let dir = std::env::temp_dir().join(format!("coexec-depth-switch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let n = 1 << 20;
@@ -391,21 +392,18 @@ fn a_lone_run_after_a_co_executed_one_is_not_timed_for_its_depth() {
     let together = Scheduler::Static {
         powers: Some(vec![1.0, 1.0]),
     };
-    let depth_lines = || {
-        let text = std::fs::read_to_string(common::the_profile(&dir)).unwrap_or_default();
-        text.lines().filter(|l| l.starts_with("depth ")).count()
-    };
     // The first run (never timed), a co-executed one, then the lone run
-    // right after it: no depth yet.
+    // right after it (one package).
     lone_run(&e, &k, n);
     let r = stencil_run(&e, &k, (&a, &mut b), &together, Devices::ALL);
     assert_eq!(b.as_slice(), &reference(&x)[..]);
     assert!(r.devices.iter().all(|d| d.items > 0), "{r:?}");
-    lone_run(&e, &k, n);
-    assert_eq!(depth_lines(), 0);
-    // The next lone run follows a lone run: timed.
-    lone_run(&e, &k, n);
-    assert_eq!(depth_lines(), 1);
+    let switched = lone_run(&e, &k, n);
+    assert_eq!(switched.devices[0].packages, 1, "{switched:?}");
+    // It counted: the next lone run climbs to two packages (had it not counted,
+    // one package again).
+    let next = lone_run(&e, &k, n);
+    assert_eq!(next.devices[0].packages, 2, "{next:?}");
     common::assert_validation_clean(&e);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -54,14 +54,22 @@ pub(crate) struct Depth {
 /// can pay for uploading what the CPU wrote (a conjugate-gradient
 /// program's first lone run of a kernel took 1.45 ms in one package, its
 /// later ones 0.27), and the ladder, which starts at one package, would
-/// otherwise never run that step again. (The learner does not time such a
-/// run for its depth at all, see [`crate::learn::Learning::after_run`];
-/// the recheck covers the other runs that pay one-time costs.)
+/// otherwise never run that step again. Where the learner knows the run
+/// followed a run of other devices ([`DepthLadder::record_after_others`]),
+/// the step is measured again as soon as the ladder settled above it: CG's
+/// lone runs climbed to four packages (4.9-5.0 ns a unit) past one package
+/// measured at 20 ns after a co-executed run, and stayed there for 16 runs,
+/// one package taking 4.1. (Not timing such a run at all delayed every
+/// kernel's climb by a run: the learner, comparing a lone GPU still in one
+/// package against co-execution, kept histogram and gather co-executed.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct DepthLadder {
     /// The last [`KEEP`] samples (seconds per unit) and the runs, per
     /// step of [`LADDER`].
     steps: [(Vec<f64>, u32); LADDER.len()],
+    /// Per step: every sample it has came from a run right after a run of
+    /// other devices.
+    after_others: [bool; LADDER.len()],
 }
 
 /// Samples kept per step.
@@ -77,9 +85,15 @@ impl DepthLadder {
     pub(crate) fn next(&self, first: bool) -> Depth {
         let best = self.step();
         let total: u32 = self.steps.iter().map(|s| s.1).sum();
+        // Settled (the best is measured, not a step to climb to): a step
+        // below it measured only after other devices' runs, at once.
+        let switched = (self.steps[best].1 > 0)
+            .then(|| (0..best).find(|&i| self.after_others[i]))
+            .flatten();
         let again = (total > 0 && total % RECHECK == 0)
             .then(|| (0..best).find(|&i| self.steps[i].1 == 1))
             .flatten();
+        let again = switched.or(again);
         let packages = LADDER[again.unwrap_or(best)];
         Depth {
             packages,
@@ -88,13 +102,26 @@ impl DepthLadder {
     }
 
     /// Records a lone run of `packages` packages (a step of [`LADDER`];
-    /// others are ignored) that took `per_unit_s` seconds per unit.
+    /// others are ignored) that took `per_unit_s` seconds per unit, after
+    /// a lone run of the same GPU.
     pub(crate) fn record(&mut self, packages: u64, per_unit_s: f64) {
+        self.add(packages, per_unit_s, false);
+    }
+
+    /// [`record`](Self::record) for a lone run right after a run of other
+    /// devices (it may have uploaded what they wrote): the step is
+    /// measured again once the ladder settled above it.
+    pub(crate) fn record_after_others(&mut self, packages: u64, per_unit_s: f64) {
+        self.add(packages, per_unit_s, true);
+    }
+
+    fn add(&mut self, packages: u64, per_unit_s: f64, after_others: bool) {
         if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
             return;
         }
         if let Some(i) = step_of(packages) {
             let (recent, runs) = &mut self.steps[i];
+            self.after_others[i] = after_others && (*runs == 0 || self.after_others[i]);
             *runs += 1;
             if recent.len() == KEEP {
                 recent.remove(0);
@@ -126,6 +153,7 @@ impl DepthLadder {
     pub(crate) fn seed(&mut self, packages: u64, per_unit_s: f64) {
         if let Some(i) = step_of(packages) {
             self.steps[i] = (Vec::new(), 0);
+            self.after_others[i] = false;
         }
         self.record(packages, per_unit_s);
     }
@@ -193,6 +221,31 @@ mod tests {
             .map(|_| run(&mut l, |n| 1.0 - 0.01 * n as f64))
             .collect();
         assert_eq!(seen, [1, 2, 1, 1]);
+    }
+
+    /// A lone run right after a co-executed one that paid for uploading
+    /// what the CPU wrote (one package, 5x its time): the ladder climbs
+    /// past it as ever, and once it settled measures one package again at
+    /// once, which then wins. A step with a sample of a run after a lone
+    /// one is not measured again so.
+    #[test]
+    fn a_step_measured_after_other_devices_is_measured_again_once_settled() {
+        let t = |n: u64| match n {
+            1 => 1.0,
+            2 => 1.6,
+            4 => 1.4,
+            _ => 1.5,
+        };
+        let mut l = DepthLadder::default();
+        l.record_after_others(1, 5.0);
+        let seen: Vec<u64> = (0..6).map(|_| run(&mut l, t)).collect();
+        assert_eq!(seen, [2, 4, 8, 1, 1, 1]);
+        // The same step also measured after a lone run: nothing to redo.
+        let mut m = DepthLadder::default();
+        m.record_after_others(1, 5.0);
+        m.record(1, 5.0);
+        let seen: Vec<u64> = (0..4).map(|_| run(&mut m, t)).collect();
+        assert_eq!(seen, [2, 4, 8, 4]);
     }
 
     /// A kernel whose first lone run paid for uploading what the CPU had

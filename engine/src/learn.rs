@@ -120,11 +120,9 @@ impl Learning {
     /// `timed`: its time measures it (not so for a run that paid a one-time
     /// transfer).
     ///
-    /// A lone run right after a run of other devices is not timed for its
-    /// depth either: it uploads what they wrote (CG's first lone run of a
-    /// kernel after a co-executed one took 20 ns a unit in one package,
-    /// its later ones 4.1), and the ladder, told that one package is slow,
-    /// climbed to four packages (4.9-5.0 ns a unit) and stayed there.
+    /// A lone run right after a run of other devices (which may have paid
+    /// for uploading what they wrote) is recorded as such for its depth
+    /// (see [`crate::depth::DepthLadder::record_after_others`]).
     pub(crate) fn after_run(
         &self,
         kernel: &Kernel,
@@ -159,12 +157,15 @@ impl Learning {
             record_coverage(&mut learned.coverage, shares, first);
         }
         let lone_slot = lone.map(|(slot, ..)| slot);
-        let steady = lone_slot.is_some() && learned.lone_before == lone_slot;
+        let after_others = learned.lone_before != lone_slot;
         learned.lone_before = lone_slot;
-        if let (Some((slot, packages, seconds, units)), true) =
-            (lone, timed && steady && learned.runs > 1)
-        {
-            ladder(&mut learned.depth, slot).record(packages, seconds / units.max(1) as f64);
+        if let (Some((slot, packages, seconds, units)), true) = (lone, timed && learned.runs > 1) {
+            let per_unit = seconds / units.max(1) as f64;
+            let l = ladder(&mut learned.depth, slot);
+            match after_others {
+                true => l.record_after_others(packages, per_unit),
+                false => l.record(packages, per_unit),
+            }
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             // A lone GPU's runs vary by their packages (see `Times`).
