@@ -55,7 +55,8 @@ pub(crate) struct Depth {
 /// program's first lone run of a kernel took 1.45 ms in one package, its
 /// later ones 0.27), and the ladder, which starts at one package, would
 /// otherwise never run that step again. Where the learner knows the run
-/// followed a run of other devices ([`DepthLadder::record_after_others`]),
+/// followed a run of other devices and uploaded bytes
+/// ([`DepthLadder::record_after_others`]),
 /// the step is measured again as soon as the ladder settled above it: CG's
 /// lone runs climbed to four packages (4.9-5.0 ns a unit) past one package
 /// measured at 20 ns after a co-executed run, and stayed there for 16 runs,

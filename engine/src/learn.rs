@@ -118,18 +118,21 @@ impl Learning {
     /// `lone`: the run was a lone GPU's (its estimator slot) in this many
     /// packages (see [`Learning::lone_depth`]), with its seconds and units;
     /// `timed`: its time measures it (not so for a run that paid a one-time
-    /// transfer).
+    /// transfer); `uploaded`: it uploaded bytes.
     ///
-    /// A lone run right after a run of other devices (which may have paid
-    /// for uploading what they wrote) is recorded as such for its depth
-    /// (see [`crate::depth::DepthLadder::record_after_others`]).
+    /// A lone run right after a run of other devices that uploaded bytes
+    /// (what they wrote, as a rule) is recorded as such for its depth (see
+    /// [`crate::depth::DepthLadder::record_after_others`]). One that
+    /// uploaded nothing measured the depth as any lone run does: marking
+    /// Mandelbrot's (an output only) had its ladder measure one package
+    /// again within its first eight runs, at 1.2x the time of four.
     pub(crate) fn after_run(
         &self,
         kernel: &Kernel,
         outcome: Option<(Mode, f64, u64)>,
         shares: &[Share],
         lone: Option<(usize, u64, f64, u64)>,
-        timed: bool,
+        (timed, uploaded): (bool, bool),
     ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
@@ -157,7 +160,7 @@ impl Learning {
             record_coverage(&mut learned.coverage, shares, first);
         }
         let lone_slot = lone.map(|(slot, ..)| slot);
-        let after_others = learned.lone_before != lone_slot;
+        let after_others = uploaded && learned.lone_before != lone_slot;
         learned.lone_before = lone_slot;
         if let (Some((slot, packages, seconds, units)), true) = (lone, timed && learned.runs > 1) {
             let per_unit = seconds / units.max(1) as f64;

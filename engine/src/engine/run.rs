@@ -285,6 +285,7 @@ impl Engine {
         // A run that paid a one-time transfer measures neither its
         // configuration nor a lone GPU's depth.
         let timed = !one_time;
+        let uploaded = devices_out.iter().any(|d| d.transfers.upload_bytes > 0);
         inner.learning.after_run(
             kernel,
             run.mode
@@ -292,7 +293,7 @@ impl Engine {
                 .map(|m| (m, time_s, geometry.units)),
             &shares,
             depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
-            timed,
+            (timed, uploaded),
         );
         steps.mark("reported");
         steps.emit();
