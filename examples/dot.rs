@@ -12,7 +12,7 @@
 //! it in the GPU's order ([`coexec::reduce::tree`]): the result is then
 //! bit-identical whichever device ran what, and is checked so.
 
-use coexec::reduce::{tree, ReduceOp};
+use coexec::reduce::{tree, tree_of_partials, ReduceOp};
 use coexec::{Args, CpuArgs, Devices, Engine, IndexSpace, Package, Reduction, Scheduler};
 use std::sync::Arc;
 use std::time::Instant;
@@ -118,7 +118,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut parts: Vec<f32> = (0..items.div_ceil(LOCAL))
             .map(|g| group_partial(&xs, &ys, g))
             .collect();
-        tree(ReduceOp::Sum, &mut parts)
+        tree_of_partials(ReduceOp::Sum, &mut parts)
     };
     let mut dot = Reduction::<f32>::sum(1).deterministic(deterministic);
     let (mut total, mut bad) = (0.0, 0);

@@ -56,6 +56,21 @@ static float item_value(const float *x, const float *y, uint64_t n, uint64_t ite
     return v;
 }
 
+/* Work-groups whose partials the engine combines as one block first. */
+#define BLOCK 1024u
+
+/* v[0..n) combined by a pairwise tree, in place: for s = p/2, p/4, .., 1 (p the
+ * smallest power of two >= n), v[i] += v[i + s]; v[0] (0 for n = 0). */
+static float tree_sum(float *v, uint64_t n) {
+    uint64_t p = 1, s, i;
+    if (n == 0) return 0.0f;
+    while (p < n) p *= 2;
+    for (s = p / 2; s > 0; s /= 2) {
+        for (i = 0; i < s && i + s < n; i++) v[i] = v[i] + v[i + s];
+    }
+    return v[0];
+}
+
 /* Work-group g's partial in the order of coexec_reduce.glsl: a pairwise tree
  * over its LOCAL invocations (those past the end contribute 0). */
 static float group_partial(const float *x, const float *y, uint64_t n, uint64_t g)
@@ -150,7 +165,8 @@ int main(int argc, char **argv)
         reference += (double)xp[i] * (double)yp[i];
     }
     /* The deterministic reference: the partials in the engine's order too
-     * (a pairwise tree over the work-groups). */
+     * (a pairwise tree over each block of 1024 work-groups, then over the
+     * blocks' results). */
     parts = (float *)malloc(groups * sizeof(float));
     if (parts == NULL) {
         failures++;
@@ -158,12 +174,14 @@ int main(int argc, char **argv)
     }
     for (g = 0; g < groups; g++) parts[g] = group_partial(xp, yp, n, g);
     {
-        uint64_t p = 1, s;
-        while (p < groups) p *= 2;
-        for (s = p / 2; s > 0; s /= 2) {
-            for (g = 0; g < s && g + s < groups; g++) parts[g] = parts[g] + parts[g + s];
+        uint64_t b, blocks = (groups + BLOCK - 1) / BLOCK;
+        for (b = 0; b < blocks; b++) {
+            uint64_t len = groups - b * BLOCK < BLOCK ? groups - b * BLOCK : BLOCK;
+            /* Block b's head goes to slot b, which block b's tree (or an
+             * earlier one) has already read. */
+            parts[b] = tree_sum(parts + b * BLOCK, len);
         }
-        canonical = parts[0];
+        canonical = tree_sum(parts, blocks);
     }
 
     if (!check(coexec_kernel_from_glsl(engine, "dot", DOT_GLSL, dot_cpu, NULL, &kernel),
