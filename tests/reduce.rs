@@ -369,6 +369,37 @@ fn custom_combines_and_wider_types_run_on_the_cpu() {
     assert_eq!(sum.scalar(), (n * (n - 1) / 2) as f64);
 }
 
+/// A run's time holds the combine of its partials: a custom combine that
+/// takes 2 ms a call, called at least 10 times, makes the run last 20 ms
+/// at least, however fast its packages ran.
+#[test]
+fn the_combine_counts_in_the_runs_time() {
+    let Some(e) = engine(1) else { return };
+    let cpu = Arc::new(|_: &Package, args: &mut CpuArgs<'_>| {
+        args.accumulator::<u32>(0)[0] += 1;
+    });
+    let k = e
+        .kernel("count", None, Some(cpu), Some([64, 1, 1]))
+        .unwrap();
+    let mut slow = Reduction::<u32>::custom(vec![0], |acc, x| {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        acc[0] += x[0];
+    });
+    // 64 work-groups, one package each: 63 combines.
+    let sched = Scheduler::Dynamic { packages: 64 };
+    let r = e
+        .run(
+            &k,
+            Args::new().reduce(&mut slow),
+            IndexSpace::D1(64 * 64),
+            &sched,
+            Devices::CPU,
+        )
+        .unwrap();
+    assert_eq!(slow.scalar(), 64);
+    assert!(r.time_s >= 0.020, "{r:?}");
+}
+
 #[test]
 fn bad_reductions_are_typed_errors() {
     let Some(e) = engine(1) else { return };

@@ -256,7 +256,8 @@ impl DeviceReport {
 pub struct Report {
     /// Wall time of the run, seconds: from before the downloads a staged
     /// run makes at its start (lazy host coherence) to after its mirrors
-    /// were settled at its end; the packages' times count from when the
+    /// were settled at its end, and the combine of its reductions'
+    /// partials after that; the packages' times count from when the
     /// claimants started, at most that much later.
     pub time_s: f64,
     /// Total work-items.
