@@ -307,6 +307,16 @@ fn depth_options(dir: &std::path::Path) -> EngineOptions {
     }
 }
 
+/// The depth tests' engine (see [`depth_options`]), where a lone GPU's
+/// runs have a transfer queue of their own; `None` elsewhere (fences,
+/// zero-copy, or a queue forced by the environment).
+fn depth_engine(dir: &std::path::Path) -> Option<Engine> {
+    let e = common::engine_from(depth_options(dir))?;
+    let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
+    let own_queue = e.memory_placement() == MemoryPlacement::Staged && e.separate_transfers();
+    (!forced && own_queue).then_some(e)
+}
+
 /// One GPU-alone HGuided run of the stencil over `n` items, checked; the
 /// report.
 fn lone_run(e: &Engine, k: &Kernel, n: usize) -> coexec::Report {
@@ -327,14 +337,9 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
     let _ = std::fs::remove_dir_all(&dir);
     let n = 1 << 20;
     {
-        let Some(e) = common::engine_from(depth_options(&dir)) else {
+        let Some(e) = depth_engine(&dir) else {
             return;
         };
-        let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
-        // Fences, zero-copy or a forced queue: no lone queue of its own.
-        if forced || e.memory_placement() != MemoryPlacement::Staged || !e.separate_transfers() {
-            return;
-        }
         let k = kernel(&e);
         for _ in 0..6 {
             lone_run(&e, &k, n);
@@ -378,13 +383,9 @@ fn a_lone_run_after_a_co_executed_one_counts_for_its_depth() {
     let dir = std::env::temp_dir().join(format!("coexec-depth-switch-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let n = 1 << 20;
-    let Some(e) = common::engine_from(depth_options(&dir)) else {
+    let Some(e) = depth_engine(&dir) else {
         return;
     };
-    let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
-    if forced || e.memory_placement() != MemoryPlacement::Staged || !e.separate_transfers() {
-        return;
-    }
     let k = kernel(&e);
     let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
     let a = e.buffer_from_slice(&x).unwrap();

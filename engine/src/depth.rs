@@ -56,8 +56,8 @@ pub(crate) struct Depth {
 /// later ones 0.27), and the ladder, which starts at one package, would
 /// otherwise never run that step again. Where the learner knows the run
 /// followed a run of other devices and uploaded bytes
-/// ([`DepthLadder::record_after_others`]),
-/// the step is measured again as soon as the ladder settled above it: CG's
+/// ([`DepthLadder::record_after_others`]), the step is measured again as
+/// soon as the ladder settled above it: CG's
 /// lone runs climbed to four packages (4.9-5.0 ns a unit) past one package
 /// measured at 20 ns after a co-executed run, and stayed there for 16 runs,
 /// one package taking 4.1. (Not timing such a run at all delayed every
@@ -91,10 +91,11 @@ impl DepthLadder {
         let switched = (self.steps[best].1 > 0)
             .then(|| (0..best).find(|&i| self.after_others[i]))
             .flatten();
-        let again = (total > 0 && total % RECHECK == 0)
-            .then(|| (0..best).find(|&i| self.steps[i].1 == 1))
-            .flatten();
-        let again = switched.or(again);
+        let again = switched.or_else(|| {
+            (total > 0 && total % RECHECK == 0)
+                .then(|| (0..best).find(|&i| self.steps[i].1 == 1))
+                .flatten()
+        });
         let packages = LADDER[again.unwrap_or(best)];
         Depth {
             packages,

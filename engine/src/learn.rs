@@ -165,9 +165,10 @@ impl Learning {
         if let (Some((slot, packages, seconds, units)), true) = (lone, timed && learned.runs > 1) {
             let per_unit = seconds / units.max(1) as f64;
             let l = ladder(&mut learned.depth, slot);
-            match after_others {
-                true => l.record_after_others(packages, per_unit),
-                false => l.record(packages, per_unit),
+            if after_others {
+                l.record_after_others(packages, per_unit);
+            } else {
+                l.record(packages, per_unit);
             }
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {

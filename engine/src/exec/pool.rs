@@ -241,8 +241,13 @@ fn held(shared: &Shared, pins: &[usize]) -> bool {
     // Relaxed, both: hints of how to wait, never data (see `wait_for_mail`);
     // a thread that reads a stale PU spins or parks one round more, and any
     // post unparks it.
-    shared.holds.load(Ordering::Relaxed) > 0
-        && !pins.contains(&shared.caller_pu.load(Ordering::Relaxed))
+    let caller = Some(shared.caller_pu.load(Ordering::Relaxed)).filter(|&pu| pu != NO_PU);
+    shared.holds.load(Ordering::Relaxed) > 0 && !on_pu(pins, caller)
+}
+
+/// Whether a thread pinned to `pins` runs on PU `pu` (`None`: unknown, no).
+fn on_pu(pins: &[usize], pu: Option<usize>) -> bool {
+    pu.is_some_and(|pu| pins.contains(&pu))
 }
 
 /// Waits for mail: spins (yielding the core after the first few tries)
@@ -307,13 +312,13 @@ fn caught(index: usize, outcome: std::thread::Result<()>) -> Option<JobPanic> {
 fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64, pins: Vec<usize>) {
     CURRENT_POOL.with(|c| c.set(pool_id));
     let slot = &shared.slots[index];
-    let held = || held(&shared, &pins);
+    let keep_spinning = || held(&shared, &pins);
     // Until when to spin for the next command before parking.
     let mut spin_until: Option<Instant> = None;
     loop {
         let command = lock(&slot.mailbox).take();
         match command {
-            None => wait_for_mail(slot, &held, &mut spin_until),
+            None => wait_for_mail(slot, &keep_spinning, &mut spin_until),
             Some(Command::Exit) => break,
             Some(Command::Run { job, caller }) => {
                 // Relaxed: a statistic, read by the caller after the
@@ -534,9 +539,9 @@ impl Pool {
         job: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
         let here = current_pu();
-        let on_here = |i: usize| here.is_some_and(|pu| self.pins[i].contains(&pu));
+        let on_here = |i: usize| on_pu(&self.pins[i], here);
         let anywhere = (0..self.pins.len()).all(on_here);
-        self.broadcast_to(&|i| anywhere || !on_here(i), job)
+        self.broadcast_from(here, &|i| anywhere || !on_here(i), job)
     }
 
     /// [`broadcast`](Self::broadcast) to the threads for which `wake` is
@@ -548,6 +553,16 @@ impl Pool {
     /// As [`broadcast`](Self::broadcast).
     pub fn broadcast_to(
         &self,
+        wake: &dyn Fn(usize) -> bool,
+        job: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        self.broadcast_from(current_pu(), wake, job)
+    }
+
+    /// [`broadcast_to`](Self::broadcast_to) from a caller on PU `here`.
+    fn broadcast_from(
+        &self,
+        here: Option<usize>,
         wake: &dyn Fn(usize) -> bool,
         job: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
@@ -572,7 +587,6 @@ impl Pool {
             // meanwhile. So `job` outlives every use of the erased reference.
             let erased: ErasedJob =
                 unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), ErasedJob>(job) };
-            let here = current_pu();
             self.saw_caller(here);
             for index in wake_order(&self.pins, here) {
                 if !wake(index) {
@@ -611,7 +625,7 @@ impl Pool {
 /// core (the others all started within 40 us of each other once the
 /// caller ran again).
 fn wake_order(pins: &[Vec<usize>], here: Option<usize>) -> impl Iterator<Item = usize> + '_ {
-    let on_here = move |i: &usize| here.is_some_and(|pu| pins[*i].contains(&pu));
+    let on_here = move |i: &usize| on_pu(&pins[*i], here);
     let elsewhere = (0..pins.len()).rev().filter(move |i| !on_here(i));
     elsewhere.chain((0..pins.len()).rev().filter(on_here))
 }

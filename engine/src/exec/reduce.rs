@@ -132,18 +132,10 @@ element!(u64, 0, u64::MIN, u64::MAX, u64::wrapping_add);
 /// `values[0]`) is bit-identical to the GPU's for the same values; the
 /// identity of `op` for an empty slice.
 pub fn tree<T: Element>(op: ReduceOp, values: &mut [T]) -> T {
-    let n = values.len();
-    if n == 0 {
+    if values.is_empty() {
         return T::identity(op);
     }
-    let mut s = n.next_power_of_two() / 2;
-    while s > 0 {
-        // `s < n` always: `p / 2 < n` by the choice of `p`.
-        for i in 0..s.min(n - s) {
-            values[i] = T::apply(op, values[i], values[i + s]);
-        }
-        s /= 2;
-    }
+    tree_slots(values, 1, &Combine::Op(op, zip_apply::<T>));
     values[0]
 }
 
@@ -370,9 +362,7 @@ fn combine_in_blocks<T: bytemuck::Pod + Send>(
     w: usize,
     combine: &Combine<T>,
     spread: Spread<'_>,
-) where
-    Combine<T>: Sync,
-{
+) {
     let block = BLOCK_SLOTS * w;
     let blocks = parts.len().div_ceil(block);
     let mut done = false;
