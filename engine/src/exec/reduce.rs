@@ -308,14 +308,14 @@ impl<T: bytemuck::Pod> Reduction<T> {
 /// Slots combined as one block first (see [`combine_in_blocks`]): a block
 /// of 24-element `f32` slots is 96 KiB, in a core's L2 while its tree runs,
 /// and 65536 work-groups make 64 blocks to spread (smaller blocks cost more
-/// in calls than they save: 256 slots took a core 1.3-1.6x the time of one
-/// tree over 65536 such slots, 1024 about the same). Fixed, not tuned per
-/// machine: the order of a deterministic reduction depends on it.
+/// in calls than they save: BENCHMARKS.md, run 22, dev machine). Fixed, not
+/// tuned per machine: the order of a deterministic reduction depends on it.
 pub(crate) const BLOCK_SLOTS: usize = 1024;
 
 /// Partials from which a built-in combine spreads its blocks over the
-/// engine's threads: about 1 MiB takes a core 50-100 us to combine, more
-/// than waking the threads costs.
+/// engine's threads: about 1 MiB takes a core tens of microseconds to
+/// combine (BENCHMARKS.md, run 22, dev machine), more than waking the
+/// threads costs.
 pub(crate) const SPREAD_BYTES: usize = 1 << 20;
 
 /// Runs `task(i)` for every `i` in `0..n`, each exactly once, on the
