@@ -240,3 +240,114 @@ fn a_profile_written_by_one_process_is_used_by_the_next() {
     assert_eq!(child(&dir, None), Some(true));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `o[i] = x[i * 1031 % len] + 1` (1-D, work-groups of 64): each item
+/// reads anywhere in `x`, so `x` is read whole (the default footprint).
+const SCATTERED_GLSL: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; uint len; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) { o[i] = x[(i * 1031u) % p.len] + 1u; }
+}";
+
+/// Runs [`SCATTERED_GLSL`] over `N` items of `x` (holding `data`) with
+/// HGuided, checks it against the host; the CPU's items, and whether the
+/// run started from a profile.
+fn run_scattered(e: &Engine, k: &Kernel, x: &coexec::Buffer<u32>, data: &[u32]) -> (u64, bool) {
+    let len = data.len() as u32;
+    let mut out = e.buffer::<u32>(N as usize).unwrap();
+    let r = e
+        .run(
+            k,
+            Args::new()
+                .input(x)
+                .output(&mut out)
+                .push(&[N as u32, len]),
+            IndexSpace::D1(N),
+            &Scheduler::hguided(),
+            Devices::ALL,
+        )
+        .unwrap();
+    let want: Vec<u32> = (0..N as u32)
+        .map(|i| data[(i.wrapping_mul(1031) % len) as usize].wrapping_add(1))
+        .collect();
+    assert!(out.iter().eq(want.iter()), "every item right");
+    let cpu: u64 = r
+        .devices
+        .iter()
+        .filter(|d| d.kind == DeviceKind::Cpu)
+        .map(|d| d.items)
+        .sum();
+    (cpu, r.from_profile)
+}
+
+/// A profile's times were measured with the inputs resident on the GPU: a
+/// new process's first run, which must bring a 16 MiB input up first, is
+/// not the GPU alone that the profile measured fastest, but co-executed
+/// (the GPU alone would wait for all of the upload); once the input is
+/// resident, the profile's fastest runs.
+#[test]
+fn a_first_run_from_a_profile_counts_what_it_must_upload() {
+    let dir = std::env::temp_dir().join(format!("coexec-profile-up-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let staged_in = |dir: &Path| {
+        common::engine_from(EngineOptions {
+            workers: Some(1),
+            validation: Validation::IfAvailable,
+            pipeline_cache_dir: Some(dir.to_path_buf()),
+            memory: coexec::MemoryPlacement::Staged,
+            ..Default::default()
+        })
+        .filter(|e| e.memory_placement() == coexec::MemoryPlacement::Staged)
+    };
+    let cpu = std::sync::Arc::new(|p: &coexec::Package, a: &mut coexec::CpuArgs<'_>| {
+        let x = a.input::<u32>(0);
+        let len = x.len() as u64;
+        let o = a.output::<u32>(1);
+        for (k, i) in p.items.clone().enumerate() {
+            o[k] = x[(i * 1031 % len) as usize].wrapping_add(1);
+        }
+    });
+    let data = common::input(4 << 20, 5);
+    {
+        let Some(e) = staged_in(&dir) else { return };
+        let k = e.kernel_glsl("scattered", SCATTERED_GLSL, Some(cpu.clone())).unwrap();
+        let x = e.buffer_from_slice(&data).unwrap();
+        for _ in 0..4 {
+            run_scattered(&e, &k, &x, &data);
+        }
+    }
+    // What the profile says, made plain: both devices equally fast, and
+    // the GPU alone twice as fast per unit as co-executing, inputs
+    // resident.
+    let file = common::the_profile(&dir);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("time ") && !l.starts_with("cost "))
+        .collect();
+    kept.extend([
+        "cost 0 0e0 1e6",
+        "cost 1 0e0 1e6",
+        "time together 2e-8",
+        "time alone 1 1e-8",
+        "time alone 0 1e-3",
+    ]);
+    std::fs::write(&file, kept.join("\n") + "\n").unwrap();
+    let e = staged_in(&dir).unwrap();
+    let k = e.kernel_glsl("scattered", SCATTERED_GLSL, Some(cpu)).unwrap();
+    let x = e.buffer_from_slice(&data).unwrap();
+    // 16 MiB up at the seeded 25 GB/s: 0.67 ms, some 10 us per unit, which
+    // the GPU alone pays whole and co-executing in part.
+    let (first_cpu, from_profile) = run_scattered(&e, &k, &x, &data);
+    assert!(from_profile);
+    assert!(first_cpu > 0, "the first run co-executed");
+    // Now resident: the profile's fastest, the GPU alone.
+    let (second_cpu, _) = run_scattered(&e, &k, &x, &data);
+    assert_eq!(second_cpu, 0, "the GPU alone once the input is resident");
+    drop(e);
+    let _ = std::fs::remove_dir_all(&dir);
+}

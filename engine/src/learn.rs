@@ -294,7 +294,11 @@ impl Learning {
         let (chosen, shown) = {
             let mut learned = lock(kernel);
             let o = &mut learned.outcomes;
-            let chosen = o.choose(&candidates, (model, gain), &predict, units);
+            let upfront = |m: Mode| upfront_s(m, (present, start), est, units) / units.max(1) as f64;
+            let chosen = match o.first_from_profile(&candidates, &upfront) {
+                Some(m) => m,
+                None => o.choose(&candidates, (model, gain), &predict, units),
+            };
             (chosen, debug.then(|| (o.incumbent(), o.measured())))
         };
         if let Some((incumbent, measured)) = shown {
@@ -457,6 +461,52 @@ fn predict(
     }
 }
 
+/// What a run of `units` in configuration `m` waits for before its
+/// devices' first packages, in seconds (see [`StartCost`]): a device
+/// alone, all it waits for; several devices, each one's wait weighted by
+/// its share of the run, its part by items by that share again (as
+/// [`crate::sched::co_gain`] counts them), shares from the devices' rates
+/// (equal where a rate is unknown).
+fn upfront_s(
+    m: Mode,
+    (present, start): (&[(usize, usize)], &[StartCost]),
+    est: &dyn PowerEstimator,
+    units: u64,
+) -> f64 {
+    let on: Vec<usize> = sits(present, m)
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !**s)
+        .map(|(i, _)| i)
+        .collect();
+    let start_of = |i: usize| start.get(i).copied().unwrap_or_default();
+    if let [one] = on[..] {
+        return start_of(one).all_s();
+    }
+    let g = units.max(1) as f64;
+    let rate = |i: usize| {
+        let (slot, claimants) = present[i];
+        est.cost(slot)
+            .filter(Cost::is_usable)
+            .map(|c| c.rate * (g / claimants.max(1) as f64).min(1.0))
+    };
+    let rates: Option<Vec<f64>> = on.iter().map(|&i| rate(i)).collect();
+    let shares: Vec<f64> = match rates {
+        Some(r) if r.iter().sum::<f64>() > 0.0 => {
+            let sum: f64 = r.iter().sum();
+            r.iter().map(|x| x / sum).collect()
+        }
+        _ => vec![1.0 / on.len().max(1) as f64; on.len()],
+    };
+    on.iter()
+        .zip(&shares)
+        .map(|(&i, &share)| {
+            let s = start_of(i);
+            share * (s.fixed_s + share * s.by_share_s)
+        })
+        .sum()
+}
+
 /// Which devices of `present` sit a run in configuration `chosen` out.
 fn sits(present: &[(usize, usize)], chosen: Mode) -> Vec<bool> {
     present
@@ -616,6 +666,34 @@ mod tests {
             devices: vec!["cpu".into(), "gpu".into()],
             fallback: true,
         }
+    }
+
+    /// What a configuration waits for first: a device alone, all of its
+    /// start; together, each device's start by its share of the rates, its
+    /// part by items by that share again; equal shares where a rate is
+    /// unknown.
+    #[test]
+    fn a_configuration_waits_for_its_devices_starts_by_their_shares() {
+        let est = ThroughputEstimator::new(2);
+        let present = [(0, 1), (1, 1)];
+        let start = [
+            StartCost::default(),
+            StartCost {
+                fixed_s: 1.0,
+                by_share_s: 4.0,
+            },
+        ];
+        let up = |m: Mode| upfront_s(m, (&present, &start), &est, 1000);
+        assert_eq!(up(Mode::Alone(0)), 0.0);
+        assert_eq!(up(Mode::Alone(1)), 5.0);
+        // Unknown rates: halves, 0.5 * (1 + 0.5 * 4).
+        assert_eq!(up(Mode::Together), 1.5);
+        // The GPU three times the CPU: 0.75 * (1 + 0.75 * 4).
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(1, Cost::rate_only(3e6), 4.0);
+        assert!((up(Mode::Together) - 3.0).abs() < 1e-9, "{}", up(Mode::Together));
+        // Missing entries wait for nothing.
+        assert_eq!(upfront_s(Mode::Alone(1), (&present, &[]), &est, 1000), 0.0);
     }
 
     #[test]

@@ -383,6 +383,32 @@ impl Outcomes {
             .map(|(m, _)| m)
     }
 
+    /// Before any live run is recorded (a first run from a profile), the
+    /// configuration among `candidates` whose profile time, plus what
+    /// `upfront` says it must first pay in this run (seconds per unit), is
+    /// the smallest; `None` once a live run is recorded, or where nothing
+    /// listed is measured. A profile's times were measured with the inputs
+    /// resident on the GPUs: a new process's first run must bring them up
+    /// first, and a GPU alone brings up all of them (histogram 2^22 on the
+    /// H200, from its profile: the GPU alone, 3.6-3.8 ms with a 134 MB
+    /// upload, where co-executing took 2.9-3.3).
+    pub(crate) fn first_from_profile(
+        &self,
+        candidates: &[Mode],
+        upfront: &dyn Fn(Mode) -> f64,
+    ) -> Option<Mode> {
+        if self.runs > 0 {
+            return None;
+        }
+        self.modes
+            .iter()
+            .filter(|(m, _)| candidates.contains(m))
+            .filter_map(|(m, t)| t.median().map(|s| (*m, s + upfront(*m).max(0.0))))
+            .filter(|(_, s)| s.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(m, _)| m)
+    }
+
     /// The relative margin by which `challenger` must beat `incumbent`:
     /// [`CONFIDENCE`] standard errors of the difference of their times,
     /// from the larger of their measured spreads and their sample counts,
@@ -654,6 +680,33 @@ mod tests {
             // The input is left as it was.
             assert_eq!(v[1], (7 % n) as f64);
         }
+    }
+
+    /// A first run from a profile: the profile's times plus what each
+    /// configuration must first pay now; nothing once a live run counts.
+    #[test]
+    fn a_first_run_from_a_profile_adds_what_it_must_pay_first() {
+        let mut o = Outcomes::default();
+        assert_eq!(o.first_from_profile(&ALL, &|_| 0.0), None, "nothing measured");
+        o.seed(Mode::Together, 2.0);
+        o.seed(GPU, 1.0);
+        assert_eq!(o.first_from_profile(&ALL, &|_| 0.0), Some(GPU));
+        // The GPU alone uploads all of an input, co-executing half of it.
+        let up = |m: Mode| match m {
+            GPU => 4.0,
+            Mode::Together => 2.0,
+            _ => 0.0,
+        };
+        assert_eq!(o.first_from_profile(&ALL, &up), Some(Mode::Together));
+        // Only candidates; a negative or unknown wait is none.
+        assert_eq!(o.first_from_profile(&[GPU, CPU], &up), Some(GPU));
+        assert_eq!(o.first_from_profile(&ALL, &|_| -5.0), Some(GPU));
+        assert_eq!(
+            o.first_from_profile(&ALL, &|m| if m == GPU { f64::NAN } else { 0.0 }),
+            Some(GPU)
+        );
+        o.record(GPU, 1.0, 1);
+        assert_eq!(o.first_from_profile(&ALL, &up), None, "a live run counts");
     }
 
     #[test]

@@ -228,12 +228,14 @@ impl Engine {
             .learning
             .prepare(kernel, geometry.space, geometry.total);
         let cpu_start = self.cpu_start_cost(&args, use_cpu);
+        let gpu_start = self.gpu_start_costs(kernel, &args, &units, geometry);
         steps.mark("learner prepared");
         let (mut run, scheduler) = self.sit_out(
             kernel,
             scheduler,
             devices,
             (use_cpu, units, cpu_start),
+            gpu_start,
             geometry.units,
         )?;
         run.cpu_note = cpu_note;
@@ -394,6 +396,7 @@ impl Engine {
         scheduler: &'a Scheduler,
         devices: Devices,
         (use_cpu, units, cpu_start): (bool, Units<'a>, StartCost),
+        gpu_start: Vec<StartCost>,
         n_units: u64,
     ) -> Result<(RunDevices<'a>, Cow<'a, Scheduler>)> {
         let inner = &*self.inner;
@@ -418,10 +421,14 @@ impl Engine {
         }
         present.extend(units.iter().map(|&(g, _)| (1 + g, 1)));
         scheduler.validate(present.len())?;
-        let start: &[StartCost] = if use_cpu { &[cpu_start] } else { &[] };
+        let mut start: Vec<StartCost> = Vec::with_capacity(present.len());
+        if use_cpu {
+            start.push(cpu_start);
+        }
+        start.extend(gpu_start);
         let (sit, mode) = inner
             .learning
-            .decide(kernel, &scheduler, &present, start, n_units);
+            .decide(kernel, &scheduler, &present, &start, n_units);
         let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
         let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
@@ -722,6 +729,50 @@ impl Engine {
             fixed_s: whole as f64 / bw,
             by_share_s: by_items as f64 / bw,
         }
+    }
+
+    /// What each GPU of `units` would wait for before its first package
+    /// if it took part (see [`StartCost`]), in their order: on a staged
+    /// engine, the uploads of what its mirrors lack, at its upload
+    /// bandwidth: what it reads whole (see
+    /// [`crate::exec::staging::upfront_bytes`]), and what it reads by its
+    /// items, of which it uploads its share. Nothing otherwise. (The
+    /// learner's costs come from packages whose inputs were mostly
+    /// resident: a GPU alone that must first bring up a 134 MB input is no
+    /// longer the fastest configuration its warm runs measured.)
+    fn gpu_start_costs(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        units: &Units<'_>,
+        geometry: &Geometry,
+    ) -> Vec<StartCost> {
+        let staged = self.inner.memory.placement() == MemoryPlacement::Staged;
+        let pipeline = kernel.pipeline.as_ref().filter(|_| staged);
+        units
+            .iter()
+            .map(|&(g, unit)| {
+                let (Some(p), Some(stagers)) = (pipeline, unit.stagers.as_ref()) else {
+                    return StartCost::default();
+                };
+                let iface = p.interface();
+                let bw = stagers.rates().bandwidth(crate::sched::transfers::Way::Up);
+                let whole = crate::exec::staging::upfront_bytes(&args.buffers, iface, g);
+                let (up, _) = crate::exec::staging::bytes_per_unit(
+                    &args.buffers,
+                    iface,
+                    geometry.space,
+                    geometry.total,
+                    g,
+                );
+                let by_items = up * geometry.units as f64;
+                let s = |bytes: f64| if bw > 0.0 { bytes / bw } else { 0.0 };
+                StartCost {
+                    fixed_s: s(whole as f64),
+                    by_share_s: s(by_items),
+                }
+            })
+            .collect()
     }
 
     /// What a run of one GPU alone whose transfers have a queue of their

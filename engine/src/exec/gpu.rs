@@ -351,6 +351,9 @@ struct Loop<'r, 'a> {
     last_done: Option<Instant>,
     /// Device-clock end of the last package with a GPU span.
     last_span_end: Option<u64>,
+    /// Staged runs: how long the first package's upload of what the GPU
+    /// reads whole is expected to take (see [`upfront_s`]).
+    upfront_s: f64,
     /// Packages seen complete (their downloads may still be in flight).
     #[cfg(feature = "test-hooks")]
     ran: usize,
@@ -389,6 +392,7 @@ pub(crate) fn dispatch_loop(
         data: LaneData::default(),
         last_done: None,
         last_span_end: None,
+        upfront_s: upfront_s(role),
         #[cfg(feature = "test-hooks")]
         ran: 0,
         #[cfg(feature = "test-hooks")]
@@ -401,6 +405,22 @@ pub(crate) fn dispatch_loop(
     }
     let data = l.finish();
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
+}
+
+/// Staged runs: the seconds the upload of what the GPU reads whole (what
+/// its mirrors lack of it) is expected to take at its learned upload
+/// bandwidth; its first package waits for it. 0 otherwise.
+fn upfront_s(role: &GpuRole<'_>) -> f64 {
+    let (Some(staging), Some(stagers)) = (role.staging, role.unit.stagers.as_ref()) else {
+        return 0.0;
+    };
+    let bw = stagers.rates().bandwidth(crate::sched::transfers::Way::Up);
+    let s = staging.upfront_bytes() as f64 / bw;
+    if s.is_finite() {
+        s.max(0.0)
+    } else {
+        0.0
+    }
 }
 
 /// The engine's GPU timeout in nanoseconds.
@@ -496,7 +516,11 @@ impl Loop<'_, '_> {
             // fresh work while its last package's results came home, and
             // warm runs of a download-bound stencil took 8% longer on the
             // H200: BENCHMARKS.md, run 19.)
-            self.state.set_backlog_s(backlog.as_secs_f64());
+            // The first package also waits for what the GPU reads whole to
+            // come up (a sparse matrix's 234 MB: 5.4 ms on the H200).
+            let first = self.inflight.is_empty() && self.state.units() == 0;
+            let upfront = if first { self.upfront_s } else { 0.0 };
+            self.state.set_backlog_s(backlog.as_secs_f64() + upfront);
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
             // a claim, with packages in flight, was measured on the H200

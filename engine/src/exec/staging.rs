@@ -165,6 +165,28 @@ impl<'a> Staging<'a> {
         self.completes
     }
 
+    /// The bytes the GPU's first package uploads whatever its size: what
+    /// the mirrors lack of the inputs it reads whole (an input read again
+    /// unchanged included: see [`Staging::new`]).
+    pub(crate) fn upfront_bytes(&self) -> u64 {
+        let mut up = 0;
+        for a in self.args.iter().filter(|a| a.reads == Some(Footprint::Whole)) {
+            if a.mirror.is_none() {
+                continue;
+            }
+            let mut mirrors = a.raw.mirrors();
+            let valid = mirrors
+                .slot(self.gpu)
+                .valid(a.raw.host_generation(), false);
+            up += valid
+                .missing(0..a.raw.bytes())
+                .iter()
+                .map(|m| m.end - m.start)
+                .sum::<u64>();
+        }
+        up
+    }
+
     /// Every output has a mirror: the GPU writes no host copy directly.
     pub(crate) fn outputs_mirrored(&self) -> bool {
         self.args
@@ -360,8 +382,8 @@ fn gpu_reads(i: usize, a: &ArgBuffer<'_>, iface: &ShaderInterface) -> bool {
 /// on engine GPU `gpu` is expected to move (up, down), as if that GPU ran
 /// every unit:
 /// what its footprints that follow the items lack in the mirrors, and the
-/// outputs' items. A whole-buffer read is paid once, not per unit, and is
-/// left out; so are buffers bound zero-copy.
+/// outputs' items. What comes up whole (see [`upfront_bytes`]) is paid
+/// once, not per unit, and is left out; so are buffers bound zero-copy.
 pub(crate) fn bytes_per_unit(
     args: &[ArgBuffer<'_>],
     iface: &ShaderInterface,
@@ -380,6 +402,7 @@ pub(crate) fn bytes_per_unit(
     for (i, a) in args.iter().enumerate() {
         let len = a.len as u64;
         let elem = a.raw.bytes() / len.max(1);
+        let whole = comes_up_whole(a, args, gpu);
         let mut mirrors = a.raw.mirrors();
         let slot = mirrors.slot(gpu);
         let reduce = matches!(a.access, Access::Reduce { .. });
@@ -389,7 +412,7 @@ pub(crate) fn bytes_per_unit(
         let f = a.footprint();
         let r = f.elements(&all, space, len);
         let bytes = r.start.saturating_mul(elem)..r.end.saturating_mul(elem);
-        if gpu_reads(i, a, iface) && f != Footprint::Whole {
+        if gpu_reads(i, a, iface) && !whole {
             let valid = slot.valid(a.raw.host_generation(), a.raw.untracked());
             up += valid.missing(bytes.clone()).iter().map(|m| m.end - m.start).sum::<u64>();
         }
@@ -416,6 +439,42 @@ pub(crate) fn sync_for_host(args: &[ArgBuffer<'_>], which: impl Fn(usize) -> boo
         bytes += a.raw.sync_where(&which)?;
     }
     Ok(bytes)
+}
+
+/// The bytes a staged run of `args` on engine GPU `gpu` uploads before
+/// its first package can run, whatever its share: what the mirrors lack of
+/// the inputs it reads whole, and of an input read again unchanged, which
+/// comes up whole (see [`Staging::new`]). Buffers bound zero-copy and
+/// reduction partials move nothing.
+pub(crate) fn upfront_bytes(args: &[ArgBuffer<'_>], iface: &ShaderInterface, gpu: usize) -> u64 {
+    let mut up = 0;
+    for (i, a) in args.iter().enumerate() {
+        let reduce = matches!(a.access, Access::Reduce { .. });
+        if reduce || !gpu_reads(i, a, iface) || !comes_up_whole(a, args, gpu) {
+            continue;
+        }
+        let mut mirrors = a.raw.mirrors();
+        let slot = mirrors.slot(gpu);
+        if slot.failed && !a.raw.memory().staging_demanded() {
+            continue;
+        }
+        let valid = slot.valid(a.raw.host_generation(), a.raw.untracked());
+        up += valid
+            .missing(0..a.raw.bytes())
+            .iter()
+            .map(|m| m.end - m.start)
+            .sum::<u64>();
+    }
+    up
+}
+
+/// Whether a staged GPU's first package brings all of `a` up (what it
+/// lacks of it): read whole (its footprint, or a [`Footprint::Offsets`]
+/// whose offsets are stale on the host), or read again unchanged (see
+/// [`Staging::new`]).
+fn comes_up_whole(a: &ArgBuffer<'_>, args: &[ArgBuffer<'_>], gpu: usize) -> bool {
+    let reread = matches!(a.access, Access::Read) && partly_resident(a.raw, gpu);
+    reread || with_offsets(a.footprint(), args).0 == Footprint::Whole
 }
 
 /// Whether `raw`'s mirror on engine GPU `gpu` holds part, not all, of the
