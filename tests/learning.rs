@@ -262,10 +262,7 @@ fn run_scattered(e: &Engine, k: &Kernel, x: &coexec::Buffer<u32>, data: &[u32]) 
     let r = e
         .run(
             k,
-            Args::new()
-                .input(x)
-                .output(&mut out)
-                .push(&[N as u32, len]),
+            Args::new().input(x).output(&mut out).push(&[N as u32, len]),
             IndexSpace::D1(N),
             &Scheduler::hguided(),
             Devices::ALL,
@@ -314,7 +311,9 @@ fn a_first_run_from_a_profile_counts_what_it_must_upload() {
     let data = common::input(4 << 20, 5);
     {
         let Some(e) = staged_in(&dir) else { return };
-        let k = e.kernel_glsl("scattered", SCATTERED_GLSL, Some(cpu.clone())).unwrap();
+        let k = e
+            .kernel_glsl("scattered", SCATTERED_GLSL, Some(cpu.clone()))
+            .unwrap();
         let x = e.buffer_from_slice(&data).unwrap();
         for _ in 0..4 {
             run_scattered(&e, &k, &x, &data);
@@ -338,7 +337,9 @@ fn a_first_run_from_a_profile_counts_what_it_must_upload() {
     ]);
     std::fs::write(&file, kept.join("\n") + "\n").unwrap();
     let e = staged_in(&dir).unwrap();
-    let k = e.kernel_glsl("scattered", SCATTERED_GLSL, Some(cpu)).unwrap();
+    let k = e
+        .kernel_glsl("scattered", SCATTERED_GLSL, Some(cpu))
+        .unwrap();
     let x = e.buffer_from_slice(&data).unwrap();
     // 16 MiB up at the seeded 25 GB/s: 0.67 ms, some 10 us per unit, which
     // the GPU alone pays whole and co-executing in part.

@@ -294,7 +294,8 @@ impl Learning {
         let (chosen, shown) = {
             let mut learned = lock(kernel);
             let o = &mut learned.outcomes;
-            let upfront = |m: Mode| upfront_s(m, (present, start), est, units) / units.max(1) as f64;
+            let upfront =
+                |m: Mode| upfront_s(m, (present, start), est, units) / units.max(1) as f64;
             let chosen = match o.first_from_profile(&candidates, &upfront) {
                 Some(m) => m,
                 None => o.choose(&candidates, (model, gain), &predict, units),
@@ -691,7 +692,11 @@ mod tests {
         // The GPU three times the CPU: 0.75 * (1 + 0.75 * 4).
         est.seed(0, Cost::rate_only(1e6), 4.0);
         est.seed(1, Cost::rate_only(3e6), 4.0);
-        assert!((up(Mode::Together) - 3.0).abs() < 1e-9, "{}", up(Mode::Together));
+        assert!(
+            (up(Mode::Together) - 3.0).abs() < 1e-9,
+            "{}",
+            up(Mode::Together)
+        );
         // Missing entries wait for nothing.
         assert_eq!(upfront_s(Mode::Alone(1), (&present, &[]), &est, 1000), 0.0);
     }

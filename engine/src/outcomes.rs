@@ -687,7 +687,11 @@ mod tests {
     #[test]
     fn a_first_run_from_a_profile_adds_what_it_must_pay_first() {
         let mut o = Outcomes::default();
-        assert_eq!(o.first_from_profile(&ALL, &|_| 0.0), None, "nothing measured");
+        assert_eq!(
+            o.first_from_profile(&ALL, &|_| 0.0),
+            None,
+            "nothing measured"
+        );
         o.seed(Mode::Together, 2.0);
         o.seed(GPU, 1.0);
         assert_eq!(o.first_from_profile(&ALL, &|_| 0.0), Some(GPU));

@@ -31,8 +31,11 @@ use std::path::{Path, PathBuf};
 
 mod writer;
 
-/// First line of a profile file.
-const MAGIC: &str = "coexec-profile 2";
+/// First line of a profile file: the format's version, raised where the
+/// figures' meaning changed (3: a staged GPU's transfers that its measured
+/// packages held count once; the costs and split scales of version 2
+/// counted them twice).
+const MAGIC: &str = "coexec-profile 3";
 
 /// What a profile holds.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -369,29 +372,32 @@ mod tests {
         for junk in [
             "",
             "garbage",
-            "coexec-profile 2\n",
-            "coexec-profile 2\nkey x\n",
-            // The previous version's format.
+            "coexec-profile 3\n",
+            "coexec-profile 3\nkey x\n",
+            // Earlier versions' formats (version 2: a staged GPU's costs
+            // and split scales from before its measured packages' transfers
+            // counted once, see `crate::sched::transfers`).
             &format!("coexec-profile 1\nkey {}\ncost 0 1e-6 1\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ncost 0 nan 1\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ncost 9 1e-6 1\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 5 7\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ntime together 0\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 1\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ncost 0 nan 1\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ncost 9 1e-6 1\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ncost 0 1e-6\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ncost 0 1e-6 5 7\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ntime together 0\n", key("2").text),
             &format!(
-                "coexec-profile 2\nkey {}\ntime alone 2 1e-9\n",
+                "coexec-profile 3\nkey {}\ntime alone 2 1e-9\n",
                 key("2").text
             ),
-            &format!("coexec-profile 2\nkey {}\ntime apart 1e-9\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\nsplit 0 -1\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\nsplit 5 1\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ndepth 1 4 0\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ndepth 1 -4 1e-9\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ndepth 7 4 1e-9\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ndepth 1 4\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ntime apart 1e-9\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\nsplit 0 -1\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\nsplit 5 1\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ndepth 1 4 0\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ndepth 1 -4 1e-9\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ndepth 7 4 1e-9\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\ndepth 1 4\n", key("2").text),
             &format!(
-                "coexec-profile 2\nkey {}\ntime together inf\n",
+                "coexec-profile 3\nkey {}\ntime together inf\n",
                 key("2").text
             ),
         ] {

@@ -4,9 +4,16 @@
 //!
 //! A package of `n` units on a staged GPU costs `overhead + n / rate +
 //! n * s`, where `s = up_bytes_per_unit / up_bw + down_bytes_per_unit /
-//! down_bw`: the cost model's rate ([`super::Cost`], learned from compute
-//! alone) is slowed to `1 / (1 / rate + s)`, so the plan gives the CPU the
-//! ranges it finishes before the GPU could have computed and shipped them.
+//! down_bw`: the cost model's rate ([`super::Cost`]) is slowed to `1 / (1 /
+//! rate + s)`, so the plan gives the CPU the ranges it finishes before the
+//! GPU could have computed and shipped them.
+//!
+//! Only the bytes beyond those the measured packages held count: a package
+//! whose copies share the queue with its dispatches waits for its upload
+//! and for the downloads queued in front of it, and its measured time holds
+//! them (see [`super::PowerEstimator::transfers_held`]). Counted again, they
+//! made a download-bound stencil's GPU look half as fast as it was, and a
+//! cold run gave the CPU 70% of the work where 55-60% ended together.
 
 use super::Cost;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,9 +91,14 @@ impl TransferRates {
         }
     }
 
-    /// Seconds per unit that transfers add to a package, for a run that
-    /// moves `up` and `down` bytes per unit.
-    pub(crate) fn seconds_per_unit(&self, up: f64, down: f64) -> f64 {
+    /// Seconds per unit that transfers add to a package whose measured
+    /// cost already holds `held` bytes per unit (up, down: see
+    /// [`super::PowerEstimator::transfers_held`]), for a run that moves
+    /// `now` bytes per unit: what goes beyond them, each way.
+    pub(crate) fn seconds_per_unit(&self, now: (f64, f64), held: (f64, f64)) -> f64 {
+        let beyond = |n: f64, h: f64| if h.is_finite() { (n - h).max(0.0) } else { n };
+        let up = beyond(now.0, held.0);
+        let down = beyond(now.1, held.1);
         let s = up / self.bandwidth(Way::Up) + down / self.bandwidth(Way::Down);
         if s.is_finite() && s > 0.0 {
             s
@@ -116,7 +128,7 @@ mod tests {
         let r = TransferRates::default();
         assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
         // 1 MB down per unit at 25 GB/s: 40 us per unit.
-        let s = r.seconds_per_unit(0.0, 1e6);
+        let s = r.seconds_per_unit((0.0, 1e6), (0.0, 0.0));
         assert!((s - 40e-6).abs() < 1e-12, "{s}");
         // A GPU computing 100k units/s (10 us each) then ships 40 us each:
         // 20k units/s.
@@ -124,7 +136,14 @@ mod tests {
         assert!((c.rate - 2e4).abs() < 1e-6, "{}", c.rate);
         assert_eq!(with_transfers(Cost::rate_only(1e5), 0.0).rate, 1e5);
         assert_eq!(with_transfers(Cost::rate_only(1e5), f64::NAN).rate, 1e5);
-        assert_eq!(r.seconds_per_unit(f64::INFINITY, 0.0), 0.0);
+        assert_eq!(r.seconds_per_unit((f64::INFINITY, 0.0), (0.0, 0.0)), 0.0);
+        // What the measured packages held is not added again: 1 MB up and
+        // 1 MB down per unit, of which their times held all of the
+        // downloads and half of the uploads (a NaN holds nothing).
+        let s = r.seconds_per_unit((1e6, 1e6), (5e5, 1e6));
+        assert!((s - 20e-6).abs() < 1e-12, "{s}");
+        let s = r.seconds_per_unit((1e6, 0.0), (f64::NAN, 2e6));
+        assert!((s - 40e-6).abs() < 1e-12, "{s}");
     }
 
     #[test]

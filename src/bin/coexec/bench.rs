@@ -264,6 +264,27 @@ fn cpu_items(r: &Report) -> u64 {
         .sum()
 }
 
+/// What each device of `r` did, briefly: where a run's time went (the
+/// first run's, whose devices' reports are otherwise not printed).
+fn brief_devices(r: &Report) -> Vec<Value> {
+    r.devices
+        .iter()
+        .map(|d| {
+            json!({
+                "kind": d.kind.to_string(),
+                "packages": d.packages,
+                "items": d.items,
+                "first_start_s": d.first_start_s,
+                "finish_s": d.finish_s,
+                "settled_s": d.settled_s,
+                "busy_s": d.busy_s,
+                "upload_bytes": d.transfers.upload_bytes,
+                "download_bytes": d.transfers.download_bytes,
+            })
+        })
+        .collect()
+}
+
 /// The JSON object of `--json`.
 fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -> Value {
     let (report, first) = (&runs.last, &runs.first);
@@ -316,6 +337,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "first_from_profile": first.from_profile,
         "first_balance": first.balance(),
         "first_cpu_items": cpu_items(first),
+        "first_per_device": brief_devices(first),
         "cpu_items": cpu_items(report),
         "objective": a.objective.text,
         "energy_j": report.joules(),
