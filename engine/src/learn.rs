@@ -93,6 +93,9 @@ impl Learning {
                     for &(slot, n, t) in &profile.depth {
                         ladder(&mut learned.depth, slot).seed(n, t);
                     }
+                    for &(slot, up, down) in &profile.held {
+                        kernel.estimator.seed_held(slot, up, down);
+                    }
                     learned.from_profile =
                         profile.costs.iter().any(Option::is_some) || !profile.times.is_empty();
                     learned.saved = profile;
@@ -195,6 +198,11 @@ impl Learning {
                 .iter()
                 .enumerate()
                 .flat_map(|(slot, l)| l.measured().into_iter().map(move |(n, t)| (slot, n, t)))
+                .collect(),
+            held: (0..self.devices.len())
+                .map(|s| (s, kernel.estimator.transfers_held(s)))
+                .filter(|&(_, (up, down))| up > 0.0 || down > 0.0)
+                .map(|(s, (up, down))| (s, up, down))
                 .collect(),
         };
         if moved(&learned.saved, &now) {
@@ -606,7 +614,14 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|&&(s, m, _)| s == slot && m == n)
             .is_none_or(|&(_, _, b)| differs(b, t))
     });
-    costs || times || split || depth
+    let held = now.held.iter().any(|&(slot, up, down)| {
+        saved
+            .held
+            .iter()
+            .find(|(s, ..)| *s == slot)
+            .is_none_or(|&(_, u, d)| differs(u, up) || differs(d, down))
+    });
+    costs || times || split || depth || held
 }
 
 fn differs(a: f64, b: f64) -> bool {

@@ -6,8 +6,10 @@
 //! Beside them it keeps the scales of the devices' rates in a co-executed
 //! split (see [`crate::split`]; lines `split SLOT SCALE`), and a lone GPU's
 //! time per unit at each package count it tried (see [`crate::depth`];
-//! lines `depth SLOT PACKAGES SECONDS`); profiles written before them lack
-//! them.
+//! lines `depth SLOT PACKAGES SECONDS`), and the bytes per unit a staged
+//! GPU's measured packages waited for on their queue (see
+//! `PowerEstimator::transfers_held`; lines `held SLOT UP DOWN`); profiles
+//! written before them lack them.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
@@ -48,6 +50,9 @@ pub(crate) struct Profile {
     pub(crate) split: Vec<(usize, f64)>,
     /// A slot's lone runs: packages and seconds per unit.
     pub(crate) depth: Vec<(usize, u64, f64)>,
+    /// The bytes per unit (up, down) a slot's measured packages waited for
+    /// on their queue (see `PowerEstimator::transfers_held`), where any.
+    pub(crate) held: Vec<(usize, f64, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -172,6 +177,11 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "depth {slot} {n} {t:e}");
         }
     }
+    for &(slot, up, down) in &profile.held {
+        if up.is_finite() && down.is_finite() && up >= 0.0 && down >= 0.0 {
+            let _ = writeln!(s, "held {slot} {up:e} {down:e}");
+        }
+    }
     for &(mode, t) in &profile.times {
         if t.is_finite() && t > 0.0 {
             let _ = match mode {
@@ -199,6 +209,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
         times: Vec::new(),
         split: Vec::new(),
         depth: Vec::new(),
+        held: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -239,6 +250,15 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                     return Err(bad());
                 }
                 p.depth.push((i, n, t));
+            }
+            Some("held") => {
+                let i = slot(f.next())?;
+                let (up, down) = (num(f.next())?, num(f.next())?);
+                let ok = |b: f64| b.is_finite() && b >= 0.0;
+                if !(ok(up) && ok(down)) {
+                    return Err(bad());
+                }
+                p.held.push((i, up, down));
             }
             Some("time") => {
                 let mode = match f.next() {
@@ -311,6 +331,7 @@ mod tests {
             times: Vec::new(),
             split: Vec::new(),
             depth: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -333,6 +354,7 @@ mod tests {
             ],
             split: vec![(0, 1.25), (1, 0.75)],
             depth: vec![(1, 1, 3.5e-9), (1, 2, 3.25e-9)],
+            held: vec![(1, 524288.0, 0.0)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -396,6 +418,10 @@ mod tests {
             &format!("coexec-profile 3\nkey {}\ndepth 1 -4 1e-9\n", key("2").text),
             &format!("coexec-profile 3\nkey {}\ndepth 7 4 1e-9\n", key("2").text),
             &format!("coexec-profile 3\nkey {}\ndepth 1 4\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\nheld 1 -1 0\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\nheld 1 nan 0\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\nheld 1 5\n", key("2").text),
+            &format!("coexec-profile 3\nkey {}\nheld 7 5 5\n", key("2").text),
             &format!(
                 "coexec-profile 3\nkey {}\ntime together inf\n",
                 key("2").text

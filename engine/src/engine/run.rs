@@ -1064,6 +1064,13 @@ impl PowerEstimator for Remap<'_> {
             .get(device)
             .map_or((0.0, 0.0), |&d| self.inner.transfers_held(d))
     }
+    fn drain_s(&self, device: usize, units: u64) -> f64 {
+        let Some((_, t)) = self.transfers.iter().find(|(d, _)| *d == device) else {
+            return 0.0;
+        };
+        let held = self.transfers_held(device).1;
+        t.rates.drain_s(t.per_unit.1, held, units)
+    }
     fn lone_packages(&self, _device: usize) -> Option<u64> {
         self.lone_packages
     }

@@ -706,7 +706,9 @@ impl Loop<'_, '_> {
         let mut bytes = 0;
         for units in parts {
             let p = self.role.geometry.package(units.clone());
-            bytes += t.upload(staging, &p, timeout_ns)?;
+            let b = t.upload(staging, &p, timeout_ns)?;
+            tracing::trace!(?units, rows = ?p.rows, bytes = b, "part uploaded");
+            bytes += b;
         }
         self.data.transfers.upload_bytes += bytes;
         tracing::trace!(bytes, "uploads submitted");

@@ -71,6 +71,16 @@ pub trait PowerEstimator: Send + Sync {
         let _ = device;
         (0.0, 0.0)
     }
+    /// Seconds after a package of `units` units of `device` ends until its
+    /// results are home, beyond its [`cost`](Self::cost): a staged GPU's
+    /// own download, where its cost holds the downloads queued in front of
+    /// its packages (see [`transfers_held`](Self::transfers_held)) and so
+    /// counts each package's download in the next package's time. Only the
+    /// run's last package of the device has no next one. The default: 0.
+    fn drain_s(&self, device: usize, units: u64) -> f64 {
+        let _ = (device, units);
+        0.0
+    }
     /// Units per second, if measured.
     ///
     /// The policies treat `None`, and any value that is not finite and
@@ -296,6 +306,21 @@ impl ThroughputEstimator {
         self.devices.get(device)?.cost()
     }
 
+    /// Starts `device`'s figure of the transfers its packages held (see
+    /// [`PowerEstimator::transfers_held`]) from a profile's, where none
+    /// was recorded yet.
+    pub fn seed_held(&self, device: usize, up: f64, down: f64) {
+        let Some(d) = self.devices.get(device) else {
+            return;
+        };
+        let ok = |b: f64| b.is_finite() && b >= 0.0;
+        // Relaxed: as in `DeviceModel::hold`.
+        let none = !f64::from_bits(d.held[0].load(Ordering::Relaxed)).is_finite();
+        if none && ok(up) && ok(down) {
+            d.hold(up, down);
+        }
+    }
+
     /// Starts `device` from `cost` as if it had measured it over `weight`
     /// packages (a prior, from a profile); live records soon outweigh it.
     pub fn seed(&self, device: usize, cost: Cost, weight: f64) {
@@ -442,6 +467,14 @@ mod tests {
         assert_eq!(e.transfers_held(9), (0.0, 0.0));
         e.reset();
         assert_eq!(e.transfers_held(1), (0.0, 0.0));
+        // A profile's figure starts it, but not over a live one.
+        e.seed_held(1, 8.0, 4.0);
+        assert_eq!(e.transfers_held(1), (8.0, 4.0));
+        e.seed_held(1, 100.0, 100.0);
+        e.seed_held(0, f64::NAN, 1.0);
+        e.seed_held(9, 1.0, 1.0);
+        assert_eq!(e.transfers_held(1), (8.0, 4.0));
+        assert_eq!(e.transfers_held(0), (0.0, 0.0));
     }
 
     /// A device known only provisionally publishes its cost, but has no

@@ -108,6 +108,25 @@ impl TransferRates {
     }
 }
 
+impl TransferRates {
+    /// Seconds a package of `units` units waits after its compute for its
+    /// own download where its cost holds `held` bytes per unit of the
+    /// downloads in front of it (of at most the run's `down` bytes per
+    /// unit): those bytes, its own, at the download bandwidth.
+    pub(crate) fn drain_s(&self, down: f64, held: f64, units: u64) -> f64 {
+        if !(down.is_finite() && held.is_finite()) {
+            return 0.0;
+        }
+        let bytes = down.min(held).max(0.0) * units as f64;
+        let s = bytes / self.bandwidth(Way::Down);
+        if s.is_finite() {
+            s
+        } else {
+            0.0
+        }
+    }
+}
+
 /// `cost` with `s` more seconds per unit.
 pub(crate) fn with_transfers(cost: Cost, s: f64) -> Cost {
     if !(s.is_finite() && s > 0.0) {
@@ -144,6 +163,18 @@ mod tests {
         assert!((s - 20e-6).abs() < 1e-12, "{s}");
         let s = r.seconds_per_unit((1e6, 0.0), (f64::NAN, 2e6));
         assert!((s - 40e-6).abs() < 1e-12, "{s}");
+    }
+
+    #[test]
+    fn a_package_drains_the_download_its_cost_held_in_front_of_the_next() {
+        let r = TransferRates::default();
+        // 1 MB per unit down, all held: 100 units, 100 MB at 25 GB/s.
+        assert!((r.drain_s(1e6, 1e6, 100) - 4e-3).abs() < 1e-12);
+        // Held beyond the run's bytes counts the run's; nothing held, none.
+        assert!((r.drain_s(1e6, 5e6, 100) - 4e-3).abs() < 1e-12);
+        assert_eq!(r.drain_s(1e6, 0.0, 100), 0.0);
+        assert_eq!(r.drain_s(0.0, 1e6, 100), 0.0);
+        assert_eq!(r.drain_s(f64::NAN, 1e6, 100), 0.0);
     }
 
     #[test]
