@@ -237,7 +237,10 @@ impl Learning {
 
     /// The devices of a run, in the order of `present` (each as its engine
     /// slot and its number of claimants; `start`: what each waits for
-    /// before its first package, see [`StartCost`]), that sit it out (see
+    /// before its first package, see [`StartCost`], as the cost model
+    /// counts it; `first`: the same with the GPUs' uploads, which a first
+    /// run from a profile adds to the profile's times, see
+    /// [`crate::outcomes::Outcomes::first_from_profile`]), that sit it out (see
     /// [`sit_out`](Self::sit_out)), and under HGuided without hints, the
     /// configuration this is (recorded after the run): the cost model's
     /// choice unless the kernel's measured runs over this space say
@@ -247,7 +250,7 @@ impl Learning {
         kernel: &Kernel,
         scheduler: &Scheduler,
         present: &[(usize, usize)],
-        start: &[StartCost],
+        (start, first): (&[StartCost], &[StartCost]),
         units: u64,
     ) -> (Vec<bool>, Option<Mode>) {
         let est = &*kernel.estimator;
@@ -303,7 +306,7 @@ impl Learning {
             let mut learned = lock(kernel);
             let o = &mut learned.outcomes;
             let upfront =
-                |m: Mode| upfront_s(m, (present, start), est, units) / units.max(1) as f64;
+                |m: Mode| upfront_s(m, (present, first), est, units) / units.max(1) as f64;
             let chosen = match o.first_from_profile(&candidates, &upfront) {
                 Some(m) => m,
                 None => o.choose(&candidates, (model, gain), &predict, units),

@@ -421,14 +421,21 @@ impl Engine {
         }
         present.extend(units.iter().map(|&(g, _)| (1 + g, 1)));
         scheduler.validate(present.len())?;
+        // The cost model counts the CPU's wait alone: a GPU's uploads are
+        // mostly paid once (inputs unchanged between runs), and counted in
+        // the model they kept a stencil on the CPU alone, whose GPU then
+        // never brought its input up. A first run from a profile counts
+        // them (see `Outcomes::first_from_profile`).
         let mut start: Vec<StartCost> = Vec::with_capacity(present.len());
         if use_cpu {
             start.push(cpu_start);
         }
-        start.extend(gpu_start);
-        let (sit, mode) = inner
-            .learning
-            .decide(kernel, &scheduler, &present, &start, n_units);
+        let mut first = start.clone();
+        first.extend(gpu_start);
+        let (sit, mode) =
+            inner
+                .learning
+                .decide(kernel, &scheduler, &present, (&start, &first), n_units);
         let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
         let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
