@@ -93,9 +93,6 @@ impl Learning {
                     for &(slot, n, t) in &profile.depth {
                         ladder(&mut learned.depth, slot).seed(n, t);
                     }
-                    for &(slot, up, down) in &profile.held {
-                        kernel.estimator.seed_held(slot, up, down);
-                    }
                     learned.from_profile =
                         profile.costs.iter().any(Option::is_some) || !profile.times.is_empty();
                     learned.saved = profile;
@@ -198,11 +195,6 @@ impl Learning {
                 .iter()
                 .enumerate()
                 .flat_map(|(slot, l)| l.measured().into_iter().map(move |(n, t)| (slot, n, t)))
-                .collect(),
-            held: (0..self.devices.len())
-                .map(|s| (s, kernel.estimator.transfers_held(s)))
-                .filter(|&(_, (up, down))| up > 0.0 || down > 0.0)
-                .map(|(s, (up, down))| (s, up, down))
                 .collect(),
         };
         if moved(&learned.saved, &now) {
@@ -617,14 +609,7 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|&&(s, m, _)| s == slot && m == n)
             .is_none_or(|&(_, _, b)| differs(b, t))
     });
-    let held = now.held.iter().any(|&(slot, up, down)| {
-        saved
-            .held
-            .iter()
-            .find(|(s, ..)| *s == slot)
-            .is_none_or(|&(_, u, d)| differs(u, up) || differs(d, down))
-    });
-    costs || times || split || depth || held
+    costs || times || split || depth
 }
 
 fn differs(a: f64, b: f64) -> bool {

@@ -6,10 +6,8 @@
 //! Beside them it keeps the scales of the devices' rates in a co-executed
 //! split (see [`crate::split`]; lines `split SLOT SCALE`), and a lone GPU's
 //! time per unit at each package count it tried (see [`crate::depth`];
-//! lines `depth SLOT PACKAGES SECONDS`), and the bytes per unit a staged
-//! GPU's measured packages waited for on their queue (see
-//! `PowerEstimator::transfers_held`; lines `held SLOT UP DOWN`); profiles
-//! written before them lack them.
+//! lines `depth SLOT PACKAGES SECONDS`); profiles written before them lack
+//! them.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
@@ -33,11 +31,8 @@ use std::path::{Path, PathBuf};
 
 mod writer;
 
-/// First line of a profile file: the format's version, raised where the
-/// figures' meaning changed (3: a staged GPU's transfers that its measured
-/// packages held count once; the costs and split scales of version 2
-/// counted them twice).
-const MAGIC: &str = "coexec-profile 3";
+/// First line of a profile file.
+const MAGIC: &str = "coexec-profile 2";
 
 /// What a profile holds.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -50,9 +45,6 @@ pub(crate) struct Profile {
     pub(crate) split: Vec<(usize, f64)>,
     /// A slot's lone runs: packages and seconds per unit.
     pub(crate) depth: Vec<(usize, u64, f64)>,
-    /// The bytes per unit (up, down) a slot's measured packages waited for
-    /// on their queue (see `PowerEstimator::transfers_held`), where any.
-    pub(crate) held: Vec<(usize, f64, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -177,11 +169,6 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "depth {slot} {n} {t:e}");
         }
     }
-    for &(slot, up, down) in &profile.held {
-        if up.is_finite() && down.is_finite() && up >= 0.0 && down >= 0.0 {
-            let _ = writeln!(s, "held {slot} {up:e} {down:e}");
-        }
-    }
     for &(mode, t) in &profile.times {
         if t.is_finite() && t > 0.0 {
             let _ = match mode {
@@ -209,7 +196,6 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
         times: Vec::new(),
         split: Vec::new(),
         depth: Vec::new(),
-        held: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -250,15 +236,6 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                     return Err(bad());
                 }
                 p.depth.push((i, n, t));
-            }
-            Some("held") => {
-                let i = slot(f.next())?;
-                let (up, down) = (num(f.next())?, num(f.next())?);
-                let ok = |b: f64| b.is_finite() && b >= 0.0;
-                if !(ok(up) && ok(down)) {
-                    return Err(bad());
-                }
-                p.held.push((i, up, down));
             }
             Some("time") => {
                 let mode = match f.next() {
@@ -331,7 +308,6 @@ mod tests {
             times: Vec::new(),
             split: Vec::new(),
             depth: Vec::new(),
-            held: Vec::new(),
         }
     }
 
@@ -354,7 +330,6 @@ mod tests {
             ],
             split: vec![(0, 1.25), (1, 0.75)],
             depth: vec![(1, 1, 3.5e-9), (1, 2, 3.25e-9)],
-            held: vec![(1, 524288.0, 0.0)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -394,36 +369,29 @@ mod tests {
         for junk in [
             "",
             "garbage",
-            "coexec-profile 3\n",
-            "coexec-profile 3\nkey x\n",
-            // Earlier versions' formats (version 2: a staged GPU's costs
-            // and split scales from before its measured packages' transfers
-            // counted once, see `crate::sched::transfers`).
+            "coexec-profile 2\n",
+            "coexec-profile 2\nkey x\n",
+            // The previous version's format.
             &format!("coexec-profile 1\nkey {}\ncost 0 1e-6 1\n", key("2").text),
-            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 1\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ncost 0 nan 1\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ncost 9 1e-6 1\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ncost 0 1e-6\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ncost 0 1e-6 5 7\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ntime together 0\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 nan 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 9 1e-6 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 -5\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncost 0 1e-6 5 7\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ntime together 0\n", key("2").text),
             &format!(
-                "coexec-profile 3\nkey {}\ntime alone 2 1e-9\n",
+                "coexec-profile 2\nkey {}\ntime alone 2 1e-9\n",
                 key("2").text
             ),
-            &format!("coexec-profile 3\nkey {}\ntime apart 1e-9\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\nsplit 0 -1\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\nsplit 5 1\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ndepth 1 4 0\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ndepth 1 -4 1e-9\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ndepth 7 4 1e-9\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\ndepth 1 4\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\nheld 1 -1 0\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\nheld 1 nan 0\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\nheld 1 5\n", key("2").text),
-            &format!("coexec-profile 3\nkey {}\nheld 7 5 5\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ntime apart 1e-9\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\nsplit 0 -1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\nsplit 5 1\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 1 4 0\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 1 -4 1e-9\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 7 4 1e-9\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ndepth 1 4\n", key("2").text),
             &format!(
-                "coexec-profile 3\nkey {}\ntime together inf\n",
+                "coexec-profile 2\nkey {}\ntime together inf\n",
                 key("2").text
             ),
         ] {

@@ -743,10 +743,11 @@ impl Engine {
     /// engine, the uploads of what its mirrors lack, at its upload
     /// bandwidth: what it reads whole (see
     /// [`crate::exec::staging::upfront_bytes`]), and what it reads by its
-    /// items, of which it uploads its share. Nothing otherwise. (The
-    /// learner's costs come from packages whose inputs were mostly
-    /// resident: a GPU alone that must first bring up a 134 MB input is no
-    /// longer the fastest configuration its warm runs measured.)
+    /// items, of which it uploads its share. Nothing otherwise. A first
+    /// run from a profile adds them to the profile's times, which were
+    /// measured with the inputs resident: a GPU alone that must first bring
+    /// up a 134 MB input is no longer the fastest configuration its warm
+    /// runs measured.
     fn gpu_start_costs(
         &self,
         kernel: &Kernel,
@@ -802,15 +803,15 @@ impl Engine {
             .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
     }
 
-    /// Each staged GPU's run device index and the transfers a run moves on
-    /// it (empty: zero-copy, or no GPU).
+    /// Each staged GPU's run device index and the seconds per unit its
+    /// transfers are expected to add (empty: zero-copy, or no GPU).
     fn transfer_cost(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         run: &RunDevices<'_>,
         geometry: &Geometry,
-    ) -> Vec<(usize, RunTransfers)> {
+    ) -> Vec<(usize, f64)> {
         let Some(pipeline) = kernel.pipeline.as_ref() else {
             return Vec::new();
         };
@@ -831,13 +832,7 @@ impl Engine {
                 geometry.total,
                 g,
             );
-            out.push((
-                run.gpu_device(k),
-                RunTransfers {
-                    rates,
-                    per_unit: (up, down),
-                },
-            ));
+            out.push((run.gpu_device(k), rates.seconds_per_unit(up, down)));
         }
         out
     }
@@ -983,9 +978,9 @@ impl Engine {
 pub(crate) struct Remap<'a> {
     inner: &'a ThroughputEstimator,
     map: &'a [usize],
-    /// Each staged GPU's run device index and its transfers (see
-    /// [`crate::sched::transfers`]).
-    transfers: Vec<(usize, RunTransfers)>,
+    /// Each staged GPU's run device index and the seconds per unit its
+    /// transfers add (see [`crate::sched::transfers`]).
+    transfers: Vec<(usize, f64)>,
     /// Each run device's rate scale from how earlier co-executed runs
     /// ended (see [`crate::split`]); missing entries are 1.
     scale: Vec<f64>,
@@ -1001,24 +996,11 @@ impl Remap<'_> {
         if scale.is_finite() && scale > 0.0 {
             cost.rate *= scale;
         }
-        let Some((_, t)) = self.transfers.iter().find(|(d, _)| *d == device) else {
-            return cost;
-        };
-        let held = match self.map.get(device) {
-            Some(&slot) => self.inner.transfers_held(slot),
-            None => (0.0, 0.0),
-        };
-        let s = t.rates.seconds_per_unit(t.per_unit, held);
-        crate::sched::transfers::with_transfers(cost, s)
+        match self.transfers.iter().find(|&&(d, _)| d == device) {
+            Some(&(_, s)) => crate::sched::transfers::with_transfers(cost, s),
+            None => cost,
+        }
     }
-}
-
-/// What a staged GPU's run moves: bytes per unit up and down, at the
-/// device's bandwidths.
-pub(crate) struct RunTransfers {
-    rates: Arc<crate::sched::transfers::TransferRates>,
-    /// Bytes per unit (up, down), as if the GPU ran every unit.
-    per_unit: (f64, f64),
 }
 
 impl PowerEstimator for Remap<'_> {
@@ -1061,23 +1043,6 @@ impl PowerEstimator for Remap<'_> {
     fn one_size(&self, device: usize) -> Option<u64> {
         self.map.get(device).and_then(|&d| self.inner.one_size(d))
     }
-    fn record_transfers_held(&self, device: usize, units: u64, up: u64, down: u64) {
-        if let Some(&d) = self.map.get(device) {
-            self.inner.record_transfers_held(d, units, up, down);
-        }
-    }
-    fn transfers_held(&self, device: usize) -> (f64, f64) {
-        self.map
-            .get(device)
-            .map_or((0.0, 0.0), |&d| self.inner.transfers_held(d))
-    }
-    fn drain_s(&self, device: usize, units: u64) -> f64 {
-        let Some((_, t)) = self.transfers.iter().find(|(d, _)| *d == device) else {
-            return 0.0;
-        };
-        let held = self.transfers_held(device).1;
-        t.rates.drain_s(t.per_unit.1, held, units)
-    }
     fn lone_packages(&self, _device: usize) -> Option<u64> {
         self.lone_packages
     }
@@ -1104,72 +1069,6 @@ fn stealing() -> bool {
 
 #[cfg(test)]
 mod tests {
-    /// A staged GPU's transfers of `s` seconds per unit up at the seeded
-    /// bandwidth.
-    fn moving(s: f64) -> super::RunTransfers {
-        super::RunTransfers {
-            rates: Default::default(),
-            per_unit: (s * crate::sched::transfers::SEED_BANDWIDTH, 0.0),
-        }
-    }
-
-    /// A staged GPU's packages record what they waited for on their queue:
-    /// their uploads while the input comes up, nothing once it is resident.
-    #[cfg(feature = "glsl")]
-    #[test]
-    fn a_staged_gpus_packages_record_the_uploads_they_held() {
-        use crate::sched::PowerEstimator;
-        use crate::{Args, Devices, Engine, EngineOptions, IndexSpace, MemoryPlacement, Scheduler};
-        let Ok(e) = Engine::with_options(EngineOptions {
-            workers: Some(1),
-            validation: crate::vk::Validation::IfAvailable,
-            profiles: false,
-            memory: MemoryPlacement::Staged,
-            ..Default::default()
-        }) else {
-            eprintln!("skipping: no Vulkan device");
-            return;
-        };
-        if e.memory_placement() != MemoryPlacement::Staged {
-            return;
-        }
-        let glsl = "#version 450
-layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer X { uint x[]; };
-layout(std430, binding = 1) writeonly buffer O { uint o[]; };
-void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] * 3u; }";
-        let k = e.kernel_glsl("held", glsl, None).unwrap();
-        let n = 64 * 256;
-        let data: Vec<u32> = (0..n as u32).collect();
-        let x = e.buffer_from_slice(&data).unwrap();
-        let run = |e: &Engine| {
-            let mut out = e.buffer::<u32>(n).unwrap();
-            let args = Args::new()
-                .input(&x)
-                .footprint(crate::Footprint::Items { per_item: 1 });
-            e.run(
-                &k,
-                args.output(&mut out),
-                IndexSpace::D1(n as u64),
-                &Scheduler::Dynamic { packages: 16 },
-                Devices::GPU,
-            )
-            .unwrap();
-            assert!(out.iter().zip(&data).all(|(o, x)| *o == x * 3));
-        };
-        // Each work-group reads 256 bytes of `x`; its first package is cold
-        // (not measured), the others each brought their part up.
-        run(&e);
-        let (up, _) = k.estimator.transfers_held(1);
-        assert!((up - 256.0).abs() < 1e-6, "{up}");
-        // Resident since: nothing more held.
-        for _ in 0..3 {
-            run(&e);
-        }
-        let (up, _) = k.estimator.transfers_held(1);
-        assert!(up < 256.0 * 0.1, "{up}");
-    }
-
     /// The plan sees each run device's fitted cost (overhead included), not
     /// only its rate: every estimator query is forwarded through the map.
     #[test]
@@ -1228,8 +1127,8 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] * 3u; }";
     }
 
     /// A staged GPU's transfers slow its rate (not its overhead) by their
-    /// seconds per unit; other devices are untouched, and records are not
-    /// slowed.
+    /// seconds per unit; other devices are untouched, and records still
+    /// learn compute alone.
     #[test]
     fn remap_adds_transfers_to_the_staged_gpu_only() {
         use super::Remap;
@@ -1250,7 +1149,7 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] * 3u; }";
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: vec![(1, moving(7.5e-6))],
+            transfers: vec![(1, 7.5e-6)],
             scale: Vec::new(),
             lone_packages: None,
         };
@@ -1298,36 +1197,6 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] * 3u; }";
         assert_eq!(bad.cost(1), est.cost(1));
     }
 
-    /// The bytes a staged GPU's measured packages waited for on their
-    /// queue are in its cost already: only those beyond them slow it.
-    #[test]
-    fn remap_adds_only_the_transfers_measured_packages_did_not_hold() {
-        use super::Remap;
-        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
-        let est = ThroughputEstimator::new(2);
-        est.seed(1, Cost::rate_only(4e5), 8.0);
-        let map = [0usize, 1];
-        let remap = Remap {
-            inner: &est,
-            map: &map,
-            transfers: vec![(1, moving(7.5e-6))],
-            scale: Vec::new(),
-            lone_packages: None,
-        };
-        let rate = || remap.cost(1).unwrap().rate;
-        assert!((rate() - 1e5).abs() < 1e-3, "{}", rate());
-        // Packages that each uploaded all they read: nothing is added.
-        remap.record_transfers_held(1, 10, 10 * 187_500, 0);
-        assert_eq!(remap.transfers_held(1), (187_500.0, 0.0));
-        assert!((rate() - 4e5).abs() < 1e-3, "{}", rate());
-        // Resident inputs since: the figure decays, and the run's uploads
-        // count again in part.
-        remap.record_transfers_held(1, 10, 0, 0);
-        let r = rate();
-        assert!(r > 1e5 && r < 4e5, "{r}");
-        assert_eq!(remap.transfers_held(0), (0.0, 0.0));
-    }
-
     /// Several staged GPUs: each pays its own transfers, a GPU without
     /// any (zero-copy fallback, or no entry) its compute alone.
     #[test]
@@ -1346,7 +1215,7 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] * 3u; }";
         let remap = Remap {
             inner: &est,
             map: &map,
-            transfers: vec![(1, moving(7.5e-6)), (2, moving(2.5e-6))],
+            transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
             scale: Vec::new(),
             lone_packages: None,
         };

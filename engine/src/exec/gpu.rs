@@ -208,12 +208,6 @@ struct InFlight {
     stolen: bool,
     /// When its submission began.
     submitted: Instant,
-    /// Staged runs: the bytes (up, down) the package waits for on its
-    /// queue before it computes (see
-    /// [`PowerEstimator::transfers_held`]): its upload, and on a queue
-    /// shared with the copies, the downloads submitted since the dispatch
-    /// before it.
-    held: (u64, u64),
 }
 
 impl InFlight {
@@ -360,10 +354,6 @@ struct Loop<'r, 'a> {
     /// Staged runs: how long the first package's upload of what the GPU
     /// reads whole is expected to take (see [`upfront_s`]).
     upfront_s: f64,
-    /// Staged runs whose copies share the queue with the dispatches: the
-    /// bytes of the downloads submitted since the last dispatch (the next
-    /// one waits for them).
-    front_down: u64,
     /// Packages seen complete (their downloads may still be in flight).
     #[cfg(feature = "test-hooks")]
     ran: usize,
@@ -403,7 +393,6 @@ pub(crate) fn dispatch_loop(
         last_done: None,
         last_span_end: None,
         upfront_s: upfront_s(role),
-        front_down: 0,
         #[cfg(feature = "test-hooks")]
         ran: 0,
         #[cfg(feature = "test-hooks")]
@@ -563,22 +552,15 @@ impl Loop<'_, '_> {
 
     /// Submits the package of `parts`.
     fn submit(&mut self, parts: Parts, stolen: bool) -> Result<(), Failure> {
-        let up = match self.upload(parts.as_slice()) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                // Nothing of the package was submitted: it goes back as is
-                // (uploads submitted for some of its parts only bring
-                // bytes).
-                self.requeue(&parts);
-                return Err(Failure::new(e.into_message()));
-            }
-        };
-        // On a transfer queue of their own, downloads run beside the
-        // dispatches.
-        let down = match self.role.own_queue {
-            true => 0,
-            false => std::mem::take(&mut self.front_down),
-        };
+        if let Err(why) = self
+            .upload(parts.as_slice())
+            .map_err(TransferError::into_message)
+        {
+            // Nothing of the package was submitted: it goes back as is
+            // (uploads submitted for some of its parts only bring bytes).
+            self.requeue(&parts);
+            return Err(Failure::new(why));
+        }
         let geometry = self.role.geometry;
         let (one, many): ([_; 1], Vec<_>);
         let groups = match &parts {
@@ -623,7 +605,6 @@ impl Loop<'_, '_> {
                     parts,
                     stolen,
                     submitted: submitting,
-                    held: (up, down),
                 });
                 Ok(())
             }
@@ -698,10 +679,10 @@ impl Loop<'_, '_> {
     /// Staged runs, before the package of `parts`: submits the upload of
     /// what it reads that the mirrors lack (the dispatch submitted next
     /// reads it).
-    fn upload(&mut self, parts: &[Range<u64>]) -> Result<u64, TransferError> {
+    fn upload(&mut self, parts: &[Range<u64>]) -> Result<(), TransferError> {
         let timeout_ns = self.timeout_ns();
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
-            return Ok(0);
+            return Ok(());
         };
         let mut bytes = 0;
         for units in parts {
@@ -712,7 +693,7 @@ impl Loop<'_, '_> {
         }
         self.data.transfers.upload_bytes += bytes;
         tracing::trace!(bytes, "uploads submitted");
-        Ok(bytes)
+        Ok(())
     }
 
     /// Staged runs: hands the completed transfers over (with `wait_ns`,
@@ -770,7 +751,7 @@ impl Loop<'_, '_> {
         let after = (self.ring.completion(), f.ticket);
         match t.download(staging, package, after, ((f, start, done), alone), timeout_ns) {
             Ok(Some((f, start, done))) => self.commit(f, start, done),
-            Ok(None) => self.front_down += t.newest_download_bytes(),
+            Ok(None) => {}
             Err((TransferError::TimedOut(why), (f, ..))) => {
                 // Nothing was submitted: the host copies are as the
                 // package left them.
@@ -848,11 +829,6 @@ impl Loop<'_, '_> {
             // serialized), guarding no other data.
             if self.role.warm.swap(true, Ordering::Relaxed) {
                 self.estimates.record(self.role.device, n, busy);
-                if self.transfers.is_some() {
-                    let (up, down) = f.held;
-                    self.estimates
-                        .record_transfers_held(self.role.device, n, up, down);
-                }
             } else {
                 self.estimates.record_cold(self.role.device, n, busy, 1.0);
                 if let Some(ns) = gpu_ns {

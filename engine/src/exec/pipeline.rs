@@ -144,12 +144,6 @@ impl<'r, T> Pipeline<'r, T> {
         matches!(r, Ok(true))
     }
 
-    /// The bytes of the download submitted last and still in flight (0:
-    /// none).
-    pub(crate) fn newest_download_bytes(&self) -> u64 {
-        self.downloads.back().map_or(0, |d| d.bytes)
-    }
-
     /// Whether a download is in flight.
     pub(crate) fn has_downloads(&self) -> bool {
         !self.downloads.is_empty()

@@ -645,3 +645,80 @@ fn mirror_of(i: usize, raw: &RawBuffer, gpu: usize) -> Result<Option<vk::Buffer>
         }
     }
 }
+
+#[cfg(all(test, feature = "glsl"))]
+mod tests {
+    use super::{bytes_per_unit, upfront_bytes};
+    use crate::{Args, Devices, Engine, EngineOptions, Footprint, IndexSpace, MemoryPlacement};
+
+    /// What a staged GPU must bring up before its first package: an input
+    /// read whole, all of it, until it is resident; one read by its items,
+    /// nothing up front (its bytes per unit instead), and once the GPU holds
+    /// part of it from an earlier run, the rest up front.
+    #[test]
+    fn what_comes_up_before_the_first_package() {
+        let Ok(e) = Engine::with_options(EngineOptions {
+            workers: Some(1),
+            validation: crate::vk::Validation::IfAvailable,
+            profiles: false,
+            memory: MemoryPlacement::Staged,
+            ..Default::default()
+        }) else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        if e.memory_placement() != MemoryPlacement::Staged {
+            return;
+        }
+        let glsl = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer O { uint o[]; };
+void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
+        let k = e.kernel_glsl("upfront", glsl, None).unwrap();
+        let iface = k.pipeline.as_ref().unwrap().interface().clone();
+        let n = 64 * 64;
+        let data: Vec<u32> = (0..n as u32).collect();
+        let x = e.buffer_from_slice(&data).unwrap();
+        let mut out = e.buffer::<u32>(n).unwrap();
+        let space = IndexSpace::D1(n as u64);
+        let whole = |footprint: Option<Footprint>, out: &mut crate::Buffer<u32>| {
+            let mut a = Args::new().input(&x);
+            if let Some(f) = footprint {
+                a = a.footprint(f);
+            }
+            let a = a.output(out);
+            let up = upfront_bytes(&a.buffers, &iface, 0);
+            let (per_unit, _) = bytes_per_unit(&a.buffers, &iface, space, 64, 0);
+            (up, per_unit)
+        };
+        let items = Some(Footprint::Items { per_item: 1 });
+        // Nothing resident: whole, all of it; by items, 256 bytes a unit.
+        assert_eq!(whole(None, &mut out), (4 * n as u64, 0.0));
+        assert_eq!(whole(items, &mut out), (0, 256.0));
+        // The GPU ran a sub-range by items: it holds part of `x`, whose
+        // rest now comes up at once whatever the footprint.
+        let run = |footprint: Option<Footprint>, out: &mut crate::Buffer<u32>, range| {
+            let mut a = Args::new().input(&x);
+            if let Some(f) = footprint {
+                a = a.footprint(f);
+            }
+            e.run_range(
+                &k,
+                a.output(out),
+                space,
+                range,
+                &crate::Scheduler::Static { powers: None },
+                Devices::GPU,
+            )
+            .unwrap();
+        };
+        run(items, &mut out, 0..32);
+        assert_eq!(whole(items, &mut out), (2 * n as u64, 0.0));
+        assert_eq!(whole(None, &mut out), (2 * n as u64, 0.0));
+        // Resident: nothing comes up.
+        run(None, &mut out, 0..64);
+        assert_eq!(whole(None, &mut out), (0, 0.0));
+        assert_eq!(whole(items, &mut out), (0, 0.0));
+    }
+}

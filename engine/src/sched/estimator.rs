@@ -54,33 +54,6 @@ pub trait PowerEstimator: Send + Sync {
     fn record_cold_device(&self, device: usize, units: u64, device_seconds: f64) {
         let _ = (device, units, device_seconds);
     }
-    /// Records the bytes a package of `units` units of `device` had to wait
-    /// for on its own queue before its compute (a staged GPU whose copies
-    /// share the queue with its dispatches: its upload, and the downloads
-    /// of earlier packages queued in front of it), `up` and `down`: the
-    /// time recorded for it holds them. The default ignores it.
-    fn record_transfers_held(&self, device: usize, units: u64, up: u64, down: u64) {
-        let _ = (device, units, up, down);
-    }
-    /// The bytes per unit (up, down) that the packages behind `device`'s
-    /// cost waited for on its queue (see
-    /// [`record_transfers_held`](Self::record_transfers_held)): a model that
-    /// adds a run's transfers to the cost adds only what goes beyond them.
-    /// The default: none.
-    fn transfers_held(&self, device: usize) -> (f64, f64) {
-        let _ = device;
-        (0.0, 0.0)
-    }
-    /// Seconds after a package of `units` units of `device` ends until its
-    /// results are home, beyond its [`cost`](Self::cost): a staged GPU's
-    /// own download, where its cost holds the downloads queued in front of
-    /// its packages (see [`transfers_held`](Self::transfers_held)) and so
-    /// counts each package's download in the next package's time. Only the
-    /// run's last package of the device has no next one. The default: 0.
-    fn drain_s(&self, device: usize, units: u64) -> f64 {
-        let _ = (device, units);
-        0.0
-    }
     /// Units per second, if measured.
     ///
     /// The policies treat `None`, and any value that is not finite and
@@ -124,10 +97,6 @@ pub fn usable_power(power: Option<f64>) -> Option<f64> {
     power.filter(|p| p.is_finite() && *p > 0.0)
 }
 
-/// Weight of each package in the running figure of the transfers its
-/// device's packages held (about the last four packages count).
-const HELD_WEIGHT: f64 = 0.25;
-
 /// One device's fit and the figures published from it.
 struct DeviceModel {
     /// Guarded: a record is one short critical section per package.
@@ -138,9 +107,6 @@ struct DeviceModel {
     /// The one size its packages had ([`CostFit::one_size`]), in units;
     /// 0: none.
     one_size: AtomicU64,
-    /// `f64` bits of the bytes per unit up and down its packages' times
-    /// held (see [`PowerEstimator::transfers_held`]); NaN: none recorded.
-    held: [AtomicU64; 2],
 }
 
 impl DeviceModel {
@@ -150,49 +116,6 @@ impl DeviceModel {
             overhead: CachePadded::new(AtomicU64::new(0)),
             rate: CachePadded::new(AtomicU64::new(0)),
             one_size: AtomicU64::new(0),
-            held: [
-                AtomicU64::new(f64::NAN.to_bits()),
-                AtomicU64::new(f64::NAN.to_bits()),
-            ],
-        }
-    }
-
-    /// The bytes per unit up and down its packages held (0 where none was
-    /// recorded).
-    fn held(&self) -> (f64, f64) {
-        // Relaxed: figures read on their own, paired with nothing (a
-        // reader that sees one a package late plans with the older one).
-        let get = |c: &AtomicU64| {
-            let v = f64::from_bits(c.load(Ordering::Relaxed));
-            if v.is_finite() {
-                v
-            } else {
-                0.0
-            }
-        };
-        (get(&self.held[0]), get(&self.held[1]))
-    }
-
-    /// Folds a package's held bytes per unit into the running figures.
-    fn hold(&self, up: f64, down: f64) {
-        for (cell, new) in self.held.iter().zip([up, down]) {
-            // Relaxed: one writer per device (its dispatch loop; runs of
-            // an engine are serialized); see `held` for readers.
-            let old = f64::from_bits(cell.load(Ordering::Relaxed));
-            let v = if old.is_finite() {
-                old + HELD_WEIGHT * (new - old)
-            } else {
-                new
-            };
-            cell.store(v.to_bits(), Ordering::Relaxed);
-        }
-    }
-
-    /// Forgets the held bytes.
-    fn forget_held(&self) {
-        for cell in &self.held {
-            // Relaxed: as in `hold`.
-            cell.store(f64::NAN.to_bits(), Ordering::Relaxed);
         }
     }
 
@@ -260,7 +183,6 @@ impl ThroughputEstimator {
             let mut fit = d.lock();
             *fit = CostFit::default();
             d.publish(&fit);
-            d.forget_held();
         }
     }
 
@@ -304,21 +226,6 @@ impl ThroughputEstimator {
             return None;
         }
         self.devices.get(device)?.cost()
-    }
-
-    /// Starts `device`'s figure of the transfers its packages held (see
-    /// [`PowerEstimator::transfers_held`]) from a profile's, where none
-    /// was recorded yet.
-    pub fn seed_held(&self, device: usize, up: f64, down: f64) {
-        let Some(d) = self.devices.get(device) else {
-            return;
-        };
-        let ok = |b: f64| b.is_finite() && b >= 0.0;
-        // Relaxed: as in `DeviceModel::hold`.
-        let none = !f64::from_bits(d.held[0].load(Ordering::Relaxed)).is_finite();
-        if none && ok(up) && ok(down) {
-            d.hold(up, down);
-        }
     }
 
     /// Starts `device` from `cost` as if it had measured it over `weight`
@@ -372,18 +279,6 @@ impl PowerEstimator for ThroughputEstimator {
         if let Some(d) = self.devices.get(device) {
             d.lock().record_cold_device(units, device_seconds);
         }
-    }
-
-    /// Ignores out-of-range devices and empty packages.
-    fn record_transfers_held(&self, device: usize, units: u64, up: u64, down: u64) {
-        if let Some(d) = self.devices.get(device).filter(|_| units > 0) {
-            let n = units as f64;
-            d.hold(up as f64 / n, down as f64 / n);
-        }
-    }
-
-    fn transfers_held(&self, device: usize) -> (f64, f64) {
-        self.devices.get(device).map_or((0.0, 0.0), DeviceModel::held)
     }
 
     fn power(&self, device: usize) -> Option<f64> {
@@ -442,39 +337,6 @@ mod tests {
         e.reset();
         assert_eq!(e.power(0), None);
         assert_eq!(format!("{e:?}"), "[None, None]");
-    }
-
-    /// The transfers a device's packages held: a running figure per unit,
-    /// none before the first record, forgotten with the fit.
-    #[test]
-    fn the_transfers_packages_held_are_a_running_figure() {
-        let e = ThroughputEstimator::new(2);
-        assert_eq!(e.transfers_held(1), (0.0, 0.0));
-        e.record_transfers_held(1, 10, 1000, 500);
-        assert_eq!(e.transfers_held(1), (100.0, 50.0));
-        // Resident now: the figure decays towards nothing held.
-        e.record_transfers_held(1, 10, 0, 500);
-        assert_eq!(e.transfers_held(1), (75.0, 50.0));
-        for _ in 0..40 {
-            e.record_transfers_held(1, 10, 0, 500);
-        }
-        let (up, down) = e.transfers_held(1);
-        assert!(up < 0.1 && down == 50.0, "{up} {down}");
-        // Empty packages and other devices change nothing.
-        e.record_transfers_held(1, 0, 1 << 30, 0);
-        e.record_transfers_held(9, 10, 1, 1);
-        assert_eq!(e.transfers_held(0), (0.0, 0.0));
-        assert_eq!(e.transfers_held(9), (0.0, 0.0));
-        e.reset();
-        assert_eq!(e.transfers_held(1), (0.0, 0.0));
-        // A profile's figure starts it, but not over a live one.
-        e.seed_held(1, 8.0, 4.0);
-        assert_eq!(e.transfers_held(1), (8.0, 4.0));
-        e.seed_held(1, 100.0, 100.0);
-        e.seed_held(0, f64::NAN, 1.0);
-        e.seed_held(9, 1.0, 1.0);
-        assert_eq!(e.transfers_held(1), (8.0, 4.0));
-        assert_eq!(e.transfers_held(0), (0.0, 0.0));
     }
 
     /// A device known only provisionally publishes its cost, but has no

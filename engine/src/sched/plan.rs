@@ -518,13 +518,7 @@ impl Plan {
         if !(fresh && powers.all_known) {
             return size;
         }
-        // What a package's results take to come home after it ends, where
-        // its cost does not count it (seconds: not with hints).
-        let drain = |n: u64| match hints {
-            Some(_) => 0.0,
-            None => est.drain_s(d, n),
-        };
-        let guarded = self.guarded(c, size, left, granule, (*min_package, &drain), &cost);
+        let guarded = self.guarded(c, size, left, granule, *min_package, &cost);
         tracing::trace!(
             device = d,
             claimant = c.index,
@@ -734,7 +728,7 @@ impl Plan {
         mut size: u64,
         left: u64,
         granule: u64,
-        (min_package, drain): (u64, &dyn Fn(u64) -> f64),
+        min_package: u64,
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> u64 {
         let d = c.device;
@@ -755,8 +749,7 @@ impl Plan {
             return left;
         }
         if others.slower_takes {
-            let late_s = c.backlog_s + drain(size);
-            if let Some(t) = self.overshoots(d, size, left, late_s, cost) {
+            if let Some(t) = self.overshoots(d, size, left, c.backlog_s, cost) {
                 c.declined_s.set(Some(t));
                 return 0;
             }
@@ -796,10 +789,8 @@ impl Plan {
     /// would take work (see `others`; else it must take it). A GPU package cannot be
     /// split once dispatched, and on an irregular kernel each pays for its
     /// slowest work-group: the last one must not outlast the devices that
-    /// split finely. A package claimed ahead counts from when it can start,
-    /// and until its results are home (`late_s`: its backlog, and its
-    /// drain, see [`PowerEstimator::drain_s`]). Returns the seconds of the
-    /// declined package.
+    /// split finely. A package claimed ahead counts from when it can start
+    /// (`backlog_s`). Returns the seconds of the declined package.
     ///
     /// The others are taken as free to start on `left` at once, which a
     /// peer (another device of one claimant whose rate is at least
@@ -815,7 +806,7 @@ impl Plan {
         d: usize,
         size: u64,
         left: u64,
-        late_s: f64,
+        backlog_s: f64,
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> Option<f64> {
         let mine = cost(d)?;
@@ -823,7 +814,7 @@ impl Plan {
         if others.rates <= 0.0 {
             return None;
         }
-        let mine_s = late_s + self.claimants[d] as f64 * mine.time(size as f64);
+        let mine_s = backlog_s + self.claimants[d] as f64 * mine.time(size as f64);
         let others_s = (left as f64 + others.overhead_units) / others.rates;
         if mine_s <= others_s {
             return None;
@@ -1591,60 +1582,6 @@ mod tests {
         // A CPU worker (no overhead) keeps the formula: 10000 * 0.5 / 4.
         assert_eq!(p.package_size(&mut cpu, 10_000, &est), 1_250);
         assert_eq!(cpu.declined_s(), None);
-    }
-
-    /// A package whose results come home after it ends (a staged GPU's
-    /// own download, its cost counting the one in front of each package)
-    /// ends, for the end-of-run guard, when they are home.
-    #[test]
-    fn hguided_guard_waits_for_a_packages_drain() {
-        use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
-        /// `inner`, with `per_unit` seconds of drain per unit.
-        struct Draining<'a> {
-            inner: &'a ThroughputEstimator,
-            per_unit: f64,
-        }
-        impl PowerEstimator for Draining<'_> {
-            fn record(&self, device: usize, units: u64, seconds: f64) {
-                self.inner.record(device, units, seconds);
-            }
-            fn power(&self, device: usize) -> Option<f64> {
-                self.inner.power(device)
-            }
-            fn cost(&self, device: usize) -> Option<Cost> {
-                self.inner.cost(device)
-            }
-            fn drain_s(&self, device: usize, units: u64) -> f64 {
-                (device == 1).then_some(self.per_unit * units as f64).unwrap_or(0.0)
-            }
-        }
-        let est = ThroughputEstimator::new(2);
-        est.seed(0, Cost::rate_only(1e6), 4.0);
-        est.seed(
-            1,
-            Cost {
-                overhead_s: 1e-3,
-                rate: 1e6,
-            },
-            4.0,
-        );
-        let slots = [DeviceSlot::cpu(2), DeviceSlot::gpu()];
-        let plan = |per_unit: f64| {
-            let est = Draining {
-                inner: &est,
-                per_unit,
-            };
-            let p = Plan::new(&hg(None, 2.0, 1), &slots, 100_000, &est).unwrap();
-            let mut gpu = p.claimant(1, 0);
-            gpu.record(&(1..2), Source::Fresh);
-            // 2000 left: 500 units end at 1.5 ms, before the CPU's 2 ms
-            // alone, unless their results take 1 ms more to come home.
-            (p.package_size(&mut gpu, 2_000, &est), gpu.declined_s())
-        };
-        assert_eq!(plan(0.0), (500, None));
-        let (size, declined) = plan(2e-6);
-        assert_eq!(size, 0);
-        assert!((declined.unwrap() - 2.5e-3).abs() < 1e-9, "{declined:?}");
     }
 
     #[test]

@@ -4,16 +4,9 @@
 //!
 //! A package of `n` units on a staged GPU costs `overhead + n / rate +
 //! n * s`, where `s = up_bytes_per_unit / up_bw + down_bytes_per_unit /
-//! down_bw`: the cost model's rate ([`super::Cost`]) is slowed to `1 / (1 /
-//! rate + s)`, so the plan gives the CPU the ranges it finishes before the
-//! GPU could have computed and shipped them.
-//!
-//! Only the bytes beyond those the measured packages held count: a package
-//! whose copies share the queue with its dispatches waits for its upload
-//! and for the downloads queued in front of it, and its measured time holds
-//! them (see [`super::PowerEstimator::transfers_held`]). Counted again, they
-//! made a download-bound stencil's GPU look half as fast as it was, and a
-//! cold run gave the CPU 70% of the work where 55-60% ended together.
+//! down_bw`: the cost model's rate ([`super::Cost`], learned from compute
+//! alone) is slowed to `1 / (1 / rate + s)`, so the plan gives the CPU the
+//! ranges it finishes before the GPU could have computed and shipped them.
 
 use super::Cost;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,35 +84,11 @@ impl TransferRates {
         }
     }
 
-    /// Seconds per unit that transfers add to a package whose measured
-    /// cost already holds `held` bytes per unit (up, down: see
-    /// [`super::PowerEstimator::transfers_held`]), for a run that moves
-    /// `now` bytes per unit: what goes beyond them, each way.
-    pub(crate) fn seconds_per_unit(&self, now: (f64, f64), held: (f64, f64)) -> f64 {
-        let beyond = |n: f64, h: f64| if h.is_finite() { (n - h).max(0.0) } else { n };
-        let up = beyond(now.0, held.0);
-        let down = beyond(now.1, held.1);
+    /// Seconds per unit that transfers add to a package, for a run that
+    /// moves `up` and `down` bytes per unit.
+    pub(crate) fn seconds_per_unit(&self, up: f64, down: f64) -> f64 {
         let s = up / self.bandwidth(Way::Up) + down / self.bandwidth(Way::Down);
         if s.is_finite() && s > 0.0 {
-            s
-        } else {
-            0.0
-        }
-    }
-}
-
-impl TransferRates {
-    /// Seconds a package of `units` units waits after its compute for its
-    /// own download where its cost holds `held` bytes per unit of the
-    /// downloads in front of it (of at most the run's `down` bytes per
-    /// unit): those bytes, its own, at the download bandwidth.
-    pub(crate) fn drain_s(&self, down: f64, held: f64, units: u64) -> f64 {
-        if !(down.is_finite() && held.is_finite()) {
-            return 0.0;
-        }
-        let bytes = down.min(held).max(0.0) * units as f64;
-        let s = bytes / self.bandwidth(Way::Down);
-        if s.is_finite() {
             s
         } else {
             0.0
@@ -147,7 +116,7 @@ mod tests {
         let r = TransferRates::default();
         assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
         // 1 MB down per unit at 25 GB/s: 40 us per unit.
-        let s = r.seconds_per_unit((0.0, 1e6), (0.0, 0.0));
+        let s = r.seconds_per_unit(0.0, 1e6);
         assert!((s - 40e-6).abs() < 1e-12, "{s}");
         // A GPU computing 100k units/s (10 us each) then ships 40 us each:
         // 20k units/s.
@@ -155,26 +124,7 @@ mod tests {
         assert!((c.rate - 2e4).abs() < 1e-6, "{}", c.rate);
         assert_eq!(with_transfers(Cost::rate_only(1e5), 0.0).rate, 1e5);
         assert_eq!(with_transfers(Cost::rate_only(1e5), f64::NAN).rate, 1e5);
-        assert_eq!(r.seconds_per_unit((f64::INFINITY, 0.0), (0.0, 0.0)), 0.0);
-        // What the measured packages held is not added again: 1 MB up and
-        // 1 MB down per unit, of which their times held all of the
-        // downloads and half of the uploads (a NaN holds nothing).
-        let s = r.seconds_per_unit((1e6, 1e6), (5e5, 1e6));
-        assert!((s - 20e-6).abs() < 1e-12, "{s}");
-        let s = r.seconds_per_unit((1e6, 0.0), (f64::NAN, 2e6));
-        assert!((s - 40e-6).abs() < 1e-12, "{s}");
-    }
-
-    #[test]
-    fn a_package_drains_the_download_its_cost_held_in_front_of_the_next() {
-        let r = TransferRates::default();
-        // 1 MB per unit down, all held: 100 units, 100 MB at 25 GB/s.
-        assert!((r.drain_s(1e6, 1e6, 100) - 4e-3).abs() < 1e-12);
-        // Held beyond the run's bytes counts the run's; nothing held, none.
-        assert!((r.drain_s(1e6, 5e6, 100) - 4e-3).abs() < 1e-12);
-        assert_eq!(r.drain_s(1e6, 0.0, 100), 0.0);
-        assert_eq!(r.drain_s(0.0, 1e6, 100), 0.0);
-        assert_eq!(r.drain_s(f64::NAN, 1e6, 100), 0.0);
+        assert_eq!(r.seconds_per_unit(f64::INFINITY, 0.0), 0.0);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A/B of a fresh process's first run on all devices (HGuided, no hints):
-# coexec against coexec-old, interleaved, PROCS rounds. Per binary and
+# the binaries of BINS (coexec and coexec-old by default), interleaved, PROCS rounds. Per binary and
 # kernel, a profile is first written by a warm process (3 warm-ups, 5 runs)
 # in a directory of its own; each round then runs, per binary, one process
 # with profiles off (cold) and one from that profile (cold + profile). One
@@ -24,13 +24,13 @@ for spec in ${SPECS:-histogram:2^22 spmv:2^21 jacobi:8192x4096}; do
     COEXEC_PROFILE=off timeout 60 .device/bin/coexec bench --kernel $k --size $s --devices $d --warmup 0 --reps 1 --json > /tmp/o.json 2>/tmp/o.err
     line $k coexec cold-$d >> $R/summary.txt
   done
-  for b in coexec coexec-old; do
+  for b in ${BINS:-coexec coexec-old}; do
     mkdir -p /tmp/prof-$b-$k
     COEXEC_CACHE_DIR=/tmp/prof-$b-$k timeout 60 .device/bin/$b bench --kernel $k --size $s --devices all --warmup 3 --reps 5 --json > /tmp/o.json 2>/tmp/o.err
     line $k $b prime >> $R/summary.txt
   done
   for i in $(seq ${PROCS:-4}); do
-    for b in coexec coexec-old; do
+    for b in ${BINS:-coexec coexec-old}; do
       [ $(( $(date +%s) - START )) -gt ${LIMIT:-500} ] && break 3
       COEXEC_PROFILE=off timeout 60 .device/bin/$b bench --kernel $k --size $s --devices all --warmup 0 --reps 1 --json > /tmp/o.json 2>/tmp/o.err
       line $k $b cold >> $R/summary.txt
