@@ -690,6 +690,11 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
             let a = a.output(out);
             let up = upfront_bytes(&a.buffers, &iface, 0);
             let (per_unit, _) = bytes_per_unit(&a.buffers, &iface, space, 64, 0);
+            // The run's staged plan on that GPU agrees (what its first
+            // package's claim waits for).
+            let geometry = crate::exec::kernel::Geometry::new(space, k.local, k.tiles).unwrap();
+            let plan = super::Staging::new(&a.buffers, &iface, &geometry, 0).unwrap();
+            assert_eq!(plan.upfront_bytes(), up);
             (up, per_unit)
         };
         let items = Some(Footprint::Items { per_item: 1 });
