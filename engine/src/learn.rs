@@ -203,6 +203,14 @@ impl Learning {
         }
     }
 
+    /// Whether `kernel`'s next run is a first run from a profile: its
+    /// figures came from one and no live run is recorded yet (see
+    /// [`crate::outcomes::Outcomes::first_from_profile`]).
+    pub(crate) fn first_from_profile(&self, kernel: &Kernel) -> bool {
+        let learned = lock(kernel);
+        learned.from_profile && learned.outcomes.no_live_run()
+    }
+
     /// What the next run of `kernel` by the GPU of estimator slot `slot`
     /// alone, whose transfers have a queue of their own, is cut into (see
     /// [`crate::depth`]).

@@ -344,6 +344,12 @@ impl Outcomes {
         self.times(mode).and_then(Times::median)
     }
 
+    /// Whether no live run is recorded yet (what is measured, if anything,
+    /// came from a profile): see [`first_from_profile`](Self::first_from_profile).
+    pub(crate) fn no_live_run(&self) -> bool {
+        self.runs == 0
+    }
+
     /// The configuration the learner runs when it does not explore, if one
     /// is measured.
     pub(crate) fn incumbent(&self) -> Option<Mode> {
@@ -397,7 +403,7 @@ impl Outcomes {
         candidates: &[Mode],
         upfront: &dyn Fn(Mode) -> f64,
     ) -> Option<Mode> {
-        if self.runs > 0 {
+        if !self.no_live_run() {
             return None;
         }
         self.modes
