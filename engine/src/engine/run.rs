@@ -769,7 +769,6 @@ impl Engine {
                     return StartCost::default();
                 };
                 let iface = p.interface();
-                let bw = stagers.rates().bandwidth(crate::sched::transfers::Way::Up);
                 let whole = crate::exec::staging::upfront_bytes(&args.buffers, iface, g);
                 let (up, _) = crate::exec::staging::bytes_per_unit(
                     &args.buffers,
@@ -779,7 +778,11 @@ impl Engine {
                     g,
                 );
                 let by_items = up * geometry.units as f64;
-                let s = |bytes: f64| if bw > 0.0 { bytes / bw } else { 0.0 };
+                let s = |bytes: f64| {
+                    stagers
+                        .rates()
+                        .seconds(crate::sched::transfers::Way::Up, bytes)
+                };
                 StartCost {
                     fixed_s: s(whole as f64),
                     by_share_s: s(by_items),

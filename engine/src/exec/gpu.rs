@@ -414,13 +414,8 @@ fn upfront_s(role: &GpuRole<'_>) -> f64 {
     let (Some(staging), Some(stagers)) = (role.staging, role.unit.stagers.as_ref()) else {
         return 0.0;
     };
-    let bw = stagers.rates().bandwidth(crate::sched::transfers::Way::Up);
-    let s = staging.upfront_bytes() as f64 / bw;
-    if s.is_finite() {
-        s.max(0.0)
-    } else {
-        0.0
-    }
+    let bytes = staging.upfront_bytes() as f64;
+    stagers.rates().seconds(crate::sched::transfers::Way::Up, bytes)
 }
 
 /// The engine's GPU timeout in nanoseconds.

@@ -67,6 +67,17 @@ impl TransferRates {
         f64::from_bits(self.cell(way).load(Ordering::Relaxed))
     }
 
+    /// Seconds `bytes` take `way` at the learned bandwidth (0 where that
+    /// is no figure).
+    pub(crate) fn seconds(&self, way: Way, bytes: f64) -> f64 {
+        let s = bytes / self.bandwidth(way);
+        if s.is_finite() {
+            s.max(0.0)
+        } else {
+            0.0
+        }
+    }
+
     /// Learns from a batch that moved `bytes` `way` in `seconds` with
     /// nothing else on the queue (small or unusable batches are ignored).
     pub(crate) fn record(&self, way: Way, bytes: u64, seconds: f64) {
