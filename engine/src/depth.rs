@@ -29,13 +29,6 @@ pub(crate) const LADDER: [u64; 4] = [1, 2, 4, 8];
 /// for the next step to be tried (run-to-run noise is about 2%).
 pub(crate) const GAIN: f64 = 0.02;
 
-/// What one package more costs a lone GPU's run, seconds (the gap
-/// between dispatches: a median of 6-15 us on an H200 over resident
-/// inputs, up to 77 us where a package's download is queued in front of
-/// the next; see BENCHMARKS.md, section 1). Only where the ladder jumps
-/// to depends on it: the step it jumps to is measured as any other.
-const PACKAGE_GAP_S: f64 = 30e-6;
-
 /// The index in [`LADDER`] of `packages`, where it is a step.
 fn step_of(packages: u64) -> Option<usize> {
     LADDER.iter().position(|&n| n == packages)
@@ -78,33 +71,6 @@ pub(crate) struct DepthLadder {
     /// Per step: every sample it has came from a run right after a run of
     /// other devices.
     after_others: [bool; LADDER.len()],
-    /// From the last one-package run: what `n` packages can hide (see
-    /// [`Overlap`]).
-    overlap: Option<Overlap>,
-}
-
-/// What a one-package lone run measured of its parts, per unit of the
-/// run: the GPU's compute and its transfers ran one after the other. In
-/// `n` packages, one package's transfers run beside another's compute, so
-/// at best `(1 - 1/n)` of the smaller part is hidden, at a gap per package
-/// more ([`PACKAGE_GAP_S`]). (A Mandelbrot set of 16.8 M pixels on an
-/// H200: 0.34 ms of compute, 1.43 ms of download, 1.79 ms in one package;
-/// 1.69, 1.51 and 1.51 ms measured in 2, 4 and 8, against 1.64, 1.59 and
-/// 1.63 so predicted.)
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Overlap {
-    /// The smaller of compute and transfers, seconds per unit.
-    hidden: f64,
-    /// [`PACKAGE_GAP_S`] per unit of the run.
-    gap: f64,
-}
-
-impl Overlap {
-    /// Seconds per unit `packages` packages save over one.
-    fn saving(&self, packages: u64) -> f64 {
-        let n = packages.max(1) as f64;
-        (1.0 - 1.0 / n) * self.hidden - (n - 1.0) * self.gap
-    }
 }
 
 /// Samples kept per step.
@@ -151,27 +117,6 @@ impl DepthLadder {
         self.add(packages, per_unit_s, true);
     }
 
-    /// Records the parts of a one-package lone run of `units` units (the
-    /// GPU's compute and its transfers, seconds; others are ignored): the
-    /// ladder's first climb jumps to the step they say saves most, where
-    /// that saves more than [`GAIN`] (see [`Overlap`]).
-    pub(crate) fn record_parts(
-        &mut self,
-        packages: u64,
-        (compute_s, transfer_s): (f64, f64),
-        units: u64,
-    ) {
-        let hidden = compute_s.min(transfer_s);
-        if packages != 1 || units == 0 || !(hidden.is_finite() && hidden >= 0.0) {
-            return;
-        }
-        let g = units as f64;
-        self.overlap = Some(Overlap {
-            hidden: hidden / g,
-            gap: PACKAGE_GAP_S / g,
-        });
-    }
-
     fn add(&mut self, packages: u64, per_unit_s: f64, after_others: bool) {
         if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
             return;
@@ -216,18 +161,12 @@ impl DepthLadder {
     }
 
     /// The step to run: the first unmeasured one while each measured step
-    /// beat the one below it by [`GAIN`] (from one package, the step the
-    /// one-package run's parts say saves most, see [`jump`](Self::jump);
-    /// steps so jumped over are passed); else the best measured.
+    /// beat the one below it by [`GAIN`]; else the best measured.
     fn step(&self) -> usize {
         let mut best = 0;
         for (i, (_, runs)) in self.steps.iter().enumerate() {
             if *runs == 0 {
-                let jumped_over = self.steps[i..].iter().any(|s| s.1 > 0);
-                if jumped_over {
-                    continue;
-                }
-                return if i == 1 { self.jump().unwrap_or(1) } else { i };
+                return i;
             }
             if i > 0 && self.time(i) >= self.time(best) * (1.0 - GAIN) {
                 return best;
@@ -235,21 +174,6 @@ impl DepthLadder {
             best = i;
         }
         best
-    }
-
-    /// The step above one package that the last one-package run's parts
-    /// say saves most (see [`Overlap`]), where that saves more than
-    /// [`GAIN`] of the one-package time; `None` without such a run.
-    fn jump(&self) -> Option<usize> {
-        let o = self.overlap?;
-        let one = self.time(0);
-        let (i, saving) = LADDER
-            .iter()
-            .enumerate()
-            .skip(1)
-            .map(|(i, &n)| (i, o.saving(n)))
-            .max_by(|a, b| a.1.total_cmp(&b.1))?;
-        (saving > GAIN * one).then_some(i)
     }
 }
 
@@ -284,50 +208,6 @@ mod tests {
         };
         let seen: Vec<u64> = (0..7).map(|_| run(&mut l, t)).collect();
         assert_eq!(seen, [1, 2, 4, 8, 4, 4, 4]);
-    }
-
-    /// A one-package run's parts say where the first climb goes: a
-    /// Mandelbrot set's (0.34 ms of compute, 1.43 of download, 1.79 in
-    /// one package) jumps to 4 packages, climbs to 8 from there, and stays
-    /// at 4 where 8 does not pay; parts with nothing to hide, or too
-    /// little, climb one step as before.
-    #[test]
-    fn a_one_package_runs_parts_say_where_to_jump() {
-        let units = 1u64 << 18;
-        let g = units as f64;
-        let t = |n: u64| {
-            let s = match n {
-                1 => 1.79e-3,
-                2 => 1.69e-3,
-                4 => 1.51e-3,
-                _ => 1.51e-3,
-            };
-            s / g
-        };
-        let mut l = DepthLadder::default();
-        assert_eq!(l.next(false).packages, 1);
-        l.record(1, t(1));
-        l.record_parts(1, (0.34e-3, 1.43e-3), units);
-        let seen: Vec<u64> = (0..4).map(|_| run(&mut l, t)).collect();
-        assert_eq!(seen, [4, 8, 4, 4]);
-        assert_eq!(
-            l.measured().iter().map(|m| m.0).collect::<Vec<_>>(),
-            [1, 4, 8]
-        );
-        // Nothing to hide (an output of a few bytes), or under GAIN of
-        // the run: one step, as without parts.
-        for parts in [(1e-3, 0.0), (1e-3, 10e-6)] {
-            let mut l = DepthLadder::default();
-            l.record(1, 1.1e-3 / g);
-            l.record_parts(1, parts, units);
-            assert_eq!(l.next(false).packages, 2, "{parts:?}");
-        }
-        // Parts of a run of more packages, or of no units, say nothing.
-        let mut l = DepthLadder::default();
-        l.record(1, t(1));
-        l.record_parts(2, (0.34e-3, 1.43e-3), units);
-        l.record_parts(1, (0.34e-3, 1.43e-3), 0);
-        assert_eq!(l.next(false).packages, 2);
     }
 
     #[test]

@@ -115,7 +115,9 @@ impl Learning {
     /// pays one-time costs (a pipeline's first use, first touches of the
     /// buffers) that say nothing about the configuration.
     ///
-    /// `lone`: the run was a lone GPU's (see [`LoneRun`]); `timed`: its time measures it (not so for a run that paid a one-time
+    /// `lone`: the run was a lone GPU's (its estimator slot) in this many
+    /// packages (see [`Learning::lone_depth`]), with its seconds and units;
+    /// `timed`: its time measures it (not so for a run that paid a one-time
     /// transfer); `uploaded`: it uploaded bytes.
     ///
     /// A lone run right after a run of other devices that uploaded bytes
@@ -129,7 +131,7 @@ impl Learning {
         kernel: &Kernel,
         outcome: Option<(Mode, f64, u64)>,
         shares: &[Share],
-        lone: Option<LoneRun>,
+        lone: Option<(usize, u64, f64, u64)>,
         (timed, uploaded): (bool, bool),
     ) {
         kernel.estimator.settle();
@@ -157,22 +159,21 @@ impl Learning {
             let first = learned.runs == 1;
             record_coverage(&mut learned.coverage, shares, first);
         }
-        let lone_slot = lone.map(|l| l.slot);
+        let lone_slot = lone.map(|(slot, ..)| slot);
         let after_others = uploaded && learned.lone_before != lone_slot;
         learned.lone_before = lone_slot;
-        if let (Some(run), true) = (lone, timed && learned.runs > 1) {
-            let per_unit = run.seconds / run.units.max(1) as f64;
-            let l = ladder(&mut learned.depth, run.slot);
+        if let (Some((slot, packages, seconds, units)), true) = (lone, timed && learned.runs > 1) {
+            let per_unit = seconds / units.max(1) as f64;
+            let l = ladder(&mut learned.depth, slot);
             if after_others {
-                l.record_after_others(run.packages, per_unit);
+                l.record_after_others(packages, per_unit);
             } else {
-                l.record(run.packages, per_unit);
+                l.record(packages, per_unit);
             }
-            l.record_parts(run.packages, run.parts, run.units);
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             // A lone GPU's runs vary by their packages (see `Times`).
-            let variant = lone.map_or(0, |l| l.packages);
+            let variant = lone.map_or(0, |(_, packages, ..)| packages);
             learned
                 .outcomes
                 .record_variant(mode, variant, seconds, units);
@@ -566,21 +567,6 @@ fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share], first: boo
         }
         coverage[s.slot] = Some(s.items as f64 / total as f64);
     }
-}
-
-/// A run of one GPU alone, as [`Learning::after_run`] records it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct LoneRun {
-    /// The GPU's estimator slot.
-    pub(crate) slot: usize,
-    /// The packages it was cut into (see [`Learning::lone_depth`]).
-    pub(crate) packages: u64,
-    /// The run's seconds and units.
-    pub(crate) seconds: f64,
-    pub(crate) units: u64,
-    /// Seconds of the GPU's own compute and of its transfers (see
-    /// [`crate::depth::DepthLadder::record_parts`]).
-    pub(crate) parts: (f64, f64),
 }
 
 /// The ladder of estimator slot `slot` among `ladders`, made on first use.

@@ -10,7 +10,6 @@ use crate::exec::kernel::{Args, Geometry, Kernel};
 use crate::exec::reduce;
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
-use crate::learn::LoneRun;
 use crate::mem::{BufferBinding, MemoryPlacement};
 use crate::sched::{
     Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StartCost, StealBoard,
@@ -304,13 +303,7 @@ impl Engine {
                 .filter(|_| timed)
                 .map(|m| (m, time_s, geometry.units)),
             &shares,
-            depth.map(|(slot, d)| LoneRun {
-                slot,
-                packages: d.packages,
-                seconds: time_s,
-                units: geometry.units,
-                parts: lone_parts(&devices_out),
-            }),
+            depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
             (timed, uploaded),
         );
         steps.mark("reported");
@@ -1080,18 +1073,6 @@ fn gpu_inline_in_env() -> bool {
 fn stealing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::switches::on_unless_zero(&ON, "COEXEC_STEAL")
-}
-
-/// A lone GPU's run's parts: its own compute (from its timestamps, else
-/// as the host measured its packages) and the seconds its loop waited for
-/// transfers; zeros where no GPU ran.
-fn lone_parts(devices: &[DeviceReport]) -> (f64, f64) {
-    devices
-        .iter()
-        .find(|d| d.kind == DeviceKind::Gpu && d.items > 0)
-        .map_or((0.0, 0.0), |d| {
-            (d.gpu_busy_s.unwrap_or(d.busy_s), d.transfers.seconds)
-        })
 }
 
 #[cfg(test)]

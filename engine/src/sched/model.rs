@@ -473,8 +473,7 @@ pub fn alone_time(cost: Cost, claimants: usize, units: u64) -> f64 {
 /// together at best `T_co = (units + rate'_f * fixed_f) / sum rate'_j`,
 /// where `rate'_j` is a device's rate scaled down by the part of its
 /// claimants the run can keep busy and `fixed_f` the fastest device's fixed
-/// cost alone (its time alone less `units / rate'_f`), which it pays
-/// together as well (the other devices' overheads are left out: fitted
+/// cost alone (`c * overhead`), which it pays together as well (the other devices' overheads are left out: fitted
 /// over irregular packages they can be far off). With a fixed cost, the
 /// estimated gain is then the others' rates over the fastest's, as it is
 /// without. Co-execution is declined when the
@@ -598,8 +597,8 @@ fn outlook(costs: &[(Option<Cost>, usize)], start: &[StartCost], units: u64) -> 
     let rate = |&(c, n): &(Cost, f64)| c.rate * (g / n).min(1.0);
     let rates: f64 = known.iter().map(rate).sum();
     let own_fixed = {
-        let k = &known[fastest];
-        (t_f - start_of(fastest).all_s() - g / rate(k)).max(0.0)
+        let (c, n) = known[fastest];
+        n * c.overhead_s
     };
     let waits: f64 = known
         .iter()
