@@ -606,11 +606,21 @@ impl Engine {
         let job = |thread: usize| {
             if let Some(k) = gpu_of(thread) {
                 let slot = &mut *prepared[k].lock().unwrap_or_else(|p| p.into_inner());
+                tracing::trace!(
+                    gpu = k,
+                    us = t0.elapsed().as_micros() as u64,
+                    "a GPU's loop woke"
+                );
                 // Its mirrors (allocated on first use: milliseconds) and
                 // binding set are made on the GPU's own thread, while the
                 // CPU workers already run.
                 match self.prepare_gpu(kernel, args, run, k, shared.geometry) {
                     Ok((staging, set)) => {
+                        tracing::trace!(
+                            gpu = k,
+                            us = t0.elapsed().as_micros() as u64,
+                            "a GPU's run prepared"
+                        );
                         if let Some(mut role) =
                             self.gpu_role(kernel, args, run, k, shared, &set, &board)
                         {

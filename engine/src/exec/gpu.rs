@@ -376,6 +376,7 @@ pub(crate) fn dispatch_loop(
     lane: &Lane,
 ) {
     let ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
+    let us = |t: Instant| t.duration_since(t0).as_micros() as u64;
     let mut l = Loop {
         role,
         plan,
@@ -400,6 +401,7 @@ pub(crate) fn dispatch_loop(
             .fault
             .map(|spec| Injected::new(spec, &role.unit.device)),
     };
+    tracing::trace!(us = us(Instant::now()), "a GPU's loop starts");
     if let Err(f) = l.run() {
         l.fail(f);
     }

@@ -44,7 +44,11 @@ impl ComputePipeline {
     /// `maxStorageBufferRange`.
     pub fn bind(&self, buffers: &[BufferBinding<'_>]) -> Result<BindingSet> {
         self.check_bindings(buffers)?;
-        let set = self.allocate_set()?;
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let set = match spare {
+            Some(set) => set,
+            None => self.allocate_set()?,
+        };
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
             .iter()
             .map(|b| {
@@ -103,7 +107,7 @@ impl ComputePipeline {
     }
 
     /// A descriptor set of this pipeline's layout, in a pool of its own.
-    fn allocate_set(&self) -> Result<BindingSet, VkError> {
+    pub(super) fn allocate_set(&self) -> Result<BindingSet, VkError> {
         let raw = self.device.raw();
         let n = self.interface.bindings.len().max(1) as u32;
         let sizes = [vk::DescriptorPoolSize::default()
