@@ -87,6 +87,9 @@ impl Learning {
                     for &(mode, t) in &profile.times {
                         learned.outcomes.seed(mode, t);
                     }
+                    for &(mode, t) in &profile.first {
+                        learned.outcomes.record_first(mode, t);
+                    }
                     for &(slot, f) in &profile.split {
                         learned.split.seed(slot, f);
                     }
@@ -171,6 +174,11 @@ impl Learning {
                 l.record(packages, per_unit);
             }
         }
+        if let (Some((mode, seconds, units)), true) = (outcome, learned.runs == 1) {
+            learned
+                .outcomes
+                .record_first(mode, seconds / units.max(1) as f64);
+        }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             // A lone GPU's runs vary by their packages (see `Times`).
             let variant = lone.map_or(0, |(_, packages, ..)| packages);
@@ -196,6 +204,7 @@ impl Learning {
                 .enumerate()
                 .flat_map(|(slot, l)| l.measured().into_iter().map(move |(n, t)| (slot, n, t)))
                 .collect(),
+            first: learned.outcomes.firsts().to_vec(),
         };
         if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
@@ -596,13 +605,15 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             _ => false,
         }
     });
-    let times = now.times.iter().any(|&(mode, t)| {
-        saved
-            .times
-            .iter()
-            .find(|(m, _)| *m == mode)
-            .is_none_or(|&(_, b)| differs(b, t))
-    });
+    let by_mode = |saved: &[(Mode, f64)], now: &[(Mode, f64)]| {
+        now.iter().any(|&(mode, t)| {
+            saved
+                .iter()
+                .find(|(m, _)| *m == mode)
+                .is_none_or(|&(_, b)| differs(b, t))
+        })
+    };
+    let times = by_mode(&saved.times, &now.times);
     let split = now.split.iter().any(|&(slot, f)| {
         saved
             .split
@@ -617,7 +628,8 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|&&(s, m, _)| s == slot && m == n)
             .is_none_or(|&(_, _, b)| differs(b, t))
     });
-    costs || times || split || depth
+    let first = by_mode(&saved.first, &now.first);
+    costs || times || split || depth || first
 }
 
 fn differs(a: f64, b: f64) -> bool {

@@ -288,6 +288,9 @@ pub(crate) struct Outcomes {
     incumbent: Option<Mode>,
     /// The cost model's choice at the last [`choose`](Self::choose).
     model: Option<Mode>,
+    /// Per configuration, the seconds per unit of the latest first run of
+    /// a process that ran it (see [`record_first`](Self::record_first)).
+    firsts: Vec<(Mode, f64)>,
 }
 
 impl Outcomes {
@@ -398,6 +401,13 @@ impl Outcomes {
     /// first, and a GPU alone brings up all of them (histogram 2^22 on the
     /// H200, from its profile: the GPU alone, 3.6-3.8 ms with a 134 MB
     /// upload, where co-executing took 2.9-3.3).
+    ///
+    /// A configuration no later run measured stands at the time of its
+    /// latest first run (see [`record_first`](Self::record_first)), which
+    /// paid its uploads and the process's one-time costs: the learner that
+    /// wrote the profile may have run the GPU alone from its second run on,
+    /// and its first, co-executed run is then the only word on
+    /// co-executing from a cold start.
     pub(crate) fn first_from_profile(
         &self,
         candidates: &[Mode],
@@ -406,13 +416,40 @@ impl Outcomes {
         if !self.no_live_run() {
             return None;
         }
-        self.modes
+        let warm = self
+            .modes
             .iter()
-            .filter(|(m, _)| candidates.contains(m))
-            .filter_map(|(m, t)| t.median().map(|s| (*m, s + upfront(*m).max(0.0))))
-            .filter(|(_, s)| s.is_finite())
+            .filter_map(|(m, t)| t.median().map(|s| (*m, s + upfront(*m).max(0.0))));
+        let first = self
+            .firsts
+            .iter()
+            .filter(|(m, _)| self.per_unit_s(*m).is_none())
+            .copied();
+        warm.chain(first)
+            .filter(|(m, s)| candidates.contains(m) && s.is_finite())
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(m, _)| m)
+    }
+
+    /// Records the first run of a process over this space, in `mode`, at
+    /// `per_unit_s` seconds per unit (the latest per configuration is
+    /// kept; see [`first_from_profile`](Self::first_from_profile)). It is
+    /// not a run of [`record_variant`](Self::record_variant): its one-time
+    /// costs say nothing about the configuration's later runs.
+    pub(crate) fn record_first(&mut self, mode: Mode, per_unit_s: f64) {
+        if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
+            return;
+        }
+        match self.firsts.iter_mut().find(|(m, _)| *m == mode) {
+            Some(f) => f.1 = per_unit_s,
+            None => self.firsts.push((mode, per_unit_s)),
+        }
+    }
+
+    /// Every configuration's latest first run, seconds per unit (for
+    /// profiles).
+    pub(crate) fn firsts(&self) -> &[(Mode, f64)] {
+        &self.firsts
     }
 
     /// The relative margin by which `challenger` must beat `incumbent`:
@@ -717,6 +754,32 @@ mod tests {
         );
         o.record(GPU, 1.0, 1);
         assert_eq!(o.first_from_profile(&ALL, &up), None, "a live run counts");
+    }
+
+    /// A configuration no later run measured stands at its first run's
+    /// time (uploads and one-time costs paid): co-executing, measured only
+    /// on the profile writer's first run, beats the GPU alone plus its
+    /// upload, and not the GPU alone when the GPU's upload is small; a
+    /// configuration measured later stands at that, plus its upload.
+    #[test]
+    fn a_configuration_measured_only_on_a_first_run_stands_at_that() {
+        let mut o = Outcomes::default();
+        o.record_first(Mode::Together, 3.0);
+        o.record_first(Mode::Together, f64::NAN);
+        o.record_first(CPU, -1.0);
+        assert_eq!(o.firsts(), &[(Mode::Together, 3.0)]);
+        o.seed(GPU, 0.5);
+        let up = |big: bool| move |m: Mode| if m == GPU && big { 3.8 } else { 0.0 };
+        assert_eq!(o.first_from_profile(&ALL, &up(true)), Some(Mode::Together));
+        assert_eq!(o.first_from_profile(&ALL, &up(false)), Some(GPU));
+        assert_eq!(o.first_from_profile(&[GPU, CPU], &up(true)), Some(GPU));
+        // The latest first run counts.
+        o.record_first(Mode::Together, 5.0);
+        assert_eq!(o.first_from_profile(&ALL, &up(true)), Some(GPU));
+        // Measured since (seeded from a profile): that time and its upload.
+        o.seed(Mode::Together, 0.4);
+        assert_eq!(o.first_from_profile(&ALL, &up(true)), Some(Mode::Together));
+        assert_eq!(o.first_from_profile(&ALL, &up(false)), Some(Mode::Together));
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! Beside them it keeps the scales of the devices' rates in a co-executed
 //! split (see [`crate::split`]; lines `split SLOT SCALE`), and a lone GPU's
 //! time per unit at each package count it tried (see [`crate::depth`];
-//! lines `depth SLOT PACKAGES SECONDS`); profiles written before them lack
-//! them.
+//! lines `depth SLOT PACKAGES SECONDS`), and the time per unit of the
+//! latest first run of a process in each configuration (lines `first
+//! together SECONDS`, `first alone SLOT SECONDS`, `first without SLOT
+//! SECONDS`); profiles written before them lack them.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
@@ -45,6 +47,10 @@ pub(crate) struct Profile {
     pub(crate) split: Vec<(usize, f64)>,
     /// A slot's lone runs: packages and seconds per unit.
     pub(crate) depth: Vec<(usize, u64, f64)>,
+    /// Seconds per unit of the latest first run of a process in each
+    /// configuration that had one (see
+    /// [`crate::outcomes::Outcomes::record_first`]).
+    pub(crate) first: Vec<(Mode, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -169,13 +175,15 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "depth {slot} {n} {t:e}");
         }
     }
-    for &(mode, t) in &profile.times {
-        if t.is_finite() && t > 0.0 {
-            let _ = match mode {
-                Mode::Together => writeln!(s, "time together {t:e}"),
-                Mode::Alone(slot) => writeln!(s, "time alone {slot} {t:e}"),
-                Mode::Without(slot) => writeln!(s, "time without {slot} {t:e}"),
-            };
+    for (word, list) in [("time", &profile.times), ("first", &profile.first)] {
+        for &(mode, t) in list {
+            if t.is_finite() && t > 0.0 {
+                let _ = match mode {
+                    Mode::Together => writeln!(s, "{word} together {t:e}"),
+                    Mode::Alone(slot) => writeln!(s, "{word} alone {slot} {t:e}"),
+                    Mode::Without(slot) => writeln!(s, "{word} without {slot} {t:e}"),
+                };
+            }
         }
     }
     s
@@ -196,6 +204,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
         times: Vec::new(),
         split: Vec::new(),
         depth: Vec::new(),
+        first: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -237,7 +246,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                 }
                 p.depth.push((i, n, t));
             }
-            Some("time") => {
+            Some(word @ ("time" | "first")) => {
                 let mode = match f.next() {
                     Some("together") => Mode::Together,
                     Some("alone") => Mode::Alone(slot(f.next())?),
@@ -248,7 +257,10 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                 if !(t.is_finite() && t > 0.0) {
                     return Err(bad());
                 }
-                p.times.push((mode, t));
+                match word {
+                    "time" => p.times.push((mode, t)),
+                    _ => p.first.push((mode, t)),
+                }
             }
             _ => return Err(bad()),
         }
@@ -308,6 +320,7 @@ mod tests {
             times: Vec::new(),
             split: Vec::new(),
             depth: Vec::new(),
+            first: Vec::new(),
         }
     }
 
@@ -330,6 +343,7 @@ mod tests {
             ],
             split: vec![(0, 1.25), (1, 0.75)],
             depth: vec![(1, 1, 3.5e-9), (1, 2, 3.25e-9)],
+            first: vec![(Mode::Together, 7.5e-9), (Mode::Alone(0), 8.5e-9)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -384,6 +398,18 @@ mod tests {
                 key("2").text
             ),
             &format!("coexec-profile 2\nkey {}\ntime apart 1e-9\n", key("2").text),
+            &format!(
+                "coexec-profile 2\nkey {}\nfirst together 0\n",
+                key("2").text
+            ),
+            &format!(
+                "coexec-profile 2\nkey {}\nfirst alone 2 1e-9\n",
+                key("2").text
+            ),
+            &format!(
+                "coexec-profile 2\nkey {}\nfirsts together 1e-9\n",
+                key("2").text
+            ),
             &format!("coexec-profile 2\nkey {}\nsplit 0 -1\n", key("2").text),
             &format!("coexec-profile 2\nkey {}\nsplit 5 1\n", key("2").text),
             &format!("coexec-profile 2\nkey {}\ndepth 1 4 0\n", key("2").text),
