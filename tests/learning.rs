@@ -292,7 +292,7 @@ fn run_scattered_on(
 /// resident, the profile's fastest runs.
 #[test]
 fn a_first_run_from_a_profile_counts_what_it_must_upload() {
-    let Some(s) = Scattered::profiled("up") else {
+    let Some(s) = Scattered::profiled("up", 4 << 20) else {
         return;
     };
     // What the profile says, made plain: both devices equally fast, and
@@ -332,24 +332,36 @@ fn a_first_run_from_a_profile_counts_what_it_must_upload() {
 /// co-executing only from its first run (uploads and one-time costs
 /// paid), which the profile keeps: a new process's first run takes it
 /// where it beat the GPU alone plus the GPU's upload, and the GPU alone
-/// where it did not.
+/// where it did not. The upload is priced at the bandwidth the profile
+/// kept (its writer's), not the seed's.
 #[test]
 fn a_configuration_measured_only_on_a_first_run_counts_at_that() {
-    let Some(s) = Scattered::profiled("first") else {
+    // 32 MiB, which teaches the upload bandwidth.
+    let Some(s) = Scattered::profiled("first", 8 << 20) else {
         return;
     };
-    assert!(
-        s.text().lines().any(|l| l.starts_with("first ")),
-        "the writer's first run is kept: {}",
-        s.text()
-    );
-    for (first_together, co_executes) in [("2e-8", true), ("1e-3", false)] {
+    for kept in ["first ", "rates 1 "] {
+        assert!(
+            s.text().lines().any(|l| l.starts_with(kept)),
+            "the writer's {kept:?} is kept: {}",
+            s.text()
+        );
+    }
+    // 32 MiB up: some microseconds a unit at the seed's 25 GB/s, a
+    // fortieth of that at 1 TB/s.
+    for (first_together, rates, co_executes) in [
+        ("2e-8", "", true),
+        ("1e-3", "", false),
+        ("1e-6", "", true),
+        ("1e-6", "rates 1 1e12 1e12", false),
+    ] {
         s.rewrite(&[
             "cost 0 0e0 1e6",
             "cost 1 0e0 1e6",
             "time alone 1 1e-8",
             "time alone 0 1e-3",
             &format!("first together {first_together}"),
+            rates,
         ]);
         let (e, k, x) = s.engine();
         let first = s.run(&e, &k, &x);
@@ -357,13 +369,13 @@ fn a_configuration_measured_only_on_a_first_run_counts_at_that() {
         assert_eq!(
             !sat_out(&first, DeviceKind::Cpu),
             co_executes,
-            "first together {first_together}"
+            "first together {first_together}, {rates:?}"
         );
     }
 }
 
-/// The scattered-read kernel over a 16 MiB input on staged engines that
-/// share a profile directory: one engine ran it four times and wrote its
+/// The scattered-read kernel over an input on staged engines that share
+/// a profile directory: one engine ran it four times and wrote its
 /// profile.
 struct Scattered {
     dir: std::path::PathBuf,
@@ -373,7 +385,7 @@ struct Scattered {
 
 impl Scattered {
     /// `None` without a staged Vulkan device.
-    fn profiled(tag: &str) -> Option<Self> {
+    fn profiled(tag: &str, items: usize) -> Option<Self> {
         let dir = std::env::temp_dir().join(format!("coexec-profile-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let cpu: std::sync::Arc<coexec::CpuFn> =
@@ -388,7 +400,7 @@ impl Scattered {
         let s = Scattered {
             dir,
             cpu,
-            data: common::input(4 << 20, 5),
+            data: common::input(items, 5),
         };
         let e = s.staged()?;
         let k = e
@@ -398,6 +410,9 @@ impl Scattered {
         for _ in 0..4 {
             run_scattered(&e, &k, &x, &s.data);
         }
+        // The GPU uploads the input once whatever the learner chose: its
+        // bandwidth is learned (and kept).
+        run_scattered_on(&e, &k, &x, &s.data, Devices::GPU);
         Some(s)
     }
 
@@ -436,12 +451,12 @@ impl Scattered {
         let mut kept: Vec<&str> = text
             .lines()
             .filter(|l| {
-                !["time ", "cost ", "first "]
+                !["time ", "cost ", "first ", "rates "]
                     .iter()
                     .any(|p| l.starts_with(p))
             })
             .collect();
-        kept.extend(lines);
+        kept.extend(lines.iter().filter(|l| !l.is_empty()));
         std::fs::write(common::the_profile(&self.dir), kept.join("\n") + "\n").unwrap();
     }
 }

@@ -121,7 +121,9 @@ impl Learning {
     /// `lone`: the run was a lone GPU's (its estimator slot) in this many
     /// packages (see [`Learning::lone_depth`]), with its seconds and units;
     /// `timed`: its time measures it (not so for a run that paid a one-time
-    /// transfer); `uploaded`: it uploaded bytes.
+    /// transfer); `uploaded`: it uploaded bytes. `rates`: the staged GPUs'
+    /// transfer bandwidths this process learned, for the profile (see
+    /// [`Learning::profile_rates`]).
     ///
     /// A lone run right after a run of other devices that uploaded bytes
     /// (what they wrote, as a rule) is recorded as such for its depth (see
@@ -136,6 +138,7 @@ impl Learning {
         shares: &[Share],
         lone: Option<(usize, u64, f64, u64)>,
         (timed, uploaded): (bool, bool),
+        rates: &[(usize, f64, f64)],
     ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
@@ -175,6 +178,7 @@ impl Learning {
             }
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs == 1) {
+            let mode = worked_alone(mode, shares).unwrap_or(mode);
             learned
                 .outcomes
                 .record_first(mode, seconds / units.max(1) as f64);
@@ -182,11 +186,16 @@ impl Learning {
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             // A lone GPU's runs vary by their packages (see `Times`).
             let variant = lone.map_or(0, |(_, packages, ..)| packages);
-            learned
-                .outcomes
-                .record_variant(mode, variant, seconds, units);
-            if mode == Mode::Together {
-                learned.split.update(shares);
+            match worked_alone(mode, shares) {
+                Some(alone) => learned.outcomes.record_variant(alone, 0, seconds, units),
+                None => {
+                    learned
+                        .outcomes
+                        .record_variant(mode, variant, seconds, units);
+                    if mode == Mode::Together {
+                        learned.split.update(shares);
+                    }
+                }
             }
         }
         let Some(key) = learned.key.clone() else {
@@ -205,10 +214,22 @@ impl Learning {
                 .flat_map(|(slot, l)| l.measured().into_iter().map(move |(n, t)| (slot, n, t)))
                 .collect(),
             first: learned.outcomes.firsts().to_vec(),
+            rates: rates.to_vec(),
         };
         if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
             learned.saved = now;
+        }
+    }
+
+    /// The staged GPUs' transfer bandwidths the profile `kernel`'s figures
+    /// came from kept (device slot, bytes per second up and down; empty
+    /// without one).
+    pub(crate) fn profile_rates(&self, kernel: &Kernel) -> Vec<(usize, f64, f64)> {
+        let learned = lock(kernel);
+        match learned.from_profile {
+            true => learned.saved.rates.clone(),
+            false => Vec::new(),
         }
     }
 
@@ -578,6 +599,21 @@ fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share], first: boo
     }
 }
 
+/// A co-executed run in which one device ran every item (the others
+/// declined every package by the finish-time guard) measured that device
+/// alone, its others' wake-up included: that configuration, which the
+/// model may have chosen; `None` for any other run. (Recorded as
+/// co-executing, it tied with the device alone that the learner never
+/// measured, and a CPU 50 ms a work-group slower stayed awake for every
+/// run of a loaded machine.)
+fn worked_alone(mode: Mode, shares: &[Share]) -> Option<Mode> {
+    let mut working = shares.iter().filter(|s| s.items > 0);
+    match (mode, working.next(), working.next()) {
+        (Mode::Together, Some(only), None) if shares.len() > 1 => Some(Mode::Alone(only.slot)),
+        _ => None,
+    }
+}
+
 /// The ladder of estimator slot `slot` among `ladders`, made on first use.
 fn ladder(
     ladders: &mut Vec<crate::depth::DepthLadder>,
@@ -629,7 +665,14 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .is_none_or(|&(_, _, b)| differs(b, t))
     });
     let first = by_mode(&saved.first, &now.first);
-    costs || times || split || depth || first
+    let rates = now.rates.iter().any(|&(slot, up, down)| {
+        saved
+            .rates
+            .iter()
+            .find(|r| r.0 == slot)
+            .is_none_or(|&(_, u, d)| differs(u, up) || differs(d, down))
+    });
+    costs || times || split || depth || first || rates
 }
 
 fn differs(a: f64, b: f64) -> bool {
@@ -1001,6 +1044,33 @@ mod tests {
             l.sit_out(&st, &present, &[], &est, 100, Doubts::NONE),
             [true, false, true, false]
         );
+    }
+
+    /// A co-executed run in which one device ran every item measured it
+    /// alone; any other run measured what it was.
+    #[test]
+    fn a_run_that_one_device_did_alone_measured_it_alone() {
+        let share = |slot, items| Share {
+            slot,
+            items,
+            start_s: 0.0,
+            finish_s: 1.0,
+        };
+        let gpu_only = [share(0, 0), share(1, 100)];
+        assert_eq!(
+            worked_alone(Mode::Together, &gpu_only),
+            Some(Mode::Alone(1))
+        );
+        let both = [share(0, 1), share(1, 99)];
+        assert_eq!(worked_alone(Mode::Together, &both), None);
+        assert_eq!(worked_alone(Mode::Alone(1), &gpu_only), None);
+        assert_eq!(worked_alone(Mode::Together, &[share(1, 100)]), None);
+        assert_eq!(
+            worked_alone(Mode::Together, &[share(0, 0), share(1, 0)]),
+            None
+        );
+        let three = [share(0, 0), share(1, 50), share(2, 50)];
+        assert_eq!(worked_alone(Mode::Together, &three), None);
     }
 
     #[test]

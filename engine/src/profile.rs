@@ -9,7 +9,9 @@
 //! lines `depth SLOT PACKAGES SECONDS`), and the time per unit of the
 //! latest first run of a process in each configuration (lines `first
 //! together SECONDS`, `first alone SLOT SECONDS`, `first without SLOT
-//! SECONDS`); profiles written before them lack them.
+//! SECONDS`), and a staged GPU's learned transfer bandwidths (lines
+//! `rates SLOT UP DOWN`, bytes per second); profiles written before them
+//! lack them.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
 //! hash of its SPIR-V, or its name and work-group size for a CPU-only
@@ -51,6 +53,10 @@ pub(crate) struct Profile {
     /// configuration that had one (see
     /// [`crate::outcomes::Outcomes::record_first`]).
     pub(crate) first: Vec<(Mode, f64)>,
+    /// A staged GPU's transfer bandwidths this process learned, bytes per
+    /// second up and down, by its device slot (see
+    /// [`crate::sched::transfers::TransferRates::seed`]).
+    pub(crate) rates: Vec<(usize, f64, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -175,6 +181,11 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "depth {slot} {n} {t:e}");
         }
     }
+    for &(slot, up, down) in &profile.rates {
+        if [up, down].iter().all(|r| r.is_finite() && *r > 0.0) {
+            let _ = writeln!(s, "rates {slot} {up:e} {down:e}");
+        }
+    }
     for (word, list) in [("time", &profile.times), ("first", &profile.first)] {
         for &(mode, t) in list {
             if t.is_finite() && t > 0.0 {
@@ -205,6 +216,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
         split: Vec::new(),
         depth: Vec::new(),
         first: Vec::new(),
+        rates: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -245,6 +257,14 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                     return Err(bad());
                 }
                 p.depth.push((i, n, t));
+            }
+            Some("rates") => {
+                let i = slot(f.next())?;
+                let (up, down) = (num(f.next())?, num(f.next())?);
+                if ![up, down].iter().all(|r| r.is_finite() && *r > 0.0) {
+                    return Err(bad());
+                }
+                p.rates.push((i, up, down));
             }
             Some(word @ ("time" | "first")) => {
                 let mode = match f.next() {
@@ -321,6 +341,7 @@ mod tests {
             split: Vec::new(),
             depth: Vec::new(),
             first: Vec::new(),
+            rates: Vec::new(),
         }
     }
 
@@ -344,6 +365,7 @@ mod tests {
             split: vec![(0, 1.25), (1, 0.75)],
             depth: vec![(1, 1, 3.5e-9), (1, 2, 3.25e-9)],
             first: vec![(Mode::Together, 7.5e-9), (Mode::Alone(0), 8.5e-9)],
+            rates: vec![(1, 43.5e9, 41.25e9)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -408,6 +430,12 @@ mod tests {
             ),
             &format!(
                 "coexec-profile 2\nkey {}\nfirsts together 1e-9\n",
+                key("2").text
+            ),
+            &format!("coexec-profile 2\nkey {}\nrates 1 4e10\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\nrates 1 4e10 0\n", key("2").text),
+            &format!(
+                "coexec-profile 2\nkey {}\nrates 3 4e10 4e10\n",
                 key("2").text
             ),
             &format!("coexec-profile 2\nkey {}\nsplit 0 -1\n", key("2").text),

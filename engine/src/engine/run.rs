@@ -227,6 +227,7 @@ impl Engine {
         let from_profile = inner
             .learning
             .prepare(kernel, geometry.space, geometry.total);
+        self.seed_transfer_rates(kernel);
         let cpu_start = self.cpu_start_cost(&args, use_cpu);
         // Only a first run from a profile counts the GPUs' uploads (see
         // `sit_out`): reading the mirrors costs every other run nothing.
@@ -305,6 +306,7 @@ impl Engine {
             &shares,
             depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
             (timed, uploaded),
+            &self.learned_transfer_rates(),
         );
         steps.mark("reported");
         steps.emit();
@@ -819,6 +821,39 @@ impl Engine {
         let slot = 1 + g;
         (run.alone() && overlaps && guided)
             .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
+    }
+
+    /// Starts each staged GPU's transfer bandwidths that this process has
+    /// not learned from the figures `kernel`'s profile kept (see
+    /// [`TransferRates::seed`](crate::sched::transfers::TransferRates::seed)).
+    fn seed_transfer_rates(&self, kernel: &Kernel) {
+        use crate::sched::transfers::Way;
+        for (slot, up, down) in self.inner.learning.profile_rates(kernel) {
+            // Device slot `1 + g` is engine GPU `g` (0: the CPU workers).
+            let unit = slot.checked_sub(1).and_then(|g| self.inner.gpus.get(g));
+            if let Some(stagers) = unit.and_then(|u| u.stagers.as_ref()) {
+                stagers.rates().seed(Way::Up, up);
+                stagers.rates().seed(Way::Down, down);
+            }
+        }
+    }
+
+    /// The transfer bandwidths each staged GPU learned in this process, by
+    /// device slot, up and down (for the profiles).
+    fn learned_transfer_rates(&self) -> Vec<(usize, f64, f64)> {
+        use crate::sched::transfers::Way;
+        let mut out = Vec::new();
+        for (g, unit) in self.inner.gpus.iter().enumerate() {
+            let Some(rates) = unit.stagers.as_ref().map(|s| s.rates()) else {
+                continue;
+            };
+            // A direction not learned here keeps the figure it started
+            // from (a profile's, or the seed).
+            if rates.learned(Way::Up).is_some() || rates.learned(Way::Down).is_some() {
+                out.push((1 + g, rates.bandwidth(Way::Up), rates.bandwidth(Way::Down)));
+            }
+        }
+        out
     }
 
     /// Each staged GPU's run device index and the seconds per unit its

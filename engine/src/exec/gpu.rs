@@ -14,6 +14,7 @@ use super::pipeline::{Download, Pipeline, TransferError};
 use super::staging::Staging;
 use super::wait;
 use crate::error::{Error, VkError};
+use crate::sched::transfers::Way;
 use crate::sched::{
     run_us, usable_power, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
 };
@@ -208,7 +209,19 @@ struct InFlight {
     stolen: bool,
     /// When its submission began.
     submitted: Instant,
+    /// Staged runs: the bytes uploaded for it, where nothing else was in
+    /// flight on the GPU when it was submitted (its time is then its
+    /// upload and its own run: see [`UPLOAD_LEARN_BYTES`]); else 0.
+    uploaded_alone: u64,
 }
+
+/// Uploads at least this large, submitted with nothing else in flight,
+/// teach the device's upload bandwidth: the package's host time less its
+/// own GPU time (its recording and the host's round trip, 0.1-0.2 ms on a
+/// cold H200 package, stay in it: under 10% of 32 MiB at 43 GB/s). A
+/// transfer of its own is timed for downloads only; without this, a new
+/// process priced every upload at the seed's 25 GB/s (the H200: 41-43).
+const UPLOAD_LEARN_BYTES: u64 = 32 << 20;
 
 impl InFlight {
     /// Units of the package.
@@ -549,15 +562,21 @@ impl Loop<'_, '_> {
 
     /// Submits the package of `parts`.
     fn submit(&mut self, parts: Parts, stolen: bool) -> Result<(), Failure> {
-        if let Err(why) = self
+        let alone = self.inflight.is_empty()
+            && !self.transfers.as_ref().is_some_and(Pipeline::has_downloads);
+        let uploaded = match self
             .upload(parts.as_slice())
             .map_err(TransferError::into_message)
         {
-            // Nothing of the package was submitted: it goes back as is
-            // (uploads submitted for some of its parts only bring bytes).
-            self.requeue(&parts);
-            return Err(Failure::new(why));
-        }
+            Ok(bytes) => bytes,
+            Err(why) => {
+                // Nothing of the package was submitted: it goes back as is
+                // (uploads submitted for some of its parts only bring
+                // bytes).
+                self.requeue(&parts);
+                return Err(Failure::new(why));
+            }
+        };
         let geometry = self.role.geometry;
         let (one, many): ([_; 1], Vec<_>);
         let groups = match &parts {
@@ -602,6 +621,7 @@ impl Loop<'_, '_> {
                     parts,
                     stolen,
                     submitted: submitting,
+                    uploaded_alone: if alone { uploaded } else { 0 },
                 });
                 Ok(())
             }
@@ -675,11 +695,11 @@ impl Loop<'_, '_> {
 
     /// Staged runs, before the package of `parts`: submits the upload of
     /// what it reads that the mirrors lack (the dispatch submitted next
-    /// reads it).
-    fn upload(&mut self, parts: &[Range<u64>]) -> Result<(), TransferError> {
+    /// reads it). Returns the bytes.
+    fn upload(&mut self, parts: &[Range<u64>]) -> Result<u64, TransferError> {
         let timeout_ns = self.timeout_ns();
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
-            return Ok(());
+            return Ok(0);
         };
         let mut bytes = 0;
         for units in parts {
@@ -690,7 +710,7 @@ impl Loop<'_, '_> {
         }
         self.data.transfers.upload_bytes += bytes;
         tracing::trace!(bytes, "uploads submitted");
-        Ok(())
+        Ok(bytes)
     }
 
     /// Staged runs: hands the completed transfers over (with `wait_ns`,
@@ -806,6 +826,12 @@ impl Loop<'_, '_> {
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
+        if let (Some(ns), true) = (gpu_ns, f.uploaded_alone >= UPLOAD_LEARN_BYTES) {
+            if let Some(s) = self.role.unit.stagers.as_ref() {
+                s.rates()
+                    .record(Way::Up, f.uploaded_alone, busy - ns as f64 * 1e-9);
+            }
+        }
         // The run's first package, where it brought up the rest of an input
         // read again unchanged, waited for a one-time transfer: not a
         // measure of the device.

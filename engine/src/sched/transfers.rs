@@ -9,7 +9,7 @@
 //! ranges it finishes before the GPU could have computed and shipped them.
 
 use super::Cost;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The seed of both directions, bytes per second: PCIe 4.0 x16's 32 GB/s
 /// less protocol overhead, as measured copies reach (about 25 GB/s). PCIe
@@ -41,6 +41,10 @@ pub(crate) struct TransferRates {
     /// `f64` bits of each direction's figure.
     up: AtomicU64,
     down: AtomicU64,
+    /// Whether each direction's figure was learned from a transfer of
+    /// this process (see [`TransferRates::seed`]).
+    up_learned: AtomicBool,
+    down_learned: AtomicBool,
 }
 
 impl Default for TransferRates {
@@ -48,6 +52,8 @@ impl Default for TransferRates {
         TransferRates {
             up: AtomicU64::new(SEED_BANDWIDTH.to_bits()),
             down: AtomicU64::new(SEED_BANDWIDTH.to_bits()),
+            up_learned: AtomicBool::new(false),
+            down_learned: AtomicBool::new(false),
         }
     }
 }
@@ -57,6 +63,37 @@ impl TransferRates {
         match way {
             Way::Up => &self.up,
             Way::Down => &self.down,
+        }
+    }
+
+    fn learned_cell(&self, way: Way) -> &AtomicBool {
+        match way {
+            Way::Up => &self.up_learned,
+            Way::Down => &self.down_learned,
+        }
+    }
+
+    /// Bytes per second `way`, where a transfer of this process taught
+    /// it (`None`: still the seed, or a figure [`seed`](Self::seed)ed
+    /// from a profile).
+    pub(crate) fn learned(&self, way: Way) -> Option<f64> {
+        // Relaxed: a lone flag beside a lone figure (see `bandwidth`).
+        self.learned_cell(way)
+            .load(Ordering::Relaxed)
+            .then(|| self.bandwidth(way))
+    }
+
+    /// Starts `way` from `bytes_per_s` (a figure a profile kept, measured
+    /// by an earlier process on this device and driver), unless this
+    /// process already learned it; ignored unless finite and positive. A
+    /// first run from a profile prices what the GPU must upload with it:
+    /// at the seed's 25 GB/s the H200's 43 made a 234 MB matrix look 4 ms
+    /// dearer than it was.
+    pub(crate) fn seed(&self, way: Way, bytes_per_s: f64) {
+        if bytes_per_s.is_finite() && bytes_per_s > 0.0 && self.learned(way).is_none() {
+            // Relaxed: see `bandwidth`; a transfer learned meanwhile
+            // starts from this figure, which it would have done anyway.
+            self.cell(way).store(bytes_per_s.to_bits(), Ordering::Relaxed);
         }
     }
 
@@ -92,6 +129,8 @@ impl TransferRates {
             // Relaxed: one writer (the device's dispatch loop, runs being
             // serialized); see `bandwidth`.
             self.cell(way).store(new.to_bits(), Ordering::Relaxed);
+            // Relaxed: see `learned`.
+            self.learned_cell(way).store(true, Ordering::Relaxed);
         }
     }
 
@@ -150,5 +189,24 @@ mod tests {
         }
         assert!((r.bandwidth(Way::Down) - 43e9).abs() < 1e6);
         assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
+    }
+
+    /// A profile's figure starts a direction this process has not learned
+    /// (and is not itself learned); one learned here is kept.
+    #[test]
+    fn a_profile_seeds_only_what_was_not_learned() {
+        let r = TransferRates::default();
+        assert_eq!(r.learned(Way::Up), None);
+        r.seed(Way::Up, 43e9);
+        r.seed(Way::Down, f64::NAN);
+        r.seed(Way::Down, -1.0);
+        assert_eq!(r.bandwidth(Way::Up), 43e9);
+        assert_eq!(r.bandwidth(Way::Down), SEED_BANDWIDTH);
+        assert_eq!(r.learned(Way::Up), None);
+        r.record(Way::Down, 128 << 20, (128 << 20) as f64 / 45e9);
+        let down = r.learned(Way::Down).unwrap();
+        assert!(down > SEED_BANDWIDTH && down < 45e9, "{down}");
+        r.seed(Way::Down, 10e9);
+        assert_eq!(r.bandwidth(Way::Down), down);
     }
 }
