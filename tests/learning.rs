@@ -410,9 +410,14 @@ impl Scattered {
         for _ in 0..4 {
             run_scattered(&e, &k, &x, &s.data);
         }
-        // The GPU uploads the input once whatever the learner chose: its
-        // bandwidth is learned (and kept).
-        run_scattered_on(&e, &k, &x, &s.data, Devices::GPU);
+        // Whatever the learner chose, the GPU runs the kernel warm over a
+        // fresh copy of the input, which it uploads with nothing else in
+        // flight: its bandwidth is learned (and kept) where the input is
+        // large enough to teach it.
+        for _ in 0..2 {
+            let fresh = e.buffer_from_slice(&s.data).unwrap();
+            run_scattered_on(&e, &k, &fresh, &s.data, Devices::GPU);
+        }
         Some(s)
     }
 

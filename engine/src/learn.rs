@@ -88,7 +88,7 @@ impl Learning {
                         learned.outcomes.seed(mode, t);
                     }
                     for &(mode, t) in &profile.first {
-                        learned.outcomes.record_first(mode, t);
+                        learned.outcomes.seed_first(mode, t);
                     }
                     for &(slot, f) in &profile.split {
                         learned.split.seed(slot, f);
@@ -334,10 +334,14 @@ impl Learning {
         let debug = tracing::enabled!(tracing::Level::DEBUG);
         let (chosen, shown) = {
             let mut learned = lock(kernel);
+            let from_profile = learned.from_profile;
             let o = &mut learned.outcomes;
             let upfront =
                 |m: Mode| upfront_s(m, (present, first), est, units) / units.max(1) as f64;
-            let chosen = match o.first_from_profile(&candidates, &upfront) {
+            let profiled = from_profile
+                .then(|| o.first_from_profile(&candidates, &upfront))
+                .flatten();
+            let chosen = match profiled {
                 Some(m) => m,
                 None => o.choose(&candidates, (model, gain), &predict, units),
             };

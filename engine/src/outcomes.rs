@@ -272,6 +272,18 @@ fn median(v: &[f64]) -> Option<f64> {
     }
 }
 
+/// Sets `mode`'s entry of `firsts` to `per_unit_s`, where that is finite
+/// and positive.
+fn set_first(firsts: &mut Vec<(Mode, f64)>, mode: Mode, per_unit_s: f64) {
+    if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
+        return;
+    }
+    match firsts.iter_mut().find(|(m, _)| *m == mode) {
+        Some(f) => f.1 = per_unit_s,
+        None => firsts.push((mode, per_unit_s)),
+    }
+}
+
 /// The measured times of a kernel's configurations over one index space,
 /// and the configuration the learner runs.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -289,8 +301,13 @@ pub(crate) struct Outcomes {
     /// The cost model's choice at the last [`choose`](Self::choose).
     model: Option<Mode>,
     /// Per configuration, the seconds per unit of the latest first run of
-    /// a process that ran it (see [`record_first`](Self::record_first)).
+    /// a process that ran it (see [`record_first`](Self::record_first)):
+    /// what a profile keeps.
     firsts: Vec<(Mode, f64)>,
+    /// The first runs a profile kept (see
+    /// [`seed_first`](Self::seed_first)): what a first run from a profile
+    /// decides by, never this process's own.
+    seeded_firsts: Vec<(Mode, f64)>,
 }
 
 impl Outcomes {
@@ -403,7 +420,8 @@ impl Outcomes {
     /// upload, where co-executing took 2.9-3.3).
     ///
     /// A configuration no later run measured stands at the time of its
-    /// latest first run (see [`record_first`](Self::record_first)), which
+    /// latest first run that the profile kept (see
+    /// [`seed_first`](Self::seed_first)), which
     /// paid its uploads and the process's one-time costs: the learner that
     /// wrote the profile may have run the GPU alone from its second run on,
     /// and its first, co-executed run is then the only word on
@@ -421,7 +439,7 @@ impl Outcomes {
             .iter()
             .filter_map(|(m, t)| t.median().map(|s| (*m, s + upfront(*m).max(0.0))));
         let first = self
-            .firsts
+            .seeded_firsts
             .iter()
             .filter(|(m, _)| self.per_unit_s(*m).is_none())
             .copied();
@@ -437,13 +455,14 @@ impl Outcomes {
     /// not a run of [`record_variant`](Self::record_variant): its one-time
     /// costs say nothing about the configuration's later runs.
     pub(crate) fn record_first(&mut self, mode: Mode, per_unit_s: f64) {
-        if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
-            return;
-        }
-        match self.firsts.iter_mut().find(|(m, _)| *m == mode) {
-            Some(f) => f.1 = per_unit_s,
-            None => self.firsts.push((mode, per_unit_s)),
-        }
+        set_first(&mut self.firsts, mode, per_unit_s);
+    }
+
+    /// Starts `mode`'s latest first run from a time a profile kept (see
+    /// [`first_from_profile`](Self::first_from_profile)).
+    pub(crate) fn seed_first(&mut self, mode: Mode, per_unit_s: f64) {
+        set_first(&mut self.firsts, mode, per_unit_s);
+        set_first(&mut self.seeded_firsts, mode, per_unit_s);
     }
 
     /// Every configuration's latest first run, seconds per unit (for
@@ -764,17 +783,22 @@ mod tests {
     #[test]
     fn a_configuration_measured_only_on_a_first_run_stands_at_that() {
         let mut o = Outcomes::default();
+        // This process's own first run is kept for the profile, and decides
+        // nothing.
         o.record_first(Mode::Together, 3.0);
-        o.record_first(Mode::Together, f64::NAN);
-        o.record_first(CPU, -1.0);
+        assert_eq!(o.firsts(), &[(Mode::Together, 3.0)]);
+        assert_eq!(o.first_from_profile(&ALL, &|_| 0.0), None);
+        o.seed_first(Mode::Together, 3.0);
+        o.seed_first(Mode::Together, f64::NAN);
+        o.seed_first(CPU, -1.0);
         assert_eq!(o.firsts(), &[(Mode::Together, 3.0)]);
         o.seed(GPU, 0.5);
         let up = |big: bool| move |m: Mode| if m == GPU && big { 3.8 } else { 0.0 };
         assert_eq!(o.first_from_profile(&ALL, &up(true)), Some(Mode::Together));
         assert_eq!(o.first_from_profile(&ALL, &up(false)), Some(GPU));
         assert_eq!(o.first_from_profile(&[GPU, CPU], &up(true)), Some(GPU));
-        // The latest first run counts.
-        o.record_first(Mode::Together, 5.0);
+        // The latest first run the profile kept counts.
+        o.seed_first(Mode::Together, 5.0);
         assert_eq!(o.first_from_profile(&ALL, &up(true)), Some(GPU));
         // Measured since (seeded from a profile): that time and its upload.
         o.seed(Mode::Together, 0.4);

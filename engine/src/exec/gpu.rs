@@ -223,6 +223,11 @@ struct InFlight {
 /// process priced every upload at the seed's 25 GB/s (the H200: 41-43).
 const UPLOAD_LEARN_BYTES: u64 = 32 << 20;
 
+/// [`UPLOAD_LEARN_BYTES`] for a kernel's first package on a GPU, whose
+/// time also holds one-time costs (0.2-0.25 ms on the H200 once its
+/// pipeline is primed: under 7% of 128 MiB).
+const COLD_UPLOAD_LEARN_BYTES: u64 = 128 << 20;
+
 impl InFlight {
     /// Units of the package.
     fn len(&self) -> u64 {
@@ -826,7 +831,12 @@ impl Loop<'_, '_> {
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
-        if let (Some(ns), true) = (gpu_ns, f.uploaded_alone >= UPLOAD_LEARN_BYTES) {
+        // Relaxed: see below (the flag is read and set by this loop alone).
+        let least = match self.role.warm.load(Ordering::Relaxed) {
+            true => UPLOAD_LEARN_BYTES,
+            false => COLD_UPLOAD_LEARN_BYTES,
+        };
+        if let (Some(ns), true) = (gpu_ns, f.uploaded_alone >= least) {
             if let Some(s) = self.role.unit.stagers.as_ref() {
                 s.rates()
                     .record(Way::Up, f.uploaded_alone, busy - ns as f64 * 1e-9);
