@@ -217,16 +217,15 @@ struct InFlight {
 
 /// Uploads at least this large, submitted with nothing else in flight,
 /// teach the device's upload bandwidth: the package's host time less its
-/// own GPU time (its recording and the host's round trip, 0.1-0.2 ms on a
-/// cold H200 package, stay in it: under 10% of 32 MiB at 43 GB/s). A
-/// transfer of its own is timed for downloads only; without this, a new
+/// own GPU time (its recording and the host's round trip stay in it: on
+/// the H200 under 0.1 ms warm, under 10% of 32 MiB at 43 GB/s). A
+/// kernel's first package on a GPU also waits for one-time costs (0.2-0.25
+/// ms on the H200 once its pipeline is primed, more elsewhere): its time
+/// only bounds the bandwidth from below
+/// ([`TransferRates::record_at_least`](crate::sched::transfers::TransferRates::record_at_least)).
+/// A transfer of its own is timed for downloads only; without this, a new
 /// process priced every upload at the seed's 25 GB/s (the H200: 41-43).
 const UPLOAD_LEARN_BYTES: u64 = 32 << 20;
-
-/// [`UPLOAD_LEARN_BYTES`] for a kernel's first package on a GPU, whose
-/// time also holds one-time costs (0.2-0.25 ms on the H200 once its
-/// pipeline is primed: under 7% of 128 MiB).
-const COLD_UPLOAD_LEARN_BYTES: u64 = 128 << 20;
 
 impl InFlight {
     /// Units of the package.
@@ -831,15 +830,16 @@ impl Loop<'_, '_> {
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
-        // Relaxed: see below (the flag is read and set by this loop alone).
-        let least = match self.role.warm.load(Ordering::Relaxed) {
-            true => UPLOAD_LEARN_BYTES,
-            false => COLD_UPLOAD_LEARN_BYTES,
-        };
-        if let (Some(ns), true) = (gpu_ns, f.uploaded_alone >= least) {
+        if let (Some(ns), true) = (gpu_ns, f.uploaded_alone >= UPLOAD_LEARN_BYTES) {
             if let Some(s) = self.role.unit.stagers.as_ref() {
-                s.rates()
-                    .record(Way::Up, f.uploaded_alone, busy - ns as f64 * 1e-9);
+                let (bytes, up_s) = (f.uploaded_alone, busy - ns as f64 * 1e-9);
+                // Relaxed: see below (the flag is read and set by this loop
+                // alone). A kernel's first package on the GPU also waited
+                // for one-time costs: its time bounds the upload's.
+                match self.role.warm.load(Ordering::Relaxed) {
+                    true => s.rates().record(Way::Up, bytes, up_s),
+                    false => s.rates().record_at_least(Way::Up, bytes, up_s),
+                }
             }
         }
         // The run's first package, where it brought up the rest of an input

@@ -134,6 +134,24 @@ impl TransferRates {
         }
     }
 
+    /// Learns from a batch that moved `bytes` `way` in at most `seconds`
+    /// (a kernel's first package on a device, whose time also holds
+    /// one-time costs): a bound below the bandwidth, which raises the
+    /// figure to it where the figure is lower, and is ignored elsewhere
+    /// (small or unusable batches too).
+    pub(crate) fn record_at_least(&self, way: Way, bytes: u64, seconds: f64) {
+        if bytes < MIN_LEARN_BYTES || !(seconds.is_finite() && seconds > 0.0) {
+            return;
+        }
+        let bound = bytes as f64 / seconds;
+        if bound.is_finite() && bound > self.bandwidth(way) {
+            tracing::debug!(?way, bytes, seconds, bound, "transfer bound");
+            // Relaxed: see `record`.
+            self.cell(way).store(bound.to_bits(), Ordering::Relaxed);
+            self.learned_cell(way).store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Seconds per unit that transfers add to a package, for a run that
     /// moves `up` and `down` bytes per unit.
     pub(crate) fn seconds_per_unit(&self, up: f64, down: f64) -> f64 {
@@ -189,6 +207,22 @@ mod tests {
         }
         assert!((r.bandwidth(Way::Down) - 43e9).abs() < 1e6);
         assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
+    }
+
+    /// A cold package's time bounds the bandwidth from below: it raises
+    /// a lower figure to that bound, never lowers one.
+    #[test]
+    fn a_bound_below_raises_only() {
+        let r = TransferRates::default();
+        r.record_at_least(Way::Up, 64 << 20, (64 << 20) as f64 / 10e9);
+        assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
+        assert_eq!(r.learned(Way::Up), None);
+        r.record_at_least(Way::Up, 1000, 1e-9);
+        r.record_at_least(Way::Up, 64 << 20, 0.0);
+        assert_eq!(r.bandwidth(Way::Up), SEED_BANDWIDTH);
+        r.record_at_least(Way::Up, 64 << 20, (64 << 20) as f64 / 33e9);
+        assert!((r.bandwidth(Way::Up) - 33e9).abs() < 1.0);
+        assert_eq!(r.learned(Way::Up), Some(r.bandwidth(Way::Up)));
     }
 
     /// A profile's figure starts a direction this process has not learned
