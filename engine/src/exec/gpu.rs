@@ -209,10 +209,11 @@ struct InFlight {
     stolen: bool,
     /// When its submission began.
     submitted: Instant,
-    /// Staged runs: the bytes uploaded for it, where nothing else was in
-    /// flight on the GPU when it was submitted (its time is then its
-    /// upload and its own run: see [`UPLOAD_LEARN_BYTES`]); else 0.
-    uploaded_alone: u64,
+    /// Staged runs: the bytes uploaded for it and when their submission
+    /// began, where nothing else was in flight on the GPU (from then to its
+    /// completion it ran its upload and itself: see
+    /// [`UPLOAD_LEARN_BYTES`]).
+    uploaded_alone: Option<(u64, Instant)>,
 }
 
 /// Uploads at least this large, submitted with nothing else in flight,
@@ -393,7 +394,6 @@ pub(crate) fn dispatch_loop(
     lane: &Lane,
 ) {
     let ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
-    let us = |t: Instant| t.duration_since(t0).as_micros() as u64;
     let mut l = Loop {
         role,
         plan,
@@ -418,7 +418,7 @@ pub(crate) fn dispatch_loop(
             .fault
             .map(|spec| Injected::new(spec, &role.unit.device)),
     };
-    tracing::trace!(us = us(Instant::now()), "a GPU's loop starts");
+    tracing::trace!(us = t0.elapsed().as_micros() as u64, "a GPU's loop starts");
     if let Err(f) = l.run() {
         l.fail(f);
     }
@@ -568,6 +568,8 @@ impl Loop<'_, '_> {
     fn submit(&mut self, parts: Parts, stolen: bool) -> Result<(), Failure> {
         let alone = self.inflight.is_empty()
             && !self.transfers.as_ref().is_some_and(Pipeline::has_downloads);
+        // Before the call: a CPU implementation may copy inside it.
+        let uploading = Instant::now();
         let uploaded = match self
             .upload(parts.as_slice())
             .map_err(TransferError::into_message)
@@ -625,7 +627,7 @@ impl Loop<'_, '_> {
                     parts,
                     stolen,
                     submitted: submitting,
-                    uploaded_alone: if alone { uploaded } else { 0 },
+                    uploaded_alone: alone.then_some((uploaded, uploading)),
                 });
                 Ok(())
             }
@@ -830,9 +832,10 @@ impl Loop<'_, '_> {
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
-        if let (Some(ns), true) = (gpu_ns, f.uploaded_alone >= UPLOAD_LEARN_BYTES) {
+        let big = f.uploaded_alone.filter(|u| u.0 >= UPLOAD_LEARN_BYTES);
+        if let (Some(ns), Some((bytes, began))) = (gpu_ns, big) {
             if let Some(s) = self.role.unit.stagers.as_ref() {
-                let (bytes, up_s) = (f.uploaded_alone, busy - ns as f64 * 1e-9);
+                let up_s = (done - began).as_secs_f64() - ns as f64 * 1e-9;
                 // Relaxed: see below (the flag is read and set by this loop
                 // alone). A kernel's first package on the GPU also waited
                 // for one-time costs: its time bounds the upload's.
