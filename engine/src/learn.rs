@@ -178,7 +178,6 @@ impl Learning {
             }
         }
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs == 1) {
-            let mode = worked_alone(mode, shares).unwrap_or(mode);
             learned
                 .outcomes
                 .record_first(mode, seconds / units.max(1) as f64);
@@ -186,16 +185,11 @@ impl Learning {
         if let (Some((mode, seconds, units)), true) = (outcome, learned.runs > 1) {
             // A lone GPU's runs vary by their packages (see `Times`).
             let variant = lone.map_or(0, |(_, packages, ..)| packages);
-            match worked_alone(mode, shares) {
-                Some(alone) => learned.outcomes.record_variant(alone, 0, seconds, units),
-                None => {
-                    learned
-                        .outcomes
-                        .record_variant(mode, variant, seconds, units);
-                    if mode == Mode::Together {
-                        learned.split.update(shares);
-                    }
-                }
+            learned
+                .outcomes
+                .record_variant(mode, variant, seconds, units);
+            if mode == Mode::Together {
+                learned.split.update(shares);
             }
         }
         let Some(key) = learned.key.clone() else {
@@ -600,21 +594,6 @@ fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share], first: boo
             coverage.resize(s.slot + 1, None);
         }
         coverage[s.slot] = Some(s.items as f64 / total as f64);
-    }
-}
-
-/// A co-executed run in which one device ran every item (the others
-/// declined every package by the finish-time guard) measured that device
-/// alone, its others' wake-up included: that configuration, which the
-/// model may have chosen; `None` for any other run. (Recorded as
-/// co-executing, it tied with the device alone that the learner never
-/// measured, and a CPU 50 ms a work-group slower stayed awake for every
-/// run of a loaded machine.)
-fn worked_alone(mode: Mode, shares: &[Share]) -> Option<Mode> {
-    let mut working = shares.iter().filter(|s| s.items > 0);
-    match (mode, working.next(), working.next()) {
-        (Mode::Together, Some(only), None) if shares.len() > 1 => Some(Mode::Alone(only.slot)),
-        _ => None,
     }
 }
 
@@ -1048,33 +1027,6 @@ mod tests {
             l.sit_out(&st, &present, &[], &est, 100, Doubts::NONE),
             [true, false, true, false]
         );
-    }
-
-    /// A co-executed run in which one device ran every item measured it
-    /// alone; any other run measured what it was.
-    #[test]
-    fn a_run_that_one_device_did_alone_measured_it_alone() {
-        let share = |slot, items| Share {
-            slot,
-            items,
-            start_s: 0.0,
-            finish_s: 1.0,
-        };
-        let gpu_only = [share(0, 0), share(1, 100)];
-        assert_eq!(
-            worked_alone(Mode::Together, &gpu_only),
-            Some(Mode::Alone(1))
-        );
-        let both = [share(0, 1), share(1, 99)];
-        assert_eq!(worked_alone(Mode::Together, &both), None);
-        assert_eq!(worked_alone(Mode::Alone(1), &gpu_only), None);
-        assert_eq!(worked_alone(Mode::Together, &[share(1, 100)]), None);
-        assert_eq!(
-            worked_alone(Mode::Together, &[share(0, 0), share(1, 0)]),
-            None
-        );
-        let three = [share(0, 0), share(1, 50), share(2, 50)];
-        assert_eq!(worked_alone(Mode::Together, &three), None);
     }
 
     #[test]
