@@ -216,15 +216,10 @@ impl Learning {
         }
     }
 
-    /// The staged GPUs' transfer bandwidths the profile `kernel`'s figures
-    /// came from kept (device slot, bytes per second up and down; empty
-    /// without one).
+    /// The staged GPUs' transfer bandwidths `kernel`'s profile kept (device
+    /// slot, bytes per second up and down; empty without one).
     pub(crate) fn profile_rates(&self, kernel: &Kernel) -> Vec<(usize, f64, f64)> {
-        let learned = lock(kernel);
-        match learned.from_profile {
-            true => learned.saved.rates.clone(),
-            false => Vec::new(),
-        }
+        lock(kernel).saved.rates.clone()
     }
 
     /// Whether `kernel`'s next run is a first run from a profile: its

@@ -227,12 +227,15 @@ impl Engine {
         let from_profile = inner
             .learning
             .prepare(kernel, geometry.space, geometry.total);
-        self.seed_transfer_rates(kernel);
         let cpu_start = self.cpu_start_cost(&args, use_cpu);
         // Only a first run from a profile counts the GPUs' uploads (see
-        // `sit_out`): reading the mirrors costs every other run nothing.
+        // `sit_out`), at the bandwidths the profile kept: reading the
+        // mirrors costs every other run nothing.
         let gpu_start = match inner.learning.first_from_profile(kernel) {
-            true => self.gpu_start_costs(kernel, &args, &units, geometry),
+            true => {
+                self.seed_transfer_rates(kernel);
+                self.gpu_start_costs(kernel, &args, &units, geometry)
+            }
             false => Vec::new(),
         };
         steps.mark("learner prepared");

@@ -566,10 +566,12 @@ impl Loop<'_, '_> {
 
     /// Submits the package of `parts`.
     fn submit(&mut self, parts: Parts, stolen: bool) -> Result<(), Failure> {
-        let alone = self.inflight.is_empty()
-            && !self.transfers.as_ref().is_some_and(Pipeline::has_downloads);
-        // Before the call: a CPU implementation may copy inside it.
-        let uploading = Instant::now();
+        // Staged, with nothing else in flight: the upload's time can teach
+        // its bandwidth. Taken before the call: a CPU implementation may
+        // copy inside it.
+        let alone = self.transfers.as_ref().is_some_and(|t| !t.has_downloads())
+            && self.inflight.is_empty();
+        let uploading = alone.then(Instant::now);
         let uploaded = match self
             .upload(parts.as_slice())
             .map_err(TransferError::into_message)
@@ -627,7 +629,7 @@ impl Loop<'_, '_> {
                     parts,
                     stolen,
                     submitted: submitting,
-                    uploaded_alone: alone.then_some((uploaded, uploading)),
+                    uploaded_alone: uploading.map(|t| (uploaded, t)),
                 });
                 Ok(())
             }
@@ -832,18 +834,8 @@ impl Loop<'_, '_> {
         }
         let n = f.len();
         let busy = (done - start).as_secs_f64();
-        let big = f.uploaded_alone.filter(|u| u.0 >= UPLOAD_LEARN_BYTES);
-        if let (Some(ns), Some((bytes, began))) = (gpu_ns, big) {
-            if let Some(s) = self.role.unit.stagers.as_ref() {
-                let up_s = (done - began).as_secs_f64() - ns as f64 * 1e-9;
-                // Relaxed: see below (the flag is read and set by this loop
-                // alone). A kernel's first package on the GPU also waited
-                // for one-time costs: its time bounds the upload's.
-                match self.role.warm.load(Ordering::Relaxed) {
-                    true => s.rates().record(Way::Up, bytes, up_s),
-                    false => s.rates().record_at_least(Way::Up, bytes, up_s),
-                }
-            }
+        if let Some(ns) = gpu_ns {
+            self.learn_upload(f, done, ns);
         }
         // The run's first package, where it brought up the rest of an input
         // read again unchanged, waited for a one-time transfer: not a
@@ -876,6 +868,27 @@ impl Loop<'_, '_> {
         }
         self.data.busy_s += busy;
         start
+    }
+
+    /// Teaches the GPU's upload bandwidth from the package `f`, seen
+    /// complete at `done` after `gpu_ns` of its own, where it uploaded
+    /// [`UPLOAD_LEARN_BYTES`] or more with nothing else in flight.
+    fn learn_upload(&self, f: &InFlight, done: Instant, gpu_ns: u64) {
+        let (Some((bytes, began)), Some(s)) = (f.uploaded_alone, self.role.unit.stagers.as_ref())
+        else {
+            return;
+        };
+        if bytes < UPLOAD_LEARN_BYTES {
+            return;
+        }
+        let up_s = (done - began).as_secs_f64() - gpu_ns as f64 * 1e-9;
+        // Relaxed: a flag read and set by this loop alone (see `measure`).
+        // A kernel's first package on the GPU also waited for one-time
+        // costs: its time bounds the upload's.
+        match self.role.warm.load(Ordering::Relaxed) {
+            true => s.rates().record(Way::Up, bytes, up_s),
+            false => s.rates().record_at_least(Way::Up, bytes, up_s),
+        }
     }
 
     /// The package `f` (which could start at `start` and was seen complete

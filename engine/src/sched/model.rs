@@ -473,10 +473,11 @@ pub fn alone_time(cost: Cost, claimants: usize, units: u64) -> f64 {
 /// together at best `T_co = (units + rate'_f * fixed_f) / sum rate'_j`,
 /// where `rate'_j` is a device's rate scaled down by the part of its
 /// claimants the run can keep busy and `fixed_f` the fastest device's fixed
-/// cost alone (`c * overhead`), which it pays together as well (the other devices' overheads are left out: fitted
-/// over irregular packages they can be far off). With a fixed cost, the
-/// estimated gain is then the others' rates over the fastest's, as it is
-/// without. Co-execution is declined when the
+/// cost alone (`c * overhead`), which it pays together as well (the other
+/// devices' overheads are left out: fitted over irregular packages they
+/// can be far off). With a fixed cost, the estimated gain is then the
+/// others' rates over the fastest's, as it is without. Co-execution is
+/// declined when the
 /// fastest alone, `T_f <= (1 + min_gain) * T_co`, when a package of one
 /// unit on a claimant of every other device, its overhead included, takes
 /// `T_f` or more (it could add nothing: the threshold below which a run is

@@ -118,20 +118,13 @@ impl TransferRates {
     /// Learns from a batch that moved `bytes` `way` in `seconds` with
     /// nothing else on the queue (small or unusable batches are ignored).
     pub(crate) fn record(&self, way: Way, bytes: u64, seconds: f64) {
-        if bytes < MIN_LEARN_BYTES || !(seconds.is_finite() && seconds > 0.0) {
+        let Some(measured) = usable_rate(bytes, seconds) else {
             return;
-        }
-        let measured = bytes as f64 / seconds;
+        };
         let old = self.bandwidth(way);
         let new = old + LEARN_WEIGHT * (measured - old);
         tracing::debug!(?way, bytes, seconds, measured, learned = new, "transfer timed");
-        if new.is_finite() && new > 0.0 {
-            // Relaxed: one writer (the device's dispatch loop, runs being
-            // serialized); see `bandwidth`.
-            self.cell(way).store(new.to_bits(), Ordering::Relaxed);
-            // Relaxed: see `learned`.
-            self.learned_cell(way).store(true, Ordering::Relaxed);
-        }
+        self.learn(way, new);
     }
 
     /// Learns from a batch that moved `bytes` `way` in at most `seconds`
@@ -140,14 +133,22 @@ impl TransferRates {
     /// figure to it where the figure is lower, and is ignored elsewhere
     /// (small or unusable batches too).
     pub(crate) fn record_at_least(&self, way: Way, bytes: u64, seconds: f64) {
-        if bytes < MIN_LEARN_BYTES || !(seconds.is_finite() && seconds > 0.0) {
-            return;
+        match usable_rate(bytes, seconds) {
+            Some(bound) if bound > self.bandwidth(way) => {
+                tracing::debug!(?way, bytes, seconds, bound, "transfer bound");
+                self.learn(way, bound);
+            }
+            _ => {}
         }
-        let bound = bytes as f64 / seconds;
-        if bound.is_finite() && bound > self.bandwidth(way) {
-            tracing::debug!(?way, bytes, seconds, bound, "transfer bound");
-            // Relaxed: see `record`.
-            self.cell(way).store(bound.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Sets `way`'s figure to `bytes_per_s`, learned in this process
+    /// (ignored unless finite and positive).
+    fn learn(&self, way: Way, bytes_per_s: f64) {
+        if bytes_per_s.is_finite() && bytes_per_s > 0.0 {
+            // Relaxed: one writer (the device's dispatch loop, runs being
+            // serialized); see `bandwidth` and `learned`.
+            self.cell(way).store(bytes_per_s.to_bits(), Ordering::Relaxed);
             self.learned_cell(way).store(true, Ordering::Relaxed);
         }
     }
@@ -162,6 +163,14 @@ impl TransferRates {
             0.0
         }
     }
+}
+
+/// Bytes per second of a batch of `bytes` in `seconds`, where it can teach
+/// a bandwidth (see [`MIN_LEARN_BYTES`]).
+fn usable_rate(bytes: u64, seconds: f64) -> Option<f64> {
+    (bytes >= MIN_LEARN_BYTES && seconds.is_finite() && seconds > 0.0)
+        .then(|| bytes as f64 / seconds)
+        .filter(|r| r.is_finite())
 }
 
 /// `cost` with `s` more seconds per unit.
