@@ -295,13 +295,18 @@ fn check_transfer_lane(r: &coexec::Report) {
 /// Engine options for the depth-profile test: a staged engine whose lone
 /// GPU runs take the separate protocol, profiles on under `dir`.
 fn depth_options(dir: &std::path::Path) -> EngineOptions {
+    depth_options_with(dir, HostCoherence::Eager)
+}
+
+/// [`depth_options`] under `coherence`.
+fn depth_options_with(dir: &std::path::Path, coherence: HostCoherence) -> EngineOptions {
     EngineOptions {
         workers: Some(1),
         validation: coexec::Validation::IfAvailable,
         pipeline_cache_dir: Some(dir.to_path_buf()),
         profiles: true,
         memory: MemoryPlacement::Staged,
-        host_coherence: HostCoherence::Eager,
+        host_coherence: coherence,
         transfer_queue: TransferQueue::SeparateWhenLone,
         ..Default::default()
     }
@@ -311,7 +316,12 @@ fn depth_options(dir: &std::path::Path) -> EngineOptions {
 /// runs have a transfer queue of their own; `None` elsewhere (fences,
 /// zero-copy, or a queue forced by the environment).
 fn depth_engine(dir: &std::path::Path) -> Option<Engine> {
-    let e = common::engine_from(depth_options(dir))?;
+    depth_engine_with(dir, HostCoherence::Eager)
+}
+
+/// [`depth_engine`] under `coherence`.
+fn depth_engine_with(dir: &std::path::Path, coherence: HostCoherence) -> Option<Engine> {
+    let e = common::engine_from(depth_options_with(dir, coherence))?;
     let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
     let own_queue = e.memory_placement() == MemoryPlacement::Staged && e.separate_transfers();
     (!forced && own_queue).then_some(e)
@@ -405,6 +415,38 @@ fn a_lone_run_after_a_co_executed_one_counts_for_its_depth() {
     // one package again).
     let next = lone_run(&e, &k, n);
     assert_eq!(next.devices[0].packages, 2, "{next:?}");
+    common::assert_validation_clean(&e);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A lone GPU's run that moves nothing (lazy host coherence: its input
+/// resident, its output left in the mirror) runs in one package: with no
+/// download to run beside the next package's compute, the depth ladder is
+/// not climbed (under eager coherence the third run is cut in two: see
+/// [`a_lone_run_after_a_co_executed_one_counts_for_its_depth`]).
+#[test]
+fn a_lone_run_that_moves_nothing_runs_in_one_package() {
+    let dir = std::env::temp_dir().join(format!("coexec-depth-resident-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 1 << 20;
+    let Some(e) = depth_engine_with(&dir, HostCoherence::Lazy) else {
+        return;
+    };
+    assert_eq!(e.host_coherence(), HostCoherence::Lazy);
+    let k = kernel(&e);
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
+    let a = e.buffer_from_slice(&x).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    // The first run probes the unmeasured GPU and uploads the input.
+    stencil_run(&e, &k, (&a, &mut b), &Scheduler::hguided(), Devices::GPU);
+    for run in 1..6 {
+        let r = stencil_run(&e, &k, (&a, &mut b), &Scheduler::hguided(), Devices::GPU);
+        let gpu = &r.devices[0];
+        assert_eq!(gpu.packages, 1, "run {run}: {gpu:?}");
+        assert_eq!(gpu.transfers.upload_bytes, 0, "run {run}: {gpu:?}");
+        assert_eq!(gpu.transfers.download_bytes, 0, "run {run}: {gpu:?}");
+    }
+    assert_eq!(b.as_slice(), &reference(&x)[..]);
     common::assert_validation_clean(&e);
     let _ = std::fs::remove_dir_all(&dir);
 }

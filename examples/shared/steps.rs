@@ -17,3 +17,40 @@ pub(crate) fn line(r: &ProgramReport) -> String {
     parts.push(format!("outside {:.3}", (r.time_s - inside) / its * 1e3));
     format!("steps (ms per iteration): {}", parts.join(", "))
 }
+
+/// One line for a program's single iteration: each kernel step's
+/// milliseconds, and per device of its run the share of the items and the
+/// megabytes it uploaded and downloaded (where a first iteration's time
+/// goes: what each device ran, what came up).
+#[allow(dead_code)]
+pub(crate) fn one_iteration(r: &ProgramReport) -> String {
+    let parts: Vec<String> = r
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let last = s.last.as_ref()?;
+            let total = last.items.max(1) as f64;
+            let devices: Vec<String> = last
+                .devices
+                .iter()
+                .filter(|d| d.items > 0 || d.transfers.upload_bytes > 0)
+                .map(|d| {
+                    format!(
+                        "{:?} {:.0}% up {:.1} MB down {:.1} MB",
+                        d.kind,
+                        d.items as f64 / total * 100.0,
+                        d.transfers.upload_bytes as f64 / 1e6,
+                        d.transfers.download_bytes as f64 / 1e6
+                    )
+                })
+                .collect();
+            Some(format!(
+                "{} {:.3} ({})",
+                s.name,
+                s.time_s * 1e3,
+                devices.join(", ")
+            ))
+        })
+        .collect();
+    format!("{:.3} ms: {}", r.time_s * 1e3, parts.join("; "))
+}

@@ -252,12 +252,13 @@ impl Engine {
         steps.mark("devices chosen");
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
-        let depth = self.lone_depth(kernel, &run, &scheduler);
+        let transfers = self.transfer_cost(kernel, &args, &run, geometry);
+        let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
         run.own_queue = depth.is_some_and(|(_, d)| d.own_queue);
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
-            transfers: self.transfer_cost(kernel, &args, &run, geometry),
+            transfers,
             scale: inner.learning.split_scales(kernel, &engine_index),
             lone_packages: depth.map(|(_, d)| d.packages),
         };
@@ -810,19 +811,30 @@ impl Engine {
     /// own (see [`crate::exec::stagers`]) is cut into, under HGuided (whose
     /// lone claimant otherwise takes the whole range; the other policies
     /// size packages as asked), with that GPU's estimator slot; `None` for
-    /// any other run.
+    /// any other run, and for a run whose packages move nothing
+    /// (`transfers`, the run devices' transfer seconds per unit from
+    /// [`transfer_cost`](Self::transfer_cost), holds none for it): with
+    /// no download to run beside the next package's compute, more packages
+    /// only add their fixed costs. (A program's steps under lazy host
+    /// coherence, whose data stay in the mirrors: conjugate gradient's
+    /// lone runs climbed to four packages, 361 us on the host against 281
+    /// in one: BENCHMARKS.md, run 22.)
     fn lone_depth(
         &self,
         kernel: &Kernel,
         run: &RunDevices<'_>,
         scheduler: &Scheduler,
+        transfers: &[(usize, f64)],
     ) -> Option<(usize, crate::depth::Depth)> {
         let &(g, unit) = run.gpus.first()?;
         let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
         let guided = matches!(scheduler, Scheduler::HGuided { .. });
+        let moves = transfers
+            .iter()
+            .any(|&(d, s)| d == run.gpu_device(0) && s > 0.0);
         // GPU `g`'s estimator slot is `1 + g` (0: the CPU workers).
         let slot = 1 + g;
-        (run.alone() && overlaps && guided)
+        (run.alone() && overlaps && guided && moves)
             .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
     }
 
