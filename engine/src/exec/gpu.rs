@@ -372,6 +372,8 @@ struct Loop<'r, 'a> {
     /// Staged runs: how long the first package's upload of what the GPU
     /// reads whole is expected to take (see [`upfront_s`]).
     upfront_s: f64,
+    /// How it waits for its oldest package (see [`wait::mode_for`]).
+    wait_mode: wait::WaitMode,
     /// Packages seen complete (their downloads may still be in flight).
     #[cfg(feature = "test-hooks")]
     ran: usize,
@@ -411,6 +413,9 @@ pub(crate) fn dispatch_loop(
         last_done: None,
         last_span_end: None,
         upfront_s: upfront_s(role),
+        wait_mode: wait::mode_for(
+            role.unit.device.info().device_type == crate::vk::DeviceType::Cpu,
+        ),
         #[cfg(feature = "test-hooks")]
         ran: 0,
         #[cfg(feature = "test-hooks")]
@@ -486,7 +491,7 @@ impl Loop<'_, '_> {
                 .and_then(|c| expected_run_s(c, f.len()))
                 .map(|s| started + Duration::from_secs_f64(s));
             let until = now + Duration::from_nanos(wait_ns);
-            let waited = wait::wait_ticket(&self.ring, ticket, until, expected);
+            let waited = wait::wait_ticket(&self.ring, ticket, until, (expected, self.wait_mode));
             #[cfg(feature = "test-hooks")]
             let waited = match &self.injected {
                 Some(i) => i.filter_wait(ticket, waited),

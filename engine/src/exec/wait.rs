@@ -17,7 +17,8 @@ use crate::vk::DispatchRing;
 use std::time::{Duration, Instant};
 
 /// How the dispatch loop waits (`COEXEC_GPU_WAIT`: `block`, `spin` or
-/// `hybrid`; a knob for measuring the rule, not for tuning runs).
+/// `hybrid`; a knob for measuring the rule, not for tuning runs; see
+/// [`mode_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WaitMode {
     /// Always the driver's blocking wait.
@@ -33,15 +34,36 @@ pub(crate) enum WaitMode {
 /// than the cost model's usual error on a warm kernel.
 pub(crate) const SPIN_LEAD: Duration = Duration::from_micros(400);
 
-/// The mode `COEXEC_GPU_WAIT` asks for, [`WaitMode::Hybrid`] otherwise. Read
-/// once per process.
-pub(crate) fn wait_mode() -> WaitMode {
-    static MODE: std::sync::OnceLock<WaitMode> = std::sync::OnceLock::new();
+/// The mode `COEXEC_GPU_WAIT` asks for, if it names one. Read once per
+/// process.
+fn asked_mode() -> Option<WaitMode> {
+    static MODE: std::sync::OnceLock<Option<WaitMode>> = std::sync::OnceLock::new();
     *MODE.get_or_init(|| match std::env::var("COEXEC_GPU_WAIT").as_deref().map(str::trim) {
-        Ok("block") => WaitMode::Block,
-        Ok("spin") => WaitMode::Spin,
-        _ => WaitMode::Hybrid,
+        Ok("block") => Some(WaitMode::Block),
+        Ok("spin") => Some(WaitMode::Spin),
+        Ok("hybrid") => Some(WaitMode::Hybrid),
+        _ => None,
     })
+}
+
+/// How a dispatch loop waits for a device: as `COEXEC_GPU_WAIT` asks,
+/// else [`WaitMode::Hybrid`], except for a Vulkan device that is a CPU
+/// implementation (`on_host`: Mesa lavapipe), which is never polled: it
+/// runs its dispatches on the host's cores, and a loop polling beside it
+/// takes the cycles it runs on. (On the 2-core dev machine, lavapipe and
+/// one worker under a fixed even split ran 1.20-1.24 ms a run with the
+/// loop polling, 0.72-0.74 blocking: BENCHMARKS.md, run 25.)
+pub(crate) fn mode_for(on_host: bool) -> WaitMode {
+    mode_given(asked_mode(), on_host)
+}
+
+/// [`mode_for`] with `asked` what the environment asked for.
+fn mode_given(asked: Option<WaitMode>, on_host: bool) -> WaitMode {
+    match (asked, on_host) {
+        (Some(m), _) => m,
+        (None, true) => WaitMode::Block,
+        (None, false) => WaitMode::Hybrid,
+    }
 }
 
 /// The polling window of a wait from `now` until `until` for a package
@@ -64,16 +86,16 @@ pub(crate) fn spin_window(
 }
 
 /// Waits until `ticket` completed (`Ok(true)`) or `until` passed
-/// (`Ok(false)`), polling in the window [`spin_window`] gives and blocking
-/// outside it.
+/// (`Ok(false)`), polling in the window [`spin_window`] gives under `mode`
+/// and blocking outside it.
 pub(crate) fn wait_ticket(
     ring: &DispatchRing,
     ticket: u64,
     until: Instant,
-    expected: Option<Instant>,
+    (expected, mode): (Option<Instant>, WaitMode),
 ) -> Result<bool, VkError> {
     let now = Instant::now();
-    let (from, to) = spin_window(wait_mode(), now, until, expected);
+    let (from, to) = spin_window(mode, now, until, expected);
     if now < from && ring.wait(ticket, nanos(from - now))? {
         return Ok(true);
     }
@@ -123,5 +145,17 @@ mod tests {
         assert_eq!(spin_window(WaitMode::Block, now, until, Some(end)), (until, until));
         // Spinning: the whole wait.
         assert_eq!(spin_window(WaitMode::Spin, now, until, None), (now, until));
+    }
+
+    /// A device that runs on the host's cores is never polled unless the
+    /// environment asks; any other is polled around a package's end.
+    #[test]
+    fn a_device_on_the_hosts_cores_blocks() {
+        assert_eq!(mode_given(None, true), WaitMode::Block);
+        assert_eq!(mode_given(None, false), WaitMode::Hybrid);
+        for m in [WaitMode::Block, WaitMode::Spin, WaitMode::Hybrid] {
+            assert_eq!(mode_given(Some(m), true), m);
+            assert_eq!(mode_given(Some(m), false), m);
+        }
     }
 }
