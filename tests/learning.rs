@@ -450,13 +450,14 @@ impl Scattered {
         std::fs::read_to_string(common::the_profile(&self.dir)).unwrap()
     }
 
-    /// The profile with its costs and times replaced by `lines`.
+    /// The profile with its costs and times replaced by `lines` (and the
+    /// GPU's cold start its writer measured left out).
     fn rewrite(&self, lines: &[&str]) {
         let text = self.text();
         let mut kept: Vec<&str> = text
             .lines()
             .filter(|l| {
-                !["time ", "cost ", "first ", "rates "]
+                !["time ", "cost ", "first ", "rates ", "cold "]
                     .iter()
                     .any(|p| l.starts_with(p))
             })
@@ -470,4 +471,83 @@ impl Drop for Scattered {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A GPU whose first package of a kernel in a process pays a long one-time
+/// start (a software rasterizer compiles a shader's code at its first
+/// dispatch; here the test hook's delay) has that cost kept in the
+/// kernel's profile (line `cold`), and a new process's first run from the
+/// profile counts it: the GPU's first package would wait for it, so the
+/// CPU runs what the GPU could not finish sooner, and the run does not
+/// wait for the GPU's start (it did, with the profile's warm times alone).
+#[cfg(feature = "test-hooks")]
+#[test]
+fn a_gpus_cold_start_kept_in_the_profile_counts_at_the_next_first_run() {
+    const DELAY: Duration = Duration::from_millis(400);
+    let dir = std::env::temp_dir().join(format!("coexec-profile-cold-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cpu = || common::slow_count_cpu(Duration::ZERO, N);
+    {
+        let Some(e) = engine_in(Some(&dir)) else {
+            return;
+        };
+        e.delay_cold_gpu_packages(Some(DELAY));
+        let k = count_kernel(&e, cpu());
+        // The first run pays the GPU's cold start, whoever ran what; the
+        // GPU then runs warm, so that its warm cost is known.
+        run(&e, &k, &Scheduler::hguided());
+        for _ in 0..3 {
+            let mut out = e.buffer::<u32>(N as usize).unwrap();
+            e.run(
+                &k,
+                Args::new().output(&mut out).push(&[N as u32, 0, 0]),
+                IndexSpace::D1(N),
+                &Scheduler::hguided(),
+                Devices::GPU,
+            )
+            .unwrap();
+            assert!(out.iter().all(|&v| v == 1));
+        }
+        run(&e, &k, &Scheduler::hguided());
+    }
+    let file = common::the_profile(&dir);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cold: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("cold 1 "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no cold line: {text}"));
+    assert!(cold >= 0.75 * DELAY.as_secs_f64(), "cold {cold}: {text}");
+    // What the profile says, made plain: both devices equally fast, the
+    // GPU alone twice as fast per unit as co-executing (warm), and its
+    // cold start as measured.
+    let mut kept: Vec<String> = text
+        .lines()
+        .filter(|l| {
+            !["time ", "cost ", "first ", "rates "]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect();
+    kept.extend(
+        [
+            "cost 0 0e0 1e6",
+            "cost 1 0e0 1e6",
+            "time together 2e-8",
+            "time alone 1 1e-8",
+        ]
+        .map(String::from),
+    );
+    std::fs::write(&file, kept.join("\n") + "\n").unwrap();
+    let e = engine_in(Some(&dir)).unwrap();
+    e.delay_cold_gpu_packages(Some(DELAY));
+    let k = count_kernel(&e, cpu());
+    let first = run(&e, &k, &Scheduler::hguided());
+    assert!(first.from_profile);
+    assert!(
+        first.time_s < 0.5 * DELAY.as_secs_f64(),
+        "the first run waited for the GPU's start: {first:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -41,6 +41,14 @@ const PROFILE_WEIGHT: f64 = 4.0;
 /// A saved cost is written again once a figure has moved by this much.
 const RESAVE: f64 = 0.1;
 
+/// A staged GPU's transfer bandwidths: its estimator slot, bytes per
+/// second up and down.
+pub(crate) type SlotRates = (usize, f64, f64);
+
+/// A GPU's cold first package of a kernel: its estimator slot, units and
+/// seconds without its upload (see [`Learning::profile_cold`]).
+pub(crate) type ColdPackage = (usize, u64, f64);
+
 /// The engine's profile store and the descriptions of its devices.
 #[derive(Debug)]
 pub(crate) struct Learning {
@@ -123,7 +131,10 @@ impl Learning {
     /// `timed`: its time measures it (not so for a run that paid a one-time
     /// transfer); `uploaded`: it uploaded bytes. `rates`: the staged GPUs'
     /// transfer bandwidths this process learned, for the profile (see
-    /// [`Learning::profile_rates`]).
+    /// [`Learning::profile_rates`]); `cold`: the GPUs' cold first packages
+    /// of the kernel in this run (estimator slot, units, seconds without
+    /// their uploads), whose cost beyond the warm one the profile keeps
+    /// (see [`Learning::profile_cold`]).
     ///
     /// A lone run right after a run of other devices that uploaded bytes
     /// (what they wrote, as a rule) is recorded as such for its depth (see
@@ -138,11 +149,16 @@ impl Learning {
         shares: &[Share],
         lone: Option<(usize, u64, f64, u64)>,
         (timed, uploaded): (bool, bool),
-        rates: &[(usize, f64, f64)],
+        (rates, cold): (&[SlotRates], &[ColdPackage]),
     ) {
         kernel.estimator.settle();
         let mut learned = lock(kernel);
         learned.runs += 1;
+        for &(slot, n, s) in cold {
+            if !learned.cold.iter().any(|c| c.0 == slot) {
+                learned.cold.push((slot, n, s));
+            }
+        }
         if let (Some((mode, seconds, units)), true) =
             (outcome, tracing::enabled!(tracing::Level::DEBUG))
         {
@@ -209,6 +225,7 @@ impl Learning {
                 .collect(),
             first: learned.outcomes.firsts().to_vec(),
             rates: rates.to_vec(),
+            cold: cold_costs(&learned, |slot| kernel.estimator.lasting_cost(slot)),
         };
         if moved(&learned.saved, &now) {
             self.store.save(&key, &now);
@@ -220,6 +237,17 @@ impl Learning {
     /// slot, bytes per second up and down; empty without one).
     pub(crate) fn profile_rates(&self, kernel: &Kernel) -> Vec<(usize, f64, f64)> {
         lock(kernel).saved.rates.clone()
+    }
+
+    /// What each GPU's first package of `kernel` in a process costs beyond
+    /// its warm cost, as its profile kept it (device slot, seconds; empty
+    /// without one): a first run from a profile waits that long for the
+    /// GPU (see `Engine::gpu_start_costs`). Lavapipe compiles a shader's
+    /// code at its first dispatch: a 256-item package took 2.2 ms in a
+    /// fresh process, 0.25 ms of the whole run once warm (BENCHMARKS.md,
+    /// run 25).
+    pub(crate) fn profile_cold(&self, kernel: &Kernel) -> Vec<(usize, f64)> {
+        lock(kernel).saved.cold.clone()
     }
 
     /// Whether `kernel`'s next run is a first run from a profile: its
@@ -592,6 +620,28 @@ fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share], first: boo
     }
 }
 
+/// Per GPU slot, what its cold first package of the kernel cost beyond its
+/// warm cost (never below 0), where this process measured both; a slot it
+/// did not measure keeps what the profile said.
+/// `lasting`: a slot's cost where it is worth keeping (not provisional).
+fn cold_costs(learned: &Learned, lasting: impl Fn(usize) -> Option<Cost>) -> Vec<(usize, f64)> {
+    let mut out: Vec<(usize, f64)> = learned
+        .cold
+        .iter()
+        .filter_map(|&(slot, n, s)| {
+            let warm = lasting(slot).filter(Cost::is_usable)?.time(n as f64);
+            let extra = (s - warm).max(0.0);
+            extra.is_finite().then_some((slot, extra))
+        })
+        .collect();
+    for &(slot, t) in &learned.saved.cold {
+        if !out.iter().any(|c| c.0 == slot) {
+            out.push((slot, t));
+        }
+    }
+    out
+}
+
 /// The ladder of estimator slot `slot` among `ladders`, made on first use.
 fn ladder(
     ladders: &mut Vec<crate::depth::DepthLadder>,
@@ -650,8 +700,20 @@ fn moved(saved: &Profile, now: &Profile) -> bool {
             .find(|r| r.0 == slot)
             .is_none_or(|&(_, u, d)| differs(u, up) || differs(d, down))
     });
-    costs || times || split || depth || first || rates
+    let cold = now.cold.iter().any(|&(slot, t)| {
+        saved
+            .cold
+            .iter()
+            .find(|c| c.0 == slot)
+            .is_none_or(|&(_, b)| (b - t).abs() > COLD_RESAVE_S.max(RESAVE * b.max(t)))
+    });
+    costs || times || split || depth || first || rates || cold
 }
+
+/// A GPU's cold cost is written again once it moved by this many seconds
+/// (and by [`RESAVE`] of itself): one of nearly nothing moves by nearly
+/// nothing.
+const COLD_RESAVE_S: f64 = 1e-4;
 
 fn differs(a: f64, b: f64) -> bool {
     (a - b).abs() > RESAVE * a.abs().max(b.abs())
@@ -711,6 +773,43 @@ mod tests {
             devices: vec!["cpu".into(), "gpu".into()],
             fallback: true,
         }
+    }
+
+    /// A GPU's cold start is its cold package's time beyond what its warm
+    /// cost gives that package (never below 0), once the warm cost is
+    /// known; a GPU this process did not measure keeps the profile's.
+    #[test]
+    fn a_cold_start_is_what_the_cold_package_took_beyond_its_warm_cost() {
+        let warm = Cost {
+            overhead_s: 1e-4,
+            rate: 1e6,
+        };
+        let learned = Learned {
+            // 1000 units: 1.1 ms warm; 3.1 ms cold. 100 units: 0.2 ms warm.
+            cold: vec![(1, 1000, 3.1e-3), (2, 100, 0.1e-3)],
+            saved: Profile {
+                cold: vec![(1, 9.0), (3, 0.5)],
+                ..Profile::default()
+            },
+            ..Learned::default()
+        };
+        let got = cold_costs(&learned, |slot| (slot != 4).then_some(warm));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!((got[0].1 - 2e-3).abs() < 1e-12 && got[0].0 == 1, "{got:?}");
+        assert_eq!(got[1], (2, 0.0));
+        assert_eq!(got[2], (3, 0.5));
+        // No warm cost yet: nothing measured, the profile's stands.
+        let got = cold_costs(&learned, |_| None);
+        assert_eq!(got, vec![(1, 9.0), (3, 0.5)]);
+        // Moved by a tenth of a millisecond and a tenth of itself: saved.
+        let with = |t| Profile {
+            cold: vec![(1, t)],
+            ..Profile::default()
+        };
+        assert!(!moved(&with(2e-3), &with(2.05e-3)));
+        assert!(moved(&with(2e-3), &with(2.5e-3)));
+        assert!(!moved(&with(0.0), &with(5e-5)));
+        assert!(moved(&Profile::default(), &with(0.0)));
     }
 
     /// What a configuration waits for first: a device alone, all of its

@@ -10,7 +10,10 @@
 //! latest first run of a process in each configuration (lines `first
 //! together SECONDS`, `first alone SLOT SECONDS`, `first without SLOT
 //! SECONDS`), and a staged GPU's learned transfer bandwidths (lines
-//! `rates SLOT UP DOWN`, bytes per second); profiles written before them
+//! `rates SLOT UP DOWN`, bytes per second), and what a GPU's first package
+//! of the kernel in a process costs beyond its warm cost, its uploads left
+//! out (lines `cold SLOT SECONDS`: a software rasterizer compiles a
+//! shader's code at its first dispatch); profiles written before them
 //! lack them.
 //!
 //! A profile is keyed by everything its figures depend on: the kernel (a
@@ -57,6 +60,10 @@ pub(crate) struct Profile {
     /// second up and down, by its device slot (see
     /// [`crate::sched::transfers::TransferRates::seed`]).
     pub(crate) rates: Vec<(usize, f64, f64)>,
+    /// A GPU's one-time cost at its first package of the kernel in a
+    /// process, seconds beyond its warm cost (uploads left out), by its
+    /// device slot (see [`crate::learn::Learning::profile_cold`]).
+    pub(crate) cold: Vec<(usize, f64)>,
 }
 
 /// Where profiles live and the key of one kernel on one set of devices.
@@ -186,6 +193,11 @@ fn render(key: &ProfileKey, profile: &Profile) -> String {
             let _ = writeln!(s, "rates {slot} {up:e} {down:e}");
         }
     }
+    for &(slot, t) in &profile.cold {
+        if t.is_finite() && t >= 0.0 {
+            let _ = writeln!(s, "cold {slot} {t:e}");
+        }
+    }
     for (word, list) in [("time", &profile.times), ("first", &profile.first)] {
         for &(mode, t) in list {
             if t.is_finite() && t > 0.0 {
@@ -217,6 +229,7 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
         depth: Vec::new(),
         first: Vec::new(),
         rates: Vec::new(),
+        cold: Vec::new(),
     };
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let bad = || format!("bad line {line:?}");
@@ -265,6 +278,14 @@ fn parse(text: &str, key: &ProfileKey, devices: usize) -> Result<Profile, String
                     return Err(bad());
                 }
                 p.rates.push((i, up, down));
+            }
+            Some("cold") => {
+                let i = slot(f.next())?;
+                let t = num(f.next())?;
+                if !(t.is_finite() && t >= 0.0) {
+                    return Err(bad());
+                }
+                p.cold.push((i, t));
             }
             Some(word @ ("time" | "first")) => {
                 let mode = match f.next() {
@@ -342,6 +363,7 @@ mod tests {
             depth: Vec::new(),
             first: Vec::new(),
             rates: Vec::new(),
+            cold: Vec::new(),
         }
     }
 
@@ -366,6 +388,7 @@ mod tests {
             depth: vec![(1, 1, 3.5e-9), (1, 2, 3.25e-9)],
             first: vec![(Mode::Together, 7.5e-9), (Mode::Alone(0), 8.5e-9)],
             rates: vec![(1, 43.5e9, 41.25e9)],
+            cold: vec![(1, 2.25e-3)],
         };
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
@@ -433,6 +456,10 @@ mod tests {
                 key("2").text
             ),
             &format!("coexec-profile 2\nkey {}\nrates 1 4e10\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncold 1 -1e-3\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncold 1 nan\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncold 4 1e-3\n", key("2").text),
+            &format!("coexec-profile 2\nkey {}\ncold 1\n", key("2").text),
             &format!("coexec-profile 2\nkey {}\nrates 1 4e10 0\n", key("2").text),
             &format!(
                 "coexec-profile 2\nkey {}\nrates 3 4e10 4e10\n",

@@ -279,6 +279,14 @@ impl Engine {
         // A GPU's first package brought up the rest of an input read again
         // unchanged: the run's time holds a one-time transfer.
         let one_time = lanes.gpus.iter().any(gpu::Lane::one_time);
+        // Each GPU's cold first package of the kernel (by estimator slot,
+        // `1 + g`), for the profile.
+        let cold: Vec<(usize, u64, f64)> = run
+            .gpus
+            .iter()
+            .zip(&lanes.gpus)
+            .filter_map(|(&(g, _), lane)| lane.cold().map(|(n, s)| (1 + g, n, s)))
+            .collect();
         let memory = match run.gpus.is_empty() {
             false => inner.memory.placement(),
             true => MemoryPlacement::ZeroCopy,
@@ -310,7 +318,7 @@ impl Engine {
             &shares,
             depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
             (timed, uploaded),
-            &self.learned_transfer_rates(),
+            (&self.learned_transfer_rates(), &cold),
         );
         steps.mark("reported");
         steps.emit();
@@ -760,11 +768,13 @@ impl Engine {
     }
 
     /// What each GPU of `units` would wait for before its first package
-    /// if it took part (see [`StartCost`]), in their order: on a staged
-    /// engine, the uploads of what its mirrors lack, at its upload
+    /// if it took part (see [`StartCost`]), in their order: what its first
+    /// package of the kernel in a process cost beyond its warm cost, as the
+    /// profile kept it (see [`Learning::profile_cold`](crate::learn::Learning::profile_cold));
+    /// and on a staged engine, the uploads of what its mirrors lack, at its upload
     /// bandwidth: what it reads whole (see
     /// [`crate::exec::staging::upfront_bytes`]), and what it reads by its
-    /// items, of which it uploads its share. Nothing otherwise. A first
+    /// items, of which it uploads its share. A first
     /// run from a profile adds them to the profile's times, which were
     /// measured with the inputs resident: a GPU alone that must first bring
     /// up a 134 MB input is no longer the fastest configuration its warm
@@ -803,6 +813,11 @@ impl Engine {
                     fixed_s: s(whole as f64),
                     by_share_s: s(by_items),
                 }
+            })
+            .zip(units.iter())
+            .map(|(mut c, &(g, _))| {
+                c.fixed_s += self.cold_start_s(kernel, g);
+                c
             })
             .collect()
     }
@@ -905,6 +920,24 @@ impl Engine {
         out
     }
 
+    /// On a first run from a profile, what engine GPU `g`'s first package
+    /// of `kernel` is expected to cost beyond a warm one where the GPU has
+    /// not run the kernel yet (see
+    /// [`Learning::profile_cold`](crate::learn::Learning::profile_cold));
+    /// 0 otherwise.
+    fn cold_start_s(&self, kernel: &Kernel, g: usize) -> f64 {
+        let learning = &self.inner.learning;
+        // Relaxed: as the dispatch loop reads it (`exec::gpu`).
+        let warm = crate::engine::pipeline_on(kernel, g)
+            .is_none_or(|(_, w)| w.load(std::sync::atomic::Ordering::Relaxed));
+        if warm || !learning.first_from_profile(kernel) {
+            return 0.0;
+        }
+        // GPU `g`'s slot is `1 + g`.
+        let cold = learning.profile_cold(kernel);
+        cold.iter().find(|c| c.0 == 1 + g).map_or(0.0, |c| c.1)
+    }
+
     /// The role in a run of its `k`-th GPU, whose buffers `set` binds.
     #[allow(clippy::too_many_arguments)]
     fn gpu_role<'r>(
@@ -934,6 +967,7 @@ impl Engine {
             cold_delay: self.cold_delay(),
             staging: None,
             own_queue: run.own_queue,
+            cold_start_s: self.cold_start_s(kernel, g),
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
                 device: 0,

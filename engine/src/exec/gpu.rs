@@ -66,6 +66,11 @@ pub(crate) struct GpuRole<'a> {
     /// The run transfers on the GPU's transfer queue: a lone GPU's run cut
     /// in packages (see [`RunStagers::for_run`]).
     pub(crate) own_queue: bool,
+    /// What the GPU's cold first package of the kernel is expected to cost
+    /// beyond a warm one, seconds (a first run from a profile: see
+    /// [`crate::learn::Learning::profile_cold`]; 0 otherwise): while the
+    /// GPU is cold, its first package waits that long.
+    pub(crate) cold_start_s: f64,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
 }
@@ -103,6 +108,9 @@ struct LaneData {
     /// (see [`Staging::completes_residency`]): the run paid a one-time
     /// transfer.
     one_time: bool,
+    /// The kernel's first package on this GPU (cold): its units and
+    /// seconds, its upload left out (see [`Lane::cold`]).
+    cold: Option<(u64, f64)>,
 }
 
 /// The loop's results, written once at its end.
@@ -140,6 +148,15 @@ impl Lane {
     pub(crate) fn one_time(&self) -> bool {
         let d = self.0.lock().unwrap_or_else(|p| p.into_inner());
         d.one_time
+    }
+
+    /// The kernel's first package on this GPU, where this run ran it: its
+    /// units and the seconds it took less what its upload is expected to
+    /// take (what the profile keeps of a cold start, see
+    /// [`crate::learn::Learning::profile_cold`]).
+    pub(crate) fn cold(&self) -> Option<(u64, f64)> {
+        let d = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        d.cold
     }
 
     /// Whether the GPU failed during the run.
@@ -431,15 +448,31 @@ pub(crate) fn dispatch_loop(
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }
 
-/// Staged runs: the seconds the upload of what the GPU reads whole (what
-/// its mirrors lack of it) is expected to take at its learned upload
-/// bandwidth; its first package waits for it. 0 otherwise.
+/// What the GPU's first package of the run waits for, seconds: where the
+/// GPU is cold for the kernel, its expected cold start
+/// ([`GpuRole::cold_start_s`]); on a staged run, the upload of what the
+/// GPU reads whole (what its mirrors lack of it) at its learned upload
+/// bandwidth.
 fn upfront_s(role: &GpuRole<'_>) -> f64 {
+    // Relaxed: as in `Loop::measure`.
+    let cold = match role.warm.load(Ordering::Relaxed) {
+        true => 0.0,
+        false => role.cold_start_s.max(0.0),
+    };
     let (Some(staging), Some(stagers)) = (role.staging, role.unit.stagers.as_ref()) else {
-        return 0.0;
+        return cold;
     };
     let bytes = staging.upfront_bytes() as f64;
-    stagers.rates().seconds(crate::sched::transfers::Way::Up, bytes)
+    cold + stagers.rates().seconds(crate::sched::transfers::Way::Up, bytes)
+}
+
+/// `s` seconds as a duration: none where `s` is not a positive number,
+/// the longest where it is too long for one.
+fn duration_s(s: f64) -> Duration {
+    match s > 0.0 {
+        true => Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX),
+        false => Duration::ZERO,
+    }
 }
 
 /// The engine's GPU timeout in nanoseconds.
@@ -554,8 +587,11 @@ impl Loop<'_, '_> {
                         .is_empty()
                         .then(|| {
                             // Stolen units' results come home after the
-                            // downloads in flight.
-                            let backlog = backlog.max(self.download_backlog());
+                            // downloads in flight, and a first package's
+                            // after what it waits for.
+                            let backlog = backlog
+                                .max(self.download_backlog())
+                                .saturating_add(duration_s(upfront));
                             self.role.steal(self.estimates, run_us(self.t0), backlog)
                         })
                         .filter(|parts| !parts.is_empty())
@@ -864,6 +900,7 @@ impl Loop<'_, '_> {
                 self.estimates.record(self.role.device, n, busy);
             } else {
                 self.estimates.record_cold(self.role.device, n, busy, 1.0);
+                self.data.cold = Some((n, (busy - self.upload_s(f)).max(0.0)));
                 if let Some(ns) = gpu_ns {
                     let device_s = ns as f64 * 1e-9;
                     self.estimates
@@ -873,6 +910,16 @@ impl Loop<'_, '_> {
         }
         self.data.busy_s += busy;
         start
+    }
+
+    /// What the upload before package `f` is expected to take, where it
+    /// was submitted with nothing else in flight (as a kernel's first
+    /// package is), at the GPU's upload bandwidth; 0 otherwise.
+    fn upload_s(&self, f: &InFlight) -> f64 {
+        match (f.uploaded_alone, self.role.unit.stagers.as_ref()) {
+            (Some((bytes, _)), Some(s)) => s.rates().seconds(Way::Up, bytes as f64),
+            _ => 0.0,
+        }
     }
 
     /// Teaches the GPU's upload bandwidth from the package `f`, seen

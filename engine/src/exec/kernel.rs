@@ -447,6 +447,10 @@ pub(crate) struct Learned {
     /// The estimator slot of the GPU that ran the last run over this space
     /// alone (`None`: the last run was co-executed, or none ran yet).
     pub(crate) lone_before: Option<usize>,
+    /// Per GPU estimator slot, the first package this process ran of the
+    /// kernel on that GPU while it was cold: its units and seconds, its
+    /// uploads left out (see [`crate::learn::Learning::profile_cold`]).
+    pub(crate) cold: Vec<(usize, u64, f64)>,
 }
 
 impl std::fmt::Debug for Kernel {
