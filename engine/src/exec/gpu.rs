@@ -448,22 +448,25 @@ pub(crate) fn dispatch_loop(
     *lane.0.lock().unwrap_or_else(|p| p.into_inner()) = data;
 }
 
-/// What the GPU's first package of the run waits for, seconds: where the
-/// GPU is cold for the kernel, its expected cold start
-/// ([`GpuRole::cold_start_s`]); on a staged run, the upload of what the
-/// GPU reads whole (what its mirrors lack of it) at its learned upload
-/// bandwidth.
+/// Staged runs: the seconds the upload of what the GPU reads whole (what
+/// its mirrors lack of it) is expected to take at its learned upload
+/// bandwidth; its first package waits for it. 0 otherwise.
 fn upfront_s(role: &GpuRole<'_>) -> f64 {
-    // Relaxed: as in `Loop::measure`.
-    let cold = match role.warm.load(Ordering::Relaxed) {
-        true => 0.0,
-        false => role.cold_start_s.max(0.0),
-    };
     let (Some(staging), Some(stagers)) = (role.staging, role.unit.stagers.as_ref()) else {
-        return cold;
+        return 0.0;
     };
     let bytes = staging.upfront_bytes() as f64;
-    cold + stagers.rates().seconds(crate::sched::transfers::Way::Up, bytes)
+    stagers.rates().seconds(crate::sched::transfers::Way::Up, bytes)
+}
+
+/// Where the GPU is cold for the kernel, its expected cold start
+/// ([`GpuRole::cold_start_s`]); 0 once warm.
+fn cold_start_s(role: &GpuRole<'_>) -> f64 {
+    // Relaxed: as in `Loop::measure`.
+    match role.warm.load(Ordering::Relaxed) {
+        true => 0.0,
+        false => role.cold_start_s.max(0.0),
+    }
 }
 
 /// `s` seconds as a duration: none where `s` is not a positive number,
@@ -570,9 +573,13 @@ impl Loop<'_, '_> {
             // H200: BENCHMARKS.md, run 19.)
             // The first package also waits for what the GPU reads whole to
             // come up (a sparse matrix's 234 MB: 5.4 ms on the H200).
+            // And a cold GPU's first package pays its cold start (see
+            // `GpuRole::cold_start_s`).
             let first = self.inflight.is_empty() && self.state.units() == 0;
-            let upfront = if first { self.upfront_s } else { 0.0 };
+            let cold = if first { cold_start_s(self.role) } else { 0.0 };
+            let upfront = if first { self.upfront_s } else { 0.0 } + cold;
             self.state.set_backlog_s(backlog.as_secs_f64() + upfront);
+            self.state.set_cold_start_s(cold);
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
             // a claim, with packages in flight, was measured on the H200

@@ -159,6 +159,9 @@ pub struct ClaimantState {
     /// Seconds before a package claimed now can start (see
     /// [`set_backlog_s`](Self::set_backlog_s)).
     backlog_s: f64,
+    /// Seconds of a one-time start a package claimed now pays (see
+    /// [`set_cold_start_s`](Self::set_cold_start_s)).
+    cold_s: f64,
 }
 
 impl ClaimantState {
@@ -213,6 +216,21 @@ impl ClaimantState {
     /// Not finite or negative counts as 0.
     pub fn set_backlog_s(&mut self, seconds: f64) {
         self.backlog_s = if seconds.is_finite() {
+            seconds.max(0.0)
+        } else {
+            0.0
+        };
+    }
+
+    /// Tells the plan that a package claimed now first pays a one-time
+    /// start of `seconds` (a GPU's cold start: a shader compiled at its
+    /// first dispatch), counted in the backlog too (see
+    /// [`set_backlog_s`](Self::set_backlog_s)): where the other devices
+    /// could do all that is left before the package could start, the
+    /// claimant declines, however fast it is once started. Not finite or
+    /// negative counts as 0.
+    pub fn set_cold_start_s(&mut self, seconds: f64) {
+        self.cold_s = if seconds.is_finite() {
             seconds.max(0.0)
         } else {
             0.0
@@ -351,6 +369,7 @@ impl Plan {
             last_fresh: 0,
             declined_s: Cell::new(None),
             backlog_s: 0.0,
+            cold_s: 0.0,
         }
     }
 
@@ -732,6 +751,10 @@ impl Plan {
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> u64 {
         let d = c.device;
+        if let Some(t) = self.starts_too_late(c, left, cost) {
+            c.declined_s.set(Some(t));
+            return 0;
+        }
         let smallest = whole_granules(min_package, granule, left);
         if let Some(t) = self.declines(d, size, left, cost) {
             if self.declines(d, smallest, left, cost).is_some() {
@@ -755,6 +778,31 @@ impl Plan {
             }
         }
         size
+    }
+
+    /// Where claimant `c` pays a one-time start (see
+    /// [`ClaimantState::set_cold_start_s`]) and could start a package no
+    /// sooner than [`GUARD_MARGIN`] of the time the other devices need for
+    /// all `left` units (as the slower claimants' guard: what it could
+    /// still add is small against a start that is an estimate): the
+    /// seconds until it could start (it declines); `None` otherwise, and
+    /// where no other device takes work.
+    fn starts_too_late(
+        &self,
+        c: &ClaimantState,
+        left: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> Option<f64> {
+        if c.cold_s <= 0.0 {
+            return None;
+        }
+        let others = self.pool(Some(c.device), cost);
+        if others.rates <= 0.0 {
+            return None;
+        }
+        let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let start_s = c.backlog_s.max(c.cold_s);
+        (start_s >= GUARD_MARGIN * others_s).then_some(start_s)
     }
 
     /// The largest size in `smallest..=size`, in whole granules (or
@@ -1582,6 +1630,36 @@ mod tests {
         // A CPU worker (no overhead) keeps the formula: 10000 * 0.5 / 4.
         assert_eq!(p.package_size(&mut cpu, 10_000, &est), 1_250);
         assert_eq!(cpu.declined_s(), None);
+    }
+
+    /// A claimant whose package first pays a one-time start declines
+    /// where it could start no sooner than half the time the others need
+    /// for all that is left, however fast it is once started; with a
+    /// shorter start it takes work.
+    #[test]
+    fn a_cold_start_past_half_the_others_time_declines() {
+        use crate::sched::Cost;
+        let est = crate::sched::ThroughputEstimator::new(2);
+        // A CPU worker at 1e6 units/s, a GPU ten times faster.
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(1, Cost::rate_only(1e7), 4.0);
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut gpu = p.claimant(1, 0);
+        // The CPU alone does the 1000 units in 1 ms.
+        for (cold, takes) in [(0.6e-3, false), (0.3e-3, true), (0.0, true)] {
+            gpu.set_backlog_s(cold);
+            gpu.set_cold_start_s(cold);
+            let size = p.package_size(&mut gpu, 1000, &est);
+            assert_eq!(size > 0, takes, "cold {cold}: {size}");
+            if !takes {
+                assert_eq!(gpu.declined_s(), Some(cold));
+            }
+        }
+        // Not a number, or negative: no start.
+        gpu.set_cold_start_s(f64::NAN);
+        gpu.set_backlog_s(0.0);
+        assert!(p.package_size(&mut gpu, 1000, &est) > 0);
     }
 
     #[test]
