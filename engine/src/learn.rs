@@ -54,6 +54,9 @@ pub(crate) type ColdPackage = (usize, u64, f64);
 pub(crate) struct Learning {
     store: ProfileStore,
     devices: Vec<String>,
+    /// Per slot, the first slot whose device line is the same (see
+    /// [`classes`]).
+    classes: Vec<usize>,
     fallback: bool,
 }
 
@@ -63,6 +66,7 @@ impl Learning {
     pub(crate) fn new(dir: Option<PathBuf>, devices: Vec<String>) -> Self {
         Learning {
             store: ProfileStore::new(dir.filter(|_| profiles_on_in_env())),
+            classes: classes(&devices),
             devices,
             fallback: fallback_on_in_env(),
         }
@@ -177,7 +181,9 @@ impl Learning {
                 "a run of the learner ended"
             );
         }
-        if let Some((Mode::Together, ..)) = outcome {
+        // A run without the CPU measures the GPUs' parts too (the CPU's
+        // stays as a co-executed run left it).
+        if let Some((Mode::Together | Mode::Without(_), ..)) = outcome {
             let first = learned.runs == 1;
             record_coverage(&mut learned.coverage, shares, first);
         }
@@ -282,6 +288,21 @@ impl Learning {
         slots.iter().map(|&s| learned.split.factor(s)).collect()
     }
 
+    /// Per device of `present`, the index in `present` of the first device
+    /// of its class (see [`classes`]).
+    fn present_classes(&self, present: &[(usize, usize)]) -> Vec<usize> {
+        let class_of = |slot: usize| self.classes.get(slot).copied().unwrap_or(slot);
+        present
+            .iter()
+            .map(|&(slot, _)| {
+                present
+                    .iter()
+                    .position(|&(other, _)| class_of(other) == class_of(slot))
+                    .expect("a device is of its own class")
+            })
+            .collect()
+    }
+
     /// The devices of a run, in the order of `present` (each as its engine
     /// slot and its number of claimants; `start`: what each waits for
     /// before its first package, see [`StartCost`], as the cost model
@@ -301,18 +322,14 @@ impl Learning {
         units: u64,
     ) -> (Vec<bool>, Option<Mode>) {
         let est = &*kernel.estimator;
+        let class = self.present_classes(present);
         // Devices whose rate was measured on too small a part of the work
-        // to stand for all of it (see `MIN_COVERAGE`).
-        let partial: Vec<bool> = {
-            let learned = lock(kernel);
-            present
-                .iter()
-                .map(|&(slot, _)| {
-                    let c = learned.coverage.get(slot).copied().flatten();
-                    c.is_some_and(|c| c < MIN_COVERAGE)
-                })
-                .collect()
-        };
+        // to stand for all of it (see `MIN_COVERAGE`), each counted with
+        // the identical devices of the run (see `class_coverage`).
+        let partial: Vec<bool> = class_coverage(&lock(kernel).coverage, present, &class)
+            .iter()
+            .map(|c| c.is_some_and(|c| c < MIN_COVERAGE))
+            .collect();
         // Devices known only by a provisional cost (see `CostFit::settle`).
         let provisional: Vec<bool> = present
             .iter()
@@ -329,8 +346,9 @@ impl Learning {
         if !learner {
             return (sit, None);
         }
+        // A device alone stands for its class (see `candidates`).
         let mode_of = |sit: &[bool]| match sit.iter().filter(|s| !**s).count() {
-            1 => Mode::Alone(present[sit.iter().position(|s| !*s).expect("one runs")].0),
+            1 => Mode::Alone(present[class[sit.iter().position(|s| !*s).expect("one runs")]].0),
             _ => Mode::Together,
         };
         let model = mode_of(&sit);
@@ -343,8 +361,8 @@ impl Learning {
         } else {
             co_gain(&costs(present, est), start, units)
         };
-        let candidates = candidates(present);
-        let predict = |m: Mode| predict(m, (present, start, &partial), est, units);
+        let candidates = candidates(present, &class);
+        let predict = |m: Mode| predict(m, (present, start, &partial), &class, est, units);
         // What the debug line shows is gathered only where it is printed:
         // every run of the learner decides, and a run that leaves a device
         // out must cost what a run without it costs.
@@ -470,15 +488,27 @@ impl Doubts<'_> {
 }
 
 /// The configurations the learner chooses among, for the devices of
-/// `present` (each as its engine slot and its number of claimants): every
-/// device together, each alone, and with several GPUs beside the CPU
+/// `present` (each as its engine slot and its number of claimants; `class`:
+/// per device, the index of the first of its class, see [`classes`]):
+/// every device together, each alone, and with several GPUs beside the CPU
 /// workers, the GPUs without them. A CPU far slower than the GPUs can only
 /// end such a run late (its last package), and then neither every device
 /// nor one GPU alone is the best (two H200s and the CPU on a Taylor
 /// kernel: the learner kept one GPU, 7.0 ms, where the two took 4.4).
-fn candidates(present: &[(usize, usize)]) -> Vec<Mode> {
+///
+/// Of identical devices only the first runs alone: the others alone would
+/// take the same time, and on four H200s trying each of them alone (each
+/// run four times a run of the four) kept a Mandelbrot kernel's learner
+/// on one of them.
+fn candidates(present: &[(usize, usize)], class: &[usize]) -> Vec<Mode> {
     let mut c = vec![Mode::Together];
-    c.extend(present.iter().map(|&(slot, _)| Mode::Alone(slot)));
+    c.extend(
+        present
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| class.get(i).is_none_or(|&k| k == i))
+            .map(|(_, &(slot, _))| Mode::Alone(slot)),
+    );
     if present.len() >= 3 && present.iter().any(|&(slot, _)| slot == CPU_SLOT) {
         c.push(Mode::Without(CPU_SLOT));
     }
@@ -487,13 +517,15 @@ fn candidates(present: &[(usize, usize)]) -> Vec<Mode> {
 
 /// What the cost model predicts per unit for configuration `m` of a run of
 /// `units` (`None` where it cannot tell): a device alone, its time alone
-/// with what it waits for first; several devices without one, the others'
-/// rates summed (their best case). `present`, `start` and `partial` as in
+/// with what it waits for first, at its class's rate (see
+/// [`class_cost`]); several devices without one, the others' rates summed
+/// (their best case). `present`, `start` and `partial` as in
 /// [`Learning::decide`]: a device measured on too small a part of the work
-/// predicts nothing.
+/// predicts nothing; `class` as in [`candidates`].
 fn predict(
     m: Mode,
     (present, start, partial): (&[(usize, usize)], &[StartCost], &[bool]),
+    class: &[usize],
     est: &dyn PowerEstimator,
     units: u64,
 ) -> Option<f64> {
@@ -503,7 +535,7 @@ fn predict(
             if partial.get(i).copied().unwrap_or(false) {
                 return None;
             }
-            let c = est.cost(slot)?;
+            let c = class_cost(i, present, class, est)?;
             let s = start.get(i).copied().unwrap_or_default();
             let t = alone_time(c, present[i].1, units) + s.all_s();
             Some(t / units.max(1) as f64)
@@ -568,6 +600,82 @@ fn upfront_s(
             share * (s.fixed_s + share * s.by_share_s)
         })
         .sum()
+}
+
+/// Per slot of `devices` (each slot's description line: what a
+/// measurement depends on), the first slot with the same line: identical
+/// devices (the same GPU model and driver, as on a server of four H200s)
+/// form a class, whose members the learner counts as one where that is
+/// what they are.
+fn classes(devices: &[String]) -> Vec<usize> {
+    devices
+        .iter()
+        .map(|d| {
+            devices
+                .iter()
+                .position(|o| o == d)
+                .expect("a line is its own")
+        })
+        .collect()
+}
+
+/// Per device of `present`, the part of a co-executed run's items that its
+/// class ran (the summed `coverage` of its members in `present`; `class` as
+/// in [`candidates`]), `None` where no member's is known.
+///
+/// # Why
+/// [`MIN_COVERAGE`] keeps a device's rate from standing for the whole
+/// range when the device ran a small part of it. Identical devices that
+/// ran a part each have, together, seen what they ran together: four
+/// H200s each run about a quarter of a run, often under the bound, and
+/// counted one by one, their predictions alone and without the CPU were
+/// unknown on most runs, so the learner never tried the four GPUs without
+/// the CPU (1.2 ms on a Mandelbrot kernel) and kept one alone (1.5-1.7).
+fn class_coverage(
+    coverage: &[Option<f64>],
+    present: &[(usize, usize)],
+    class: &[usize],
+) -> Vec<Option<f64>> {
+    let of = |i: usize| coverage.get(present[i].0).copied().flatten();
+    (0..present.len())
+        .map(|i| {
+            let k = class.get(i).copied().unwrap_or(i);
+            (0..present.len())
+                .filter(|&j| class.get(j).copied().unwrap_or(j) == k)
+                .filter_map(of)
+                .reduce(|a, b| a + b)
+        })
+        .collect()
+}
+
+/// The cost of device `i` of `present` as its class would run alone: its
+/// own overhead, and the rate of its class's members (see [`classes`])
+/// over equal parts of the work (the harmonic mean of their rates): each
+/// member measured its rate on its own part of the range (identical
+/// devices of a co-executed run take about equal parts), and on an
+/// irregular kernel one part can run faster than the whole. `None` where
+/// the device's cost is unknown.
+fn class_cost(
+    i: usize,
+    present: &[(usize, usize)],
+    class: &[usize],
+    est: &dyn PowerEstimator,
+) -> Option<Cost> {
+    let own = est.cost(present[i].0)?;
+    let k = class.get(i).copied().unwrap_or(i);
+    // Work and time over the members with a usable cost, as if each ran
+    // one unit of work (its weight) at its rate.
+    let (work, time) = (0..present.len())
+        .filter(|&j| class.get(j).copied().unwrap_or(j) == k)
+        .filter_map(|j| est.cost(present[j].0).filter(Cost::is_usable))
+        .fold((0.0, 0.0), |(w, t), c| (w + 1.0, t + 1.0 / c.rate));
+    if work < 2.0 || !(time > 0.0) {
+        return Some(own);
+    }
+    Some(Cost {
+        rate: work / time,
+        ..own
+    })
 }
 
 /// Which devices of `present` sit a run in configuration `chosen` out.
@@ -767,10 +875,14 @@ mod tests {
     use super::*;
     use crate::sched::ThroughputEstimator;
 
+    /// Three devices of different kinds (each its own class).
+    const DISTINCT: [usize; 3] = [0, 1, 2];
+
     fn learning() -> Learning {
         Learning {
             store: ProfileStore::new(None),
             devices: vec!["cpu".into(), "gpu".into()],
+            classes: vec![0, 1],
             fallback: true,
         }
     }
@@ -1043,22 +1155,22 @@ mod tests {
     fn several_gpus_without_the_cpu_are_a_configuration() {
         let two = [(0, 15), (1, 1)];
         assert_eq!(
-            candidates(&two),
+            candidates(&two, &[0, 1]),
             [Mode::Together, Mode::Alone(0), Mode::Alone(1)]
         );
         let three = [(0, 15), (1, 1), (2, 1)];
-        let c = candidates(&three);
+        let c = candidates(&three, &DISTINCT);
         assert_eq!(c.len(), 5);
         assert!(c.contains(&Mode::Without(0)));
         // Two GPUs without a CPU: no such configuration (each alone is).
-        assert!(!candidates(&[(1, 1), (2, 1)]).contains(&Mode::Without(0)));
+        assert!(!candidates(&[(1, 1), (2, 1)], &[0, 1]).contains(&Mode::Without(0)));
         assert_eq!(sits(&three, Mode::Without(0)), [true, false, false]);
         assert_eq!(sits(&three, Mode::Alone(2)), [true, true, false]);
         assert_eq!(sits(&three, Mode::Together), [false, false, false]);
 
         let est = ThroughputEstimator::new(3);
         let none = [false; 3];
-        let p = |m, partial: &[bool]| predict(m, (&three, &[], partial), &est, 1 << 20);
+        let p = |m, partial: &[bool]| predict(m, (&three, &[], partial), &DISTINCT, &est, 1 << 20);
         assert_eq!(p(Mode::Without(0), &none), None);
         est.seed(0, Cost::rate_only(5e6), 4.0);
         est.seed(1, Cost::rate_only(1e8), 4.0);
@@ -1076,9 +1188,123 @@ mod tests {
         let mut o = crate::outcomes::Outcomes::default();
         o.record(Mode::Together, 5e-9 * 1e6, 1_000_000);
         o.record(Mode::Together, 5e-9 * 1e6, 1_000_000);
-        let guess = |m: Mode| predict(m, (&three, &[], &none), &est, 1_000_000);
+        let guess = |m: Mode| predict(m, (&three, &[], &none), &DISTINCT, &est, 1_000_000);
         assert_eq!(
             o.choose(&c, (Mode::Together, None), &guess, 1_000_000),
+            Mode::Without(0)
+        );
+    }
+
+    /// Identical devices (the same description line) form a class: its
+    /// first member alone stands for it among the candidates, their
+    /// coverage is summed, and its rate alone is the members' rate over
+    /// equal parts.
+    #[test]
+    fn identical_devices_are_one_class() {
+        let lines: Vec<String> = ["cpu", "gpu a", "gpu a", "gpu b", "gpu a"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(classes(&lines), [0, 1, 1, 3, 1]);
+        let l = Learning {
+            classes: classes(&lines),
+            devices: lines,
+            ..learning()
+        };
+        // The run's devices in another order, one GPU absent.
+        let present = [(4, 1), (0, 8), (2, 1), (3, 1)];
+        let class = l.present_classes(&present);
+        assert_eq!(class, [0, 1, 0, 3]);
+        assert_eq!(
+            candidates(&present, &class),
+            [
+                Mode::Together,
+                Mode::Alone(4),
+                Mode::Alone(0),
+                Mode::Alone(3),
+                Mode::Without(0)
+            ]
+        );
+        // Coverage by slot: 4 and 2 together ran 40%, 3 ran 10% alone.
+        let coverage = [Some(0.5), None, Some(0.2), Some(0.1), Some(0.2)];
+        let c = class_coverage(&coverage, &present, &class);
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
+        assert!(close(c[0], 0.4) && close(c[2], 0.4), "{c:?}");
+        assert!(close(c[1], 0.5) && close(c[3], 0.1), "{c:?}");
+        assert_eq!(class_coverage(&[], &present, &class), [None; 4]);
+
+        let est = ThroughputEstimator::new(5);
+        assert!(class_cost(0, &present, &class, &est).is_none());
+        est.seed(4, Cost::rate_only(1e8), 4.0);
+        // One member measured: its own cost.
+        let one = class_cost(0, &present, &class, &est).unwrap();
+        assert!((one.rate - 1e8).abs() < 1.0, "{one:?}");
+        est.seed(
+            2,
+            Cost {
+                overhead_s: 1e-4,
+                rate: 3e8,
+            },
+            4.0,
+        );
+        // Two: the harmonic mean of their rates, each with its overhead.
+        let a = class_cost(0, &present, &class, &est).unwrap();
+        let b = class_cost(2, &present, &class, &est).unwrap();
+        assert!((a.rate - 1.5e8).abs() < 1.0 && (b.rate - 1.5e8).abs() < 1.0);
+        assert!(a.overhead_s.abs() < 1e-12 && (b.overhead_s - 1e-4).abs() < 1e-12);
+        // Another class is not counted.
+        est.seed(3, Cost::rate_only(1e6), 4.0);
+        let c3 = class_cost(3, &present, &class, &est).unwrap();
+        assert!((c3.rate - 1e6).abs() < 1e-3);
+    }
+
+    /// Four identical GPUs beside the CPU, each of which ran under
+    /// `MIN_COVERAGE` of the co-executed runs: as a class they saw most
+    /// of it, so the GPUs without the CPU are predicted, and tried once
+    /// the co-executed runs measured slower than that (counted one by one,
+    /// each GPU's part was too small and nothing was predicted).
+    #[test]
+    fn four_identical_gpus_are_tried_without_the_cpu() {
+        let present = [(0, 63), (1, 1), (2, 1), (3, 1), (4, 1)];
+        let class = [0, 1, 1, 1, 1];
+        let coverage = [Some(0.2), Some(0.22), Some(0.18), Some(0.2), Some(0.2)];
+        let est = ThroughputEstimator::new(5);
+        est.seed(0, Cost::rate_only(1e7), 4.0);
+        for g in 1..5 {
+            est.seed(g, Cost::rate_only(1e8), 4.0);
+        }
+        let units = 1_000_000;
+        let partial = |cov: &[Option<f64>]| -> Vec<bool> {
+            cov.iter()
+                .map(|c| c.is_some_and(|c| c < MIN_COVERAGE))
+                .collect()
+        };
+        let each = partial(&coverage);
+        let by_class = partial(&class_coverage(&coverage, &present, &class));
+        assert_eq!(by_class, [true, false, false, false, false]);
+        let without = |partial: &[bool]| {
+            predict(
+                Mode::Without(0),
+                (&present, &[], partial),
+                &class,
+                &est,
+                units,
+            )
+        };
+        assert_eq!(without(&each), None, "one by one: unknown");
+        let w = without(&by_class).unwrap();
+        assert!((w - 1.0 / 4e8).abs() < 1e-15, "{w}");
+
+        // The co-executed runs took 5 ns a unit; four GPUs are predicted
+        // at 2.5: they run next.
+        let mut o = crate::outcomes::Outcomes::default();
+        o.record(Mode::Together, 5e-9 * 1e6, units);
+        o.record(Mode::Together, 5e-9 * 1e6, units);
+        let c = candidates(&present, &class);
+        assert_eq!(c.len(), 4, "{c:?}");
+        let guess = |m: Mode| predict(m, (&present, &[], &by_class), &class, &est, units);
+        assert_eq!(
+            o.choose(&c, (Mode::Together, None), &guess, units),
             Mode::Without(0)
         );
     }
