@@ -649,12 +649,17 @@ fn class_coverage(
 }
 
 /// The cost of device `i` of `present` as its class would run alone: its
-/// own overhead, and the rate of its class's members (see [`classes`])
-/// over equal parts of the work (the harmonic mean of their rates): each
-/// member measured its rate on its own part of the range (identical
-/// devices of a co-executed run take about equal parts), and on an
-/// irregular kernel one part can run faster than the whole. `None` where
-/// the device's cost is unknown.
+/// own overhead, and the fastest rate among its class's members (see
+/// [`classes`]). `None` where the device's cost is unknown.
+///
+/// # Why the fastest
+/// Identical devices run at one rate; what sets their measured rates
+/// apart is what each happened to pay in a co-executed run: the rows a
+/// staged GPU uploaded for the items it took, a part of the range that
+/// costs more than the rest. An error one way and the other is not of the
+/// same price: a prediction too fast costs one run of the configuration,
+/// which then stands at its measured time; one too slow can keep the
+/// learner from ever trying it.
 fn class_cost(
     i: usize,
     present: &[(usize, usize)],
@@ -663,19 +668,12 @@ fn class_cost(
 ) -> Option<Cost> {
     let own = est.cost(present[i].0)?;
     let k = class.get(i).copied().unwrap_or(i);
-    // Work and time over the members with a usable cost, as if each ran
-    // one unit of work (its weight) at its rate.
-    let (work, time) = (0..present.len())
+    let rate = (0..present.len())
         .filter(|&j| class.get(j).copied().unwrap_or(j) == k)
         .filter_map(|j| est.cost(present[j].0).filter(Cost::is_usable))
-        .fold((0.0, 0.0), |(w, t), c| (w + 1.0, t + 1.0 / c.rate));
-    if work < 2.0 || !(time > 0.0) {
-        return Some(own);
-    }
-    Some(Cost {
-        rate: work / time,
-        ..own
-    })
+        .map(|c| c.rate)
+        .fold(own.rate, f64::max);
+    Some(Cost { rate, ..own })
 }
 
 /// Which devices of `present` sit a run in configuration `chosen` out.
@@ -1197,8 +1195,7 @@ mod tests {
 
     /// Identical devices (the same description line) form a class: its
     /// first member alone stands for it among the candidates, their
-    /// coverage is summed, and its rate alone is the members' rate over
-    /// equal parts.
+    /// coverage is summed, and its rate alone is its fastest member's.
     #[test]
     fn identical_devices_are_one_class() {
         let lines: Vec<String> = ["cpu", "gpu a", "gpu a", "gpu b", "gpu a"]
@@ -1247,10 +1244,10 @@ mod tests {
             },
             4.0,
         );
-        // Two: the harmonic mean of their rates, each with its overhead.
+        // Two: the faster rate, each with its own overhead.
         let a = class_cost(0, &present, &class, &est).unwrap();
         let b = class_cost(2, &present, &class, &est).unwrap();
-        assert!((a.rate - 1.5e8).abs() < 1.0 && (b.rate - 1.5e8).abs() < 1.0);
+        assert!((a.rate - 3e8).abs() < 1.0 && (b.rate - 3e8).abs() < 1.0);
         assert!(a.overhead_s.abs() < 1e-12 && (b.overhead_s - 1e-4).abs() < 1e-12);
         // Another class is not counted.
         est.seed(3, Cost::rate_only(1e6), 4.0);
