@@ -239,7 +239,7 @@ pub struct EngineOptions {
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
-            gpu: GpuChoice::Auto,
+            gpu: GpuChoice::All,
             workers: None,
             allocator: AllocatorBackend::default(),
             validation: Validation::FromEnv,
@@ -1605,6 +1605,16 @@ mod tests {
                 available: 2
             })
         ));
+    }
+
+    /// An engine takes every GPU by default, as its options' documentation,
+    /// `GpuChoice`'s default and the C ABI's default options say (it took
+    /// the one best device: `coexec info` on four H200s listed one).
+    #[test]
+    fn every_gpu_by_default() {
+        use super::{EngineOptions, GpuChoice};
+        assert_eq!(EngineOptions::default().gpu, GpuChoice::All);
+        assert_eq!(GpuChoice::default(), GpuChoice::All);
     }
 
     #[test]

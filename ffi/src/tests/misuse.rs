@@ -29,6 +29,24 @@ fn create(mut o: coexec_engine_options) -> coexec_status {
     s
 }
 
+/// The C ABI's default options make the safe API's default engine: every
+/// GPU among them (the safe API's default took the one best device while
+/// the C default took every GPU).
+#[test]
+fn default_options_are_the_safe_apis() {
+    let d = coexec_engine_options_default();
+    // SAFETY: the only pointer in the defaults, the cache directory, is
+    // null.
+    let o = unsafe { engine_options(&d) }.unwrap_or_else(|_| panic!("the defaults are valid"));
+    let r = EngineOptions::default();
+    assert_eq!(o.gpu, ::coexec_engine::GpuChoice::All);
+    assert_eq!(o.gpu, r.gpu);
+    assert_eq!(
+        (o.workers, o.gpu_in_flight, o.gpu_timeout, o.profiles),
+        (r.workers, r.gpu_in_flight, r.gpu_timeout, r.profiles)
+    );
+}
+
 #[test]
 fn engine_options_out_of_range_are_argument_errors() {
     let d = coexec_engine_options_default();
