@@ -1,6 +1,7 @@
 //! Per-run plan: package sizes for each claimant.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::ops::Range;
 
 use super::estimator::{usable_power, PowerEstimator};
@@ -119,6 +120,54 @@ pub struct Plan {
     /// The units the run's GPUs of a known width hold in one wave between
     /// them (0 where none has one).
     wide_wave: u64,
+    /// The devices whose claimant declined its last claim for a one-time
+    /// start (see [`LateStarts`]).
+    late: LateStarts,
+}
+
+/// Per device, whether its claimant declined its last claim because a
+/// one-time start makes it begin too late (see `Plan::starts_too_late`):
+/// the guards of the other devices then count it as absent, so that the
+/// fastest device left always takes work.
+///
+/// Shared by every claimant of a run, so atomic. `Relaxed` throughout: a
+/// flag only steers how packages are sized, never which units a claim
+/// takes (the queue's own atomics keep each unit claimed once); what
+/// liveness needs of it is that a flag set by one claimant is seen by the
+/// others' next claims, which coherence gives any atomic store. A claimant
+/// that sees a flag late declines once more and asks again from its idle
+/// loop.
+#[derive(Debug, Default)]
+struct LateStarts(Vec<AtomicBool>);
+
+impl LateStarts {
+    fn new(devices: usize) -> Self {
+        LateStarts((0..devices).map(|_| AtomicBool::new(false)).collect())
+    }
+
+    fn is_late(&self, device: usize) -> bool {
+        // Relaxed: see the type's documentation.
+        self.0.get(device).is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    fn set(&self, device: usize, late: bool) {
+        if let Some(f) = self.0.get(device) {
+            // Relaxed: see the type's documentation.
+            f.store(late, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Clone for LateStarts {
+    /// A copy of the flags as they are now (a cloned plan is another
+    /// run's: its claimants share their own flags).
+    fn clone(&self) -> Self {
+        LateStarts(
+            (0..self.0.len())
+                .map(|d| AtomicBool::new(self.is_late(d)))
+                .collect(),
+        )
+    }
 }
 
 /// The powers one HGuided claim is sized by (see `Plan::powers`).
@@ -321,6 +370,7 @@ impl Plan {
                 .iter()
                 .filter(|d| d.kind != DeviceKind::Cpu && d.granule > 1)
                 .fold(0u64, |a, d| a.saturating_add(d.granule)),
+            late: LateStarts::new(n),
         })
     }
 
@@ -786,8 +836,24 @@ impl Plan {
     /// all `left` units (as the slower claimants' guard: what it could
     /// still add is small against a start that is an estimate): the
     /// seconds until it could start (it declines); `None` otherwise, and
-    /// where no other device takes work.
+    /// where no other device takes work. Records the answer for the other
+    /// devices' guards, which count a device that declines so as absent
+    /// (see [`LateStarts`]): the fastest device left then takes work.
     fn starts_too_late(
+        &self,
+        c: &ClaimantState,
+        left: u64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> Option<f64> {
+        let late = self.start_declines(c, left, cost);
+        self.late.set(c.device, late.is_some());
+        late
+    }
+
+    /// [`starts_too_late`](Self::starts_too_late)'s rule, the other
+    /// devices' pool leaving out those that decline for their own starts
+    /// (two cold GPUs, each counting the other, would both decline).
+    fn start_declines(
         &self,
         c: &ClaimantState,
         left: u64,
@@ -876,13 +942,14 @@ impl Plan {
         (!(peer && self.within_even_share(d, mine, size, left, cost))).then_some(mine_s)
     }
 
-    /// The devices with claimants and a known cost, but `except`: their
-    /// summed rates and overheads (in units) and the fastest per-claimant
-    /// rate among them.
+    /// The devices with claimants and a known cost, but `except` and those
+    /// that decline for a late start (see [`LateStarts`]): their summed
+    /// rates and overheads (in units) and the fastest per-claimant rate
+    /// among them.
     fn pool(&self, except: Option<usize>, cost: &dyn Fn(usize) -> Option<Cost>) -> Pool {
         let mut p = Pool::default();
         for (j, &claimants) in self.claimants.iter().enumerate() {
-            if Some(j) == except || claimants == 0 {
+            if Some(j) == except || claimants == 0 || self.late.is_late(j) {
                 continue;
             }
             if let Some(c) = cost(j) {
@@ -930,7 +997,8 @@ impl Plan {
 
     /// What the claimants of the devices other than `d` would do with their
     /// smallest fresh package (`min_package`, in whole granules) with `left`
-    /// units left, each device asked once:
+    /// units left, each device asked once (one that declines for a late
+    /// start, see [`LateStarts`], declines it):
     /// * `all_decline`: every one of them would decline it (`false` when `d`
     ///   has no other device; see the lone-claimant rule). The guard's
     ///   condition only tightens as `left` shrinks and a package never gets
@@ -957,6 +1025,10 @@ impl Plan {
                 continue;
             }
             any = true;
+            if self.late.is_late(j) {
+                // It declines for its start (see `LateStarts`).
+                continue;
+            }
             let smallest = whole_granules(min_package, self.granule[j], left);
             if self.declines(j, smallest, left, cost).is_none() {
                 all_decline = false;
@@ -1660,6 +1732,78 @@ mod tests {
         gpu.set_cold_start_s(f64::NAN);
         gpu.set_backlog_s(0.0);
         assert!(p.package_size(&mut gpu, 1000, &est) > 0);
+    }
+
+    /// The claimants of `slots` claim in turn, each taking what the plan
+    /// gives it at once, until the queue is empty or a whole round passes
+    /// in which nobody claims anything (`cold`: per device, the one-time
+    /// start its claimants report). Returns the units each device took and
+    /// the units nobody would take.
+    fn claim_in_turn(
+        p: &Plan,
+        est: &dyn PowerEstimator,
+        cold: &[f64],
+        total: u64,
+    ) -> (Vec<u64>, u64) {
+        let queue = WorkQueue::new(total);
+        let mut claimants: Vec<ClaimantState> = (0..p.devices())
+            .flat_map(|d| (0..p.claimants(d)).map(move |j| (d, j)))
+            .map(|(d, j)| p.claimant(d, j))
+            .collect();
+        let mut units = vec![0; p.devices()];
+        loop {
+            let mut any = false;
+            for c in &mut claimants {
+                let start = cold.get(c.device()).copied().unwrap_or(0.0);
+                c.set_backlog_s(start);
+                c.set_cold_start_s(start);
+                if let Some((r, _)) = p.claim(&queue, c, est) {
+                    units[c.device()] += r.end - r.start;
+                    any = true;
+                }
+            }
+            if queue.remaining() == 0 || !any {
+                return (units, queue.remaining());
+            }
+        }
+    }
+
+    /// A claimant that declines for its one-time start counts as absent
+    /// to the others' guards: the fastest device left always takes work.
+    /// A fast GPU whose cold start comes past half the CPU's time declined,
+    /// while the CPU, a hundred times slower, declined by its finish-time
+    /// guard because the GPU could do everything: nobody took the rest,
+    /// and every claimant waited for a run that never ended (a C example
+    /// under valgrind, where the GPU's start was long). Two cold GPUs
+    /// without a CPU, each declining for the other, likewise.
+    #[test]
+    fn a_cold_start_never_leaves_work_that_nobody_takes() {
+        use crate::sched::Cost;
+        let est = crate::sched::ThroughputEstimator::new(3);
+        // One CPU worker at 1e3 units/s: 1000 units take it 1 s, one unit
+        // 1 ms; the GPUs 1e5 units/s (1000 units in 10 ms).
+        est.seed(0, Cost::rate_only(1e3), 4.0);
+        est.seed(1, Cost::rate_only(1e5), 4.0);
+        est.seed(2, Cost::rate_only(1e5), 4.0);
+        let cpu_gpu = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &cpu_gpu, 1000, &est).unwrap();
+        // The GPU starts after 0.6 s: past half the CPU's 1 s.
+        let (units, left) = claim_in_turn(&p, &est, &[0.0, 0.6], 1000);
+        assert_eq!(left, 0, "nobody took {left} units: {units:?}");
+        assert!(units[0] > 0, "the CPU took the work: {units:?}");
+        // Warm, in a run of its own, the GPU takes its share as before.
+        let p = Plan::new(&hg(None, 2.0, 1), &cpu_gpu, 1000, &est).unwrap();
+        let (units, left) = claim_in_turn(&p, &est, &[0.0, 0.0], 1000);
+        assert_eq!(left, 0);
+        assert!(units[1] > units[0], "{units:?}");
+
+        let two = [DeviceSlot::gpu(), DeviceSlot::gpu()];
+        let est2 = crate::sched::ThroughputEstimator::new(2);
+        est2.seed(0, Cost::rate_only(1e5), 4.0);
+        est2.seed(1, Cost::rate_only(1e5), 4.0);
+        let p = Plan::new(&hg(None, 2.0, 1), &two, 1000, &est2).unwrap();
+        let (units, left) = claim_in_turn(&p, &est2, &[1.0, 1.0], 1000);
+        assert_eq!(left, 0, "nobody took {left} units: {units:?}");
     }
 
     #[test]
