@@ -506,7 +506,7 @@ fn candidates(present: &[(usize, usize)], class: &[usize]) -> Vec<Mode> {
         present
             .iter()
             .enumerate()
-            .filter(|&(i, _)| class.get(i).is_none_or(|&k| k == i))
+            .filter(|&(i, _)| class_of(class, i) == i)
             .map(|(_, &(slot, _))| Mode::Alone(slot)),
     );
     if present.len() >= 3 && present.iter().any(|&(slot, _)| slot == CPU_SLOT) {
@@ -638,14 +638,21 @@ fn class_coverage(
 ) -> Vec<Option<f64>> {
     let of = |i: usize| coverage.get(present[i].0).copied().flatten();
     (0..present.len())
-        .map(|i| {
-            let k = class.get(i).copied().unwrap_or(i);
-            (0..present.len())
-                .filter(|&j| class.get(j).copied().unwrap_or(j) == k)
-                .filter_map(of)
-                .reduce(|a, b| a + b)
-        })
+        .map(|i| members(class, i).filter_map(of).reduce(|a, b| a + b))
         .collect()
+}
+
+/// Device `i`'s class in `class` (as in [`candidates`]; a device missing
+/// from it is its own).
+fn class_of(class: &[usize], i: usize) -> usize {
+    class.get(i).copied().unwrap_or(i)
+}
+
+/// The devices (indices into `present`, `class` as in [`candidates`]) of
+/// device `i`'s class, `i` among them.
+fn members(class: &[usize], i: usize) -> impl Iterator<Item = usize> + '_ {
+    let k = class_of(class, i);
+    (0..class.len().max(i + 1)).filter(move |&j| class_of(class, j) == k)
 }
 
 /// The cost of device `i` of `present` as its class would run alone: its
@@ -667,10 +674,8 @@ fn class_cost(
     est: &dyn PowerEstimator,
 ) -> Option<Cost> {
     let own = est.cost(present[i].0)?;
-    let k = class.get(i).copied().unwrap_or(i);
-    let rate = (0..present.len())
-        .filter(|&j| class.get(j).copied().unwrap_or(j) == k)
-        .filter_map(|j| est.cost(present[j].0).filter(Cost::is_usable))
+    let rate = members(class, i)
+        .filter_map(|j| est.cost(present.get(j)?.0).filter(Cost::is_usable))
         .map(|c| c.rate)
         .fold(own.rate, f64::max);
     Some(Cost { rate, ..own })

@@ -150,10 +150,15 @@ impl LateStarts {
         self.0.get(device).is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
+    /// Stores only a change: every guarded claim asks, and a store on
+    /// each (a CPU worker's flag stays false) would have every worker
+    /// write one shared line.
     fn set(&self, device: usize, late: bool) {
         if let Some(f) = self.0.get(device) {
             // Relaxed: see the type's documentation.
-            f.store(late, Ordering::Relaxed);
+            if f.load(Ordering::Relaxed) != late {
+                f.store(late, Ordering::Relaxed);
+            }
         }
     }
 }

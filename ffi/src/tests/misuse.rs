@@ -39,7 +39,7 @@ fn default_options_are_the_safe_apis() {
     // null.
     let o = unsafe { engine_options(&d) }.unwrap_or_else(|_| panic!("the defaults are valid"));
     let r = EngineOptions::default();
-    assert_eq!(o.gpu, ::coexec_engine::GpuChoice::All);
+    assert_eq!(o.gpu, GpuChoice::All);
     assert_eq!(o.gpu, r.gpu);
     assert_eq!(
         (o.workers, o.gpu_in_flight, o.gpu_timeout, o.profiles),
