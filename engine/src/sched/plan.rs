@@ -464,7 +464,9 @@ impl Plan {
     ///   so survivors split a failed device's package by power; a claimant
     ///   of power 0, `len` over its device's claimants.
     /// * `Dynamic`: `ceil(total / packages)`.
-    /// * `HGuided`: the guided formula with `G_r = len` (no exploration).
+    /// * `HGuided`: the guided formula with `G_r = len` (no exploration);
+    ///   for a claimant hinted 0, by the measured powers instead (equal
+    ///   where none is measured).
     ///
     /// The result is capped at `len`.
     pub fn requeued_size(
@@ -557,6 +559,14 @@ impl Plan {
         }
         let d = c.device;
         let mut powers = self.powers(d, hints.as_ref(), est);
+        if !fresh && powers.hinted && powers.device <= 0.0 {
+            // A device hinted 0 takes requeued work only when the devices
+            // with power have failed: sized by the powers measured (equal
+            // where none are), not `min_package` at a time (a failed
+            // GPU's 67M units in packages of 3 would take a run's worth of
+            // claims per unit of work).
+            powers = self.powers(d, None, est);
+        }
         powers.others_hold_back = hints.is_none() && self.others_hold_back(d, left, est);
         // Whole granules (a GPU's waves) for fresh work: a partial wave costs
         // as long as a full one.
@@ -1288,7 +1298,11 @@ mod tests {
         // guard declines (it would never finish before the others).
         let p = Plan::new(&hg(Some(vec![0.0, 1.0]), 2.0, 3), &devs, 100, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 100, &est), 0);
-        assert_eq!(p.requeued_size(&p.claimant(0, 0), 100, &est), 3);
+        // It takes requeued work (the GPU failed) by equal powers, nothing
+        // being measured, not min_package at a time: a worker's power 1 of
+        // 4, sum 2: ceil(10^6 / 4 / (2 * 2)).
+        assert_eq!(p.requeued_size(&p.claimant(0, 0), 1_000_000, &est), 62_500);
+        assert_eq!(p.requeued_size(&p.claimant(0, 0), 100, &est), 7);
     }
 
     /// An estimator that cuts a lone claimant's run in `.1` packages.
