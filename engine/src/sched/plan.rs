@@ -45,6 +45,13 @@ pub const FAIR_SHARE: f64 = 0.9;
 /// any realistic `total`.
 const SNAP: f64 = 1e-14;
 
+/// Claims in a row that a claimant may find nothing to take while fresh
+/// work is left and nothing is in flight, before it takes a package
+/// whatever its guards say (see [`Plan::claim`]). An idle claimant asks
+/// again after a spin, a yield, then a 50 us sleep: 1000 asks are some
+/// 40-80 ms of a run in which no device works.
+pub(super) const STALL_CLAIMS: u32 = 1000;
+
 fn snap(x: f64) -> f64 {
     let r = x.round();
     if (x - r).abs() <= SNAP * r.abs().max(1.0) {
@@ -216,6 +223,9 @@ pub struct ClaimantState {
     /// Seconds of a one-time start a package claimed now pays (see
     /// [`set_cold_start_s`](Self::set_cold_start_s)).
     cold_s: f64,
+    /// Claims in a row that found nothing while fresh work was left and
+    /// nothing was in flight (see [`STALL_CLAIMS`]).
+    stalled: u32,
 }
 
 impl ClaimantState {
@@ -425,6 +435,7 @@ impl Plan {
             declined_s: Cell::new(None),
             backlog_s: 0.0,
             cold_s: 0.0,
+            stalled: 0,
         }
     }
 
@@ -512,10 +523,58 @@ impl Plan {
                 Source::Requeued => self.requeued_size(c, n, estimates),
             }),
         };
+        let got = got.or_else(|| self.unstall(queue, c, estimates));
         if let Some((r, source)) = &got {
             c.record(r, *source);
         }
         got
+    }
+
+    /// The watchdog of the plan's progress rule (the fastest claimant
+    /// always takes work): `None` while some device works, else, after
+    /// [`STALL_CLAIMS`] claims in a row of `c` that found nothing while
+    /// fresh work was left and no unit was in flight, a fresh package of
+    /// the guided size without the finish-time guard (HGuided; the other
+    /// policies never decline fresh work they are owed). A guard that
+    /// broke the rule (each device declining because another could do
+    /// it all) would otherwise leave every claimant waiting for a run that
+    /// cannot end; so would a device whose claimant never comes (its
+    /// dispatch loop stuck before its first claim), which the guards of
+    /// the others count on.
+    fn unstall(
+        &self,
+        queue: &WorkQueue,
+        c: &mut ClaimantState,
+        estimates: &dyn PowerEstimator,
+    ) -> Option<(Range<u64>, Source)> {
+        if !matches!(self.policy, Policy::HGuided { .. }) {
+            return None;
+        }
+        let left = queue.remaining();
+        // Handed out, not given back, not done: in flight. (Snapshots of
+        // three counters read one after the other: a transient miscount
+        // only delays or advances the count by one claim.)
+        let in_flight = (queue.total() - left)
+            .saturating_sub(queue.requeued_units())
+            .saturating_sub(queue.completed());
+        if left == 0 || in_flight > 0 || queue.is_aborted() {
+            c.stalled = 0;
+            return None;
+        }
+        c.stalled += 1;
+        if c.stalled < STALL_CLAIMS {
+            return None;
+        }
+        c.stalled = 0;
+        tracing::warn!(
+            device = c.device,
+            claimant = c.index,
+            left,
+            "no device took work for {STALL_CLAIMS} claims: a package is taken past the guards"
+        );
+        queue
+            .claim_fresh(|n| self.guided(c, n, estimates, false))
+            .map(|r| (r, Source::Fresh))
     }
 
     /// Called by a claimant that leaves the run early (its device failed),
@@ -1823,6 +1882,63 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &two, 1000, &est2).unwrap();
         let (units, left) = claim_in_turn(&p, &est2, &[1.0, 1.0], 1000);
         assert_eq!(left, 0, "nobody took {left} units: {units:?}");
+    }
+
+    /// Where no device works while fresh work is left (a guard that broke
+    /// the progress rule; here a GPU whose claimant never comes), a
+    /// claimant that keeps finding nothing takes a package past its guard
+    /// after `STALL_CLAIMS` claims, and again after as many once it is
+    /// done; while a package is in flight, or under the other policies,
+    /// nothing changes.
+    #[test]
+    fn a_run_in_which_no_device_works_is_unstalled() {
+        use crate::sched::Cost;
+        let est = crate::sched::ThroughputEstimator::new(2);
+        // One unit takes the CPU 100 ms; the GPU all 1000 in 10 ms.
+        est.seed(0, Cost::rate_only(10.0), 4.0);
+        est.seed(1, Cost::rate_only(1e5), 4.0);
+        let devs = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &devs, 1000, &est).unwrap();
+        let queue = WorkQueue::new(1000);
+        let mut cpu = p.claimant(0, 0);
+        // The GPU could do it all: the CPU's guard declines.
+        let mut asked = 0;
+        let first = loop {
+            asked += 1;
+            if let Some((r, _)) = p.claim(&queue, &mut cpu, &est) {
+                break r;
+            }
+            assert!(asked <= STALL_CLAIMS, "still nothing after {asked} claims");
+        };
+        assert_eq!(asked, STALL_CLAIMS);
+        // In flight: nothing more until it is done.
+        for _ in 0..2 * STALL_CLAIMS {
+            assert_eq!(p.claim(&queue, &mut cpu, &est), None);
+        }
+        queue.complete(first.end - first.start);
+        let mut asked = 0;
+        while p.claim(&queue, &mut cpu, &est).is_none() {
+            asked += 1;
+            assert!(asked < STALL_CLAIMS, "still nothing after {asked} claims");
+        }
+        assert_eq!(asked, STALL_CLAIMS - 1);
+        // A GPU package in flight: the CPU waits for it as before.
+        let queue = WorkQueue::new(1000);
+        let mut cpu = p.claimant(0, 0);
+        assert_eq!(queue.claim_fresh(|_| 100), Some(0..100));
+        for _ in 0..2 * STALL_CLAIMS {
+            assert_eq!(p.claim(&queue, &mut cpu, &est), None);
+        }
+        // Static owes nothing more to a claimant that took its share.
+        let st = Scheduler::Static {
+            powers: Some(vec![0.0, 1.0]),
+        };
+        let p = Plan::new(&st, &devs, 1000, &est).unwrap();
+        let queue = WorkQueue::new(1000);
+        let mut cpu = p.claimant(0, 0);
+        for _ in 0..2 * STALL_CLAIMS {
+            assert_eq!(p.claim(&queue, &mut cpu, &est), None);
+        }
     }
 
     #[test]
