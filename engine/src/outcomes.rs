@@ -672,12 +672,22 @@ impl Outcomes {
         // budget (spmv on an H200 beside 31 CPU workers: the GPU alone
         // predicted at 1.17x of co-executing from its co-running packages,
         // measured 0.62x, and was not tried in eleven runs).
+        // Within that quarter of the fastest run measured so far, not only
+        // of the incumbent's: once a device alone measured far faster than
+        // co-executing, another predicted near co-executing cannot pay
+        // (spmv on four H200s and 63 workers: the GPU alone at 1.6 ms,
+        // then the CPU alone at 5.7, both before co-executing's second
+        // sample, which put the CPU's try into the timed runs).
+        let best_s = self
+            .fastest(|m| candidates.contains(&m))
+            .and_then(|m| self.per_unit_s(m))
+            .map_or(inc_s, |s| s.min(inc_s));
         let near = || {
             candidates
                 .iter()
                 .filter(|&&m| matches!(m, Mode::Alone(_)) && self.samples(m) == 0)
                 .filter_map(|&m| predict(m).map(|p| (m, p)))
-                .filter(|&(_, p)| p > 0.0 && p <= inc_s * (1.0 + EXPLORE_START))
+                .filter(|&(_, p)| p > 0.0 && p <= best_s * (1.0 + EXPLORE_START))
                 .min_by(|a, b| a.1.total_cmp(&b.1))
         };
         leap.or_else(near).map_or(inc, |(m, _)| m)
@@ -864,6 +874,13 @@ mod tests {
         assert_eq!(o.choose(&ALL, (Mode::Together, None), &gpu_fast, 1000), GPU);
         let gpu_near = |m: Mode| (m == GPU).then_some(2.2e-6);
         assert_eq!(o.choose(&ALL, sure, &gpu_near, 1000), GPU);
+        // Near the incumbent's sample but not the fastest run measured: the
+        // incumbent is confirmed.
+        let mut q = Outcomes::default();
+        q.record(Mode::Together, 5.3e-3, 1000);
+        q.record(GPU, 1.6e-3, 1000);
+        let cpu_near = |m: Mode| (m == CPU).then_some(5.0e-6);
+        assert_eq!(q.choose(&ALL, sure, &cpu_near, 1000), Mode::Together);
         // Predicted slower by more than EXPLORE_START: the incumbent is
         // confirmed first.
         let gpu_slow = |m: Mode| (m == GPU).then_some(2.3e-6);
