@@ -276,6 +276,23 @@ impl Learning {
         depth
     }
 
+    /// Per run device (`slots`: each one's estimator slot), the index of
+    /// the first run device of its class (see [`classes`]): identical
+    /// devices, whose costs the run's sizing pools (see
+    /// [`crate::engine::run::Remap`]). `COEXEC_POOL=0` leaves each device
+    /// its own (to measure what pooling changes).
+    pub(crate) fn run_classes(&self, slots: &[usize]) -> Vec<usize> {
+        let class_of = |slot: usize| self.classes.get(slot).copied().unwrap_or(slot);
+        (0..slots.len())
+            .map(|i| match pool_on_in_env() {
+                true => (0..i)
+                    .find(|&j| class_of(slots[j]) == class_of(slots[i]))
+                    .unwrap_or(i),
+                false => i,
+            })
+            .collect()
+    }
+
     /// The scale of each run device's rate in the split (`slots`: each run
     /// device's estimator slot), from how earlier co-executed runs ended.
     /// All 1 where `COEXEC_SPLIT=0` (to measure what the correction
@@ -865,6 +882,14 @@ fn fallback_on_in_env() -> bool {
     crate::switches::on_unless_zero(&ON, "COEXEC_FALLBACK")
 }
 
+/// `COEXEC_POOL=0` sizes each device of a run by its own cost, also where
+/// identical devices' costs would be pooled (to measure what pooling
+/// changes). Read once per process.
+fn pool_on_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_POOL")
+}
+
 /// `COEXEC_SPLIT=0` plans co-executed runs from the learned costs alone,
 /// without the correction from how earlier runs ended (to measure what it
 /// changes). Read once per process.
@@ -1217,6 +1242,9 @@ mod tests {
         let present = [(4, 1), (0, 8), (2, 1), (3, 1)];
         let class = l.present_classes(&present);
         assert_eq!(class, [0, 1, 0, 3]);
+        // A run's devices by their slots: the same classes, for pooling.
+        assert_eq!(l.run_classes(&[4, 0, 2, 3]), [0, 1, 0, 3]);
+        assert_eq!(l.run_classes(&[0, 1, 2, 3, 4]), [0, 1, 1, 3, 1]);
         assert_eq!(
             candidates(&present, &class),
             [

@@ -261,6 +261,7 @@ impl Engine {
             transfers,
             scale: inner.learning.split_scales(kernel, &engine_index),
             lone_packages: depth.map(|(_, d)| d.packages),
+            class: inner.learning.run_classes(&engine_index),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
         let queue = WorkQueue::new(geometry.units);
@@ -1089,9 +1090,57 @@ pub(crate) struct Remap<'a> {
     /// The packages a lone GPU whose transfers have a queue of their own
     /// cuts the run into (see [`crate::depth`]).
     lone_packages: Option<u64>,
+    /// Per run device, the first run device of its class (identical
+    /// devices; see [`crate::learn::Learning::run_classes`]); missing
+    /// entries are their own.
+    class: Vec<usize>,
 }
 
 impl Remap<'_> {
+    /// `device`'s cost as the run sizes it: its own, shipped (see
+    /// [`shipped`](Self::shipped)); where two or more devices of its class
+    /// have one, the median of theirs, overhead and rate each.
+    ///
+    /// # Why
+    /// Identical devices run at one speed, but each one's fit follows the
+    /// packages it happened to run: four H200s' fits of a Jacobi sweep
+    /// read 20-46 k units/s on three and 110-840 k on the fourth (one alone:
+    /// 86 k), their output downloads into host memory contending at
+    /// different moments. Sized by those, one GPU took 28 M of a run's
+    /// 33.5 M points, another 0.9 M, and the run waited for the first; a
+    /// device given little work is then measured on little and stays
+    /// there. Pooled, every member is sized alike and each fit's noise is
+    /// averaged over the class; the finish-time guard and stealing still
+    /// meet a member that truly runs slower.
+    fn pooled(&self, device: usize, own: impl Fn(usize) -> Option<Cost>) -> Option<Cost> {
+        let class_of = |d: usize| self.class.get(d).copied().unwrap_or(d);
+        let k = class_of(device);
+        let costs: Vec<Cost> = (0..self.class.len())
+            .filter(|&d| class_of(d) == k)
+            .filter_map(&own)
+            .filter(Cost::is_usable)
+            .collect();
+        if costs.len() < 2 {
+            return own(device);
+        }
+        own(device)?;
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            (v[(n - 1) / 2] + v[n / 2]) / 2.0
+        };
+        Some(Cost {
+            overhead_s: median(costs.iter().map(|c| c.overhead_s).collect()),
+            rate: median(costs.iter().map(|c| c.rate).collect()),
+        })
+    }
+
+    /// `device`'s own cost as the run sizes it (see [`shipped`](Self::shipped)).
+    fn own_cost(&self, device: usize) -> Option<Cost> {
+        let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
+        Some(self.shipped(device, c))
+    }
+
     /// `cost` of run device `device`, its rate scaled, with its transfers.
     fn shipped(&self, device: usize, mut cost: Cost) -> Cost {
         let scale = self.scale.get(device).copied().unwrap_or(1.0);
@@ -1132,12 +1181,14 @@ impl PowerEstimator for Remap<'_> {
         }
     }
     fn power(&self, device: usize) -> Option<f64> {
-        let p = self.map.get(device).and_then(|&d| self.inner.power(d))?;
-        Some(self.shipped(device, Cost::rate_only(p)).rate)
+        let own = |d: usize| {
+            let p = self.map.get(d).and_then(|&s| self.inner.power(s))?;
+            Some(self.shipped(d, Cost::rate_only(p)))
+        };
+        Some(self.pooled(device, own)?.rate)
     }
     fn cost(&self, device: usize) -> Option<Cost> {
-        let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
-        Some(self.shipped(device, c))
+        self.pooled(device, |d| self.own_cost(d))
     }
     fn run_cost(&self, device: usize) -> Option<Cost> {
         self.map.get(device).and_then(|&d| self.inner.cost(d))
@@ -1193,6 +1244,7 @@ mod tests {
             transfers: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
+            class: Vec::new(),
         };
         assert_eq!(remap.cost(0), est.cost(1));
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
@@ -1206,6 +1258,7 @@ mod tests {
             transfers: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
+            class: Vec::new(),
         };
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
@@ -1220,6 +1273,7 @@ mod tests {
             transfers: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
+            class: Vec::new(),
         };
         for _ in 0..3 {
             remap.record_cold(0, 100, 1e-3, 4.0);
@@ -1254,6 +1308,7 @@ mod tests {
             transfers: vec![(1, 7.5e-6)],
             scale: Vec::new(),
             lone_packages: None,
+            class: Vec::new(),
         };
         let gpu = remap.cost(1).unwrap();
         let raw = est.cost(1).unwrap();
@@ -1274,6 +1329,7 @@ mod tests {
             transfers: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
+            class: Vec::new(),
             ..remap
         };
         assert_eq!(gpu_share(&plain), 800);
@@ -1320,6 +1376,7 @@ mod tests {
             transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
             scale: Vec::new(),
             lone_packages: None,
+            class: Vec::new(),
         };
         let rate = |d: usize| remap.cost(d).unwrap().rate;
         // 2.5 us of compute a unit: 10 us with 7.5 of transfers, 5 with 2.5.
@@ -1327,5 +1384,88 @@ mod tests {
         assert!((rate(2) - 2e5).abs() < 1e-3, "{}", rate(2));
         assert_eq!(remap.cost(3), est.cost(3));
         assert_eq!(remap.cost(0), est.cost(0));
+    }
+
+    /// Identical devices are sized by the median of their costs, each of
+    /// overhead and rate (shipped first: a member's transfers count in
+    /// its own cost); a class of one member, an unmeasured member and the
+    /// CPU keep their own.
+    #[test]
+    fn remap_pools_the_costs_of_identical_devices() {
+        use super::Remap;
+        use crate::sched::DeviceSlot;
+        use crate::sched::{Cost, Plan, PowerEstimator, Scheduler, ThroughputEstimator};
+        let est = ThroughputEstimator::new(5);
+        // The CPU, then four identical GPUs fitted at very different rates
+        // (the fourth unmeasured).
+        let seeded = [
+            (0, 1e-5, 1e5),
+            (1, 1e-4, 2e6),
+            (2, 3e-4, 4e6),
+            (3, 2e-4, 4e7),
+        ];
+        for (d, overhead_s, rate) in seeded {
+            est.seed(d, Cost { overhead_s, rate }, 8.0);
+        }
+        let map = [0usize, 1, 2, 3, 4];
+        let remap = Remap {
+            inner: &est,
+            map: &map,
+            transfers: Vec::new(),
+            scale: Vec::new(),
+            lone_packages: None,
+            class: vec![0, 1, 1, 1, 1],
+        };
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+        for d in 1..=3 {
+            let c = remap.cost(d).unwrap();
+            assert!(
+                near(c.overhead_s, 2e-4) && near(c.rate, 4e6),
+                "GPU {d}: {c:?}"
+            );
+            assert!(near(remap.power(d).unwrap(), 4e6), "GPU {d}");
+        }
+        assert_eq!(remap.cost(4), None);
+        assert_eq!(remap.cost(0), est.cost(0));
+        // Two members: their mean; without classes, each its own.
+        let two = Remap {
+            class: vec![0, 1, 1, 3, 4],
+            ..remap
+        };
+        assert!(near(two.cost(2).unwrap().rate, 3e6));
+        assert_eq!(two.cost(3), est.cost(3));
+        let own = Remap {
+            class: Vec::new(),
+            ..two
+        };
+        assert_eq!(own.cost(3), est.cost(3));
+        // The plan sizes the three measured GPUs alike.
+        let slots = [
+            DeviceSlot::cpu(1),
+            DeviceSlot::gpu(),
+            DeviceSlot::gpu(),
+            DeviceSlot::gpu(),
+        ];
+        let three = Remap {
+            class: vec![0, 1, 1, 1],
+            map: &map[..4],
+            ..own
+        };
+        let shares = |r: &Remap<'_>| -> Vec<u64> {
+            let plan = Plan::new(&Scheduler::Static { powers: None }, &slots, 10_000, r).unwrap();
+            (1..4).map(|d| plan.claimant(d, 0).share()).collect()
+        };
+        // (The units left by rounding go to the first of the strongest.)
+        let pooled = shares(&three);
+        assert!(
+            pooled.iter().all(|&s| s.abs_diff(pooled[0]) <= 3),
+            "{pooled:?}"
+        );
+        let apart = Remap {
+            class: Vec::new(),
+            ..three
+        };
+        let apart = shares(&apart);
+        assert!(apart[2] > 5 * apart[1], "{apart:?}");
     }
 }
