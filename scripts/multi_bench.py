@@ -13,7 +13,14 @@ against the kernel's CPU reference):
   warm-ups) and cold (first run of a fresh process without a profile, median
   over HE_COLD processes);
 * S = T_best / T (T_best: the best single device), S_max(config) = T_best *
-  sum over its devices of 1/T_d, HE = S / S_max.
+  sum over its devices of 1/T_d, HE = S / S_max;
+* cold, against cold baselines: each device's first run of a fresh process
+  in its best solo configuration (median over HE_COLD processes; the GPUs'
+  from GPU 0 and from the best GPU on an engine of its own, the better
+  standing for each identical GPU), T_best and S_max from those, so that a
+  cold run is held to what one device pays on its own first run (its
+  uploads and pipeline creation included). `S_cold_vs_warm` keeps the cold
+  run against the warm T_best.
 
 The GPU baseline is each GPU's best solo configuration, device-local
 memory included: T_gpuN = min(gpuN alone on the several-GPU engine, the
@@ -47,6 +54,36 @@ def items(r):
     return [(d.get("name", "?"), d.get("items")) for d in r.get("per_device", [])]
 
 
+def solo_cold(binary, kernel, size, devs, solo, cold_n):
+    """Each device's cold time: the first run of a fresh process in its best
+    solo configuration, median over `cold_n` processes. The GPUs: the better
+    of GPU 0 on the several-GPU engine and the best GPU on an engine of its
+    own (each in its best scheduler there), for every GPU of `devs`
+    (identical GPUs)."""
+    def first(devices, sched, gpus=None):
+        runs = [bench(binary, kernel, size, devices, sched, 1, 1, gpus=gpus)["first_s"]
+                for _ in range(cold_n)]
+        return statistics.median(runs)
+
+    out = {}
+    gpus = [d for d in devs if d != "cpu"]
+    if "cpu" in devs:
+        out["cpu"] = first("cpu", solo["cpu"]["best"])
+    if gpus:
+        times = solo[gpus[0]]["all"]
+        own = {s: t for s, t in times.items() if s.endswith(" (own engine)")}
+        here = {s: t for s, t in times.items() if s not in own}
+        t = []
+        if here:
+            t.append(first(gpus[0], min(here, key=here.get)))
+        if own:
+            t.append(first("gpu", min(own, key=own.get).removesuffix(" (own engine)"), gpus="best"))
+        for d in gpus:
+            out[d] = min(t)
+    print("   cold solo " + " ".join(f"{d} {v*1e3:.3f} ms" for d, v in out.items()), flush=True)
+    return out
+
+
 def main():
     if len(sys.argv) < 4 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -76,13 +113,16 @@ def main():
                 best = min(times, key=times.get)
                 solo[d] = {"best": best, "time_s": times[best], "all": times}
             t_best = min(v["time_s"] for v in solo.values())
-            row.update(solo=solo, t_best=t_best)
             line = f"{kernel:<12} {size:<12} " + " ".join(
                 f"{d} {solo[d]['time_s']*1e3:.3f} ms ({solo[d]['best']})" for d in devs)
             print(line, flush=True)
+            cold_solo = solo_cold(binary, kernel, size, devs, solo, cold_n)
+            t_best_cold = min(cold_solo.values())
+            row.update(solo=solo, t_best=t_best, cold_solo=cold_solo, t_best_cold=t_best_cold)
             row["configs"] = {}
             for c in configs:
                 s_max = t_best * sum(1 / solo[d]["time_s"] for d in c.split(","))
+                s_max_cold = t_best_cold * sum(1 / cold_solo[d] for d in c.split(","))
                 warm = bench(binary, kernel, size, c, "hguided", 3, reps)
                 cold = [bench(binary, kernel, size, c, "hguided", 1, 1)["first_s"]
                         for _ in range(cold_n)]
@@ -90,12 +130,14 @@ def main():
                 fig = {
                     "s_max": s_max, "warm_s": t_w, "cold_s": t_c, "cold_runs": cold,
                     "S_warm": t_best / t_w, "HE_warm": t_best / t_w / s_max,
-                    "S_cold": t_best / t_c, "HE_cold": t_best / t_c / s_max,
+                    "s_max_cold": s_max_cold, "S_cold": t_best_cold / t_c,
+                    "HE_cold": t_best_cold / t_c / s_max_cold, "S_cold_vs_warm": t_best / t_c,
                     "items": items(warm), "balance": warm.get("balance"),
                 }
                 row["configs"][c] = fig
                 print(f"   {c:<16} S_max {s_max:.2f}  warm {t_w*1e3:.3f} ms S {fig['S_warm']:.3f} "
-                      f"HE {fig['HE_warm']:.3f}  cold {t_c*1e3:.3f} ms HE {fig['HE_cold']:.3f}  "
+                      f"HE {fig['HE_warm']:.3f}  cold {t_c*1e3:.3f} ms S_max {s_max_cold:.2f} "
+                      f"S {fig['S_cold']:.3f} HE {fig['HE_cold']:.3f}  "
                       f"items {fig['items']}", flush=True)
         except Exception as e:
             row["error"] = str(e)
