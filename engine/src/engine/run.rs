@@ -1222,11 +1222,26 @@ fn stealing() -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::Remap;
+    use crate::sched::ThroughputEstimator;
+
+    /// `est` through `map`, nothing added: no transfers, scales, lone
+    /// packages or classes.
+    fn bare<'a>(est: &'a ThroughputEstimator, map: &'a [usize]) -> Remap<'a> {
+        Remap {
+            inner: est,
+            map,
+            transfers: Vec::new(),
+            scale: Vec::new(),
+            lone_packages: None,
+            class: Vec::new(),
+        }
+    }
+
     /// The plan sees each run device's fitted cost (overhead included), not
     /// only its rate: every estimator query is forwarded through the map.
     #[test]
     fn remap_forwards_costs_and_powers() {
-        use super::Remap;
         use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
         let est = ThroughputEstimator::new(2);
         est.seed(
@@ -1238,28 +1253,14 @@ mod tests {
             8.0,
         );
         let map = [1usize];
-        let remap = Remap {
-            inner: &est,
-            map: &map,
-            transfers: Vec::new(),
-            scale: Vec::new(),
-            lone_packages: None,
-            class: Vec::new(),
-        };
+        let remap = bare(&est, &map);
         assert_eq!(remap.cost(0), est.cost(1));
         assert!(remap.cost(0).is_some_and(|c| c.overhead_s > 0.0));
         assert_eq!(remap.power(0), est.power(1));
         assert_eq!(remap.cost(1), None);
         // Records reach the mapped slot, parallel ones included.
         let est = ThroughputEstimator::new(2);
-        let remap = Remap {
-            inner: &est,
-            map: &map,
-            transfers: Vec::new(),
-            scale: Vec::new(),
-            lone_packages: None,
-            class: Vec::new(),
-        };
+        let remap = bare(&est, &map);
         for _ in 0..4 {
             remap.record_parallel(0, 100, 1e-3, 4.0);
         }
@@ -1267,14 +1268,7 @@ mod tests {
         assert_eq!(est.power(0), None);
         // Cold ones too (three are a rate), to the mapped slot.
         let est = ThroughputEstimator::new(2);
-        let remap = Remap {
-            inner: &est,
-            map: &map,
-            transfers: Vec::new(),
-            scale: Vec::new(),
-            lone_packages: None,
-            class: Vec::new(),
-        };
+        let remap = bare(&est, &map);
         for _ in 0..3 {
             remap.record_cold(0, 100, 1e-3, 4.0);
         }
@@ -1287,7 +1281,6 @@ mod tests {
     /// learn compute alone.
     #[test]
     fn remap_adds_transfers_to_the_staged_gpu_only() {
-        use super::Remap;
         use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
         let est = ThroughputEstimator::new(2);
         for (d, rate) in [(0, 1e5), (1, 4e5)] {
@@ -1303,12 +1296,8 @@ mod tests {
         let map = [0usize, 1];
         // 7.5 us per unit of transfers: 2.5 us of compute becomes 10 us.
         let remap = Remap {
-            inner: &est,
-            map: &map,
             transfers: vec![(1, 7.5e-6)],
-            scale: Vec::new(),
-            lone_packages: None,
-            class: Vec::new(),
+            ..bare(&est, &map)
         };
         let gpu = remap.cost(1).unwrap();
         let raw = est.cost(1).unwrap();
@@ -1359,7 +1348,6 @@ mod tests {
     /// any (zero-copy fallback, or no entry) its compute alone.
     #[test]
     fn remap_adds_each_staged_gpus_own_transfers() {
-        use super::Remap;
         use crate::sched::{Cost, PowerEstimator, ThroughputEstimator};
         let est = ThroughputEstimator::new(4);
         for d in 0..4 {
@@ -1371,12 +1359,8 @@ mod tests {
         }
         let map = [0usize, 1, 2, 3];
         let remap = Remap {
-            inner: &est,
-            map: &map,
             transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
-            scale: Vec::new(),
-            lone_packages: None,
-            class: Vec::new(),
+            ..bare(&est, &map)
         };
         let rate = |d: usize| remap.cost(d).unwrap().rate;
         // 2.5 us of compute a unit: 10 us with 7.5 of transfers, 5 with 2.5.
@@ -1392,7 +1376,6 @@ mod tests {
     /// CPU keep their own.
     #[test]
     fn remap_pools_the_costs_of_identical_devices() {
-        use super::Remap;
         use crate::sched::DeviceSlot;
         use crate::sched::{Cost, Plan, PowerEstimator, Scheduler, ThroughputEstimator};
         let est = ThroughputEstimator::new(5);
@@ -1409,12 +1392,8 @@ mod tests {
         }
         let map = [0usize, 1, 2, 3, 4];
         let remap = Remap {
-            inner: &est,
-            map: &map,
-            transfers: Vec::new(),
-            scale: Vec::new(),
-            lone_packages: None,
             class: vec![0, 1, 1, 1, 1],
+            ..bare(&est, &map)
         };
         let near = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
         for d in 1..=3 {
