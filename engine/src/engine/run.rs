@@ -1097,9 +1097,10 @@ pub(crate) struct Remap<'a> {
 }
 
 impl Remap<'_> {
-    /// `device`'s cost as the run sizes it: its own, shipped (see
-    /// [`shipped`](Self::shipped)); where two or more devices of its class
-    /// have one, the median of theirs, overhead and rate each.
+    /// `device`'s cost as the run sizes it (see [`shipped`](Self::shipped)):
+    /// its fitted cost, or where two or more devices of its class have one,
+    /// the median of their fitted costs (overhead and rate each), then
+    /// `device`'s own split scale and transfers.
     ///
     /// # Why
     /// Identical devices run at one speed, but each one's fit follows the
@@ -1110,35 +1111,33 @@ impl Remap<'_> {
     /// 33.5 M points, another 0.9 M, and the run waited for the first; a
     /// device given little work is then measured on little and stays
     /// there. Pooled, every member is sized alike and each fit's noise is
-    /// averaged over the class; the finish-time guard and stealing still
-    /// meet a member that truly runs slower.
-    fn pooled(&self, device: usize, own: impl Fn(usize) -> Option<Cost>) -> Option<Cost> {
+    /// averaged over the class. What does set members apart (a GPU whose
+    /// results come home later) shows in how runs end, which each device's
+    /// split scale still corrects (see [`crate::split`]): pooled after the
+    /// scales, a Taylor kernel's four GPUs ended unevenly and ran 3-23%
+    /// slower than unpooled.
+    fn cost_of(&self, device: usize, fitted: impl Fn(usize) -> Option<Cost>) -> Option<Cost> {
         let class_of = |d: usize| self.class.get(d).copied().unwrap_or(d);
         let k = class_of(device);
+        let own = fitted(device)?;
         let costs: Vec<Cost> = (0..self.class.len())
             .filter(|&d| class_of(d) == k)
-            .filter_map(&own)
+            .filter_map(&fitted)
             .filter(Cost::is_usable)
             .collect();
-        if costs.len() < 2 {
-            return own(device);
-        }
-        own(device)?;
         let median = |mut v: Vec<f64>| {
             v.sort_by(f64::total_cmp);
             let n = v.len();
             (v[(n - 1) / 2] + v[n / 2]) / 2.0
         };
-        Some(Cost {
-            overhead_s: median(costs.iter().map(|c| c.overhead_s).collect()),
-            rate: median(costs.iter().map(|c| c.rate).collect()),
-        })
-    }
-
-    /// `device`'s own cost as the run sizes it (see [`shipped`](Self::shipped)).
-    fn own_cost(&self, device: usize) -> Option<Cost> {
-        let c = self.map.get(device).and_then(|&d| self.inner.cost(d))?;
-        Some(self.shipped(device, c))
+        let cost = match costs.len() {
+            0 | 1 => own,
+            _ => Cost {
+                overhead_s: median(costs.iter().map(|c| c.overhead_s).collect()),
+                rate: median(costs.iter().map(|c| c.rate).collect()),
+            },
+        };
+        Some(self.shipped(device, cost))
     }
 
     /// `cost` of run device `device`, its rate scaled, with its transfers.
@@ -1181,14 +1180,16 @@ impl PowerEstimator for Remap<'_> {
         }
     }
     fn power(&self, device: usize) -> Option<f64> {
-        let own = |d: usize| {
+        let fitted = |d: usize| {
             let p = self.map.get(d).and_then(|&s| self.inner.power(s))?;
-            Some(self.shipped(d, Cost::rate_only(p)))
+            Some(Cost::rate_only(p))
         };
-        Some(self.pooled(device, own)?.rate)
+        Some(self.cost_of(device, fitted)?.rate)
     }
     fn cost(&self, device: usize) -> Option<Cost> {
-        self.pooled(device, |d| self.own_cost(d))
+        self.cost_of(device, |d| {
+            self.map.get(d).and_then(|&s| self.inner.cost(s))
+        })
     }
     fn run_cost(&self, device: usize) -> Option<Cost> {
         self.map.get(device).and_then(|&d| self.inner.cost(d))
@@ -1370,10 +1371,10 @@ mod tests {
         assert_eq!(remap.cost(0), est.cost(0));
     }
 
-    /// Identical devices are sized by the median of their costs, each of
-    /// overhead and rate (shipped first: a member's transfers count in
-    /// its own cost); a class of one member, an unmeasured member and the
-    /// CPU keep their own.
+    /// Identical devices are sized by the median of their fitted costs,
+    /// each of overhead and rate, then each by its own split scale and
+    /// transfers; a class of one member, an unmeasured member and the CPU
+    /// keep their own.
     #[test]
     fn remap_pools_the_costs_of_identical_devices() {
         use crate::sched::DeviceSlot;
@@ -1406,6 +1407,16 @@ mod tests {
         }
         assert_eq!(remap.cost(4), None);
         assert_eq!(remap.cost(0), est.cost(0));
+        // Each member's split scale and transfers apply to the median.
+        let scaled = Remap {
+            scale: vec![1.0, 2.0],
+            transfers: vec![(3, 0.75e-6)],
+            class: vec![0, 1, 1, 1, 1],
+            ..bare(&est, &map)
+        };
+        assert!(near(scaled.cost(1).unwrap().rate, 8e6));
+        assert!(near(scaled.cost(2).unwrap().rate, 4e6));
+        assert!(near(scaled.cost(3).unwrap().rate, 1e6));
         // Two members: their mean; without classes, each its own.
         let two = Remap {
             class: vec![0, 1, 1, 3, 4],
