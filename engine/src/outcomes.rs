@@ -531,8 +531,9 @@ impl Outcomes {
     ///
     /// 1. with nothing measured, the model's choice; before any live run
     ///    is recorded (a first run from a profile), the incumbent;
-    /// 2. before the incumbent is confirmed, a leap (see
-    ///    [`leap`](Self::leap)), or the incumbent;
+    /// 2. before the incumbent is confirmed, a leap, or a device never run
+    ///    alone predicted near the fastest run (see [`leap`](Self::leap)),
+    ///    or the incumbent;
     /// 3. a configuration worth trying (see [`worth_trying`](Self::worth_trying))
     ///    whose expected cost over the incumbent fits the budget: the one
     ///    expected fastest;
@@ -615,8 +616,11 @@ impl Outcomes {
     /// candidate (not confirmed either) expected fastest, where it is
     /// expected faster than the incumbent's one sample: unmeasured, at the
     /// model's prediction, by more than [`LEAP`]; measured once, at its
-    /// sample, by more than [`MAX_MARGIN`]. Else the incumbent. Only the
-    /// model's choice `model` qualifies, unless the model's estimate of
+    /// sample, by more than [`MAX_MARGIN`]. Failing that, a device never
+    /// run alone that the model predicts within [`EXPLORE_START`] of the
+    /// fastest run measured (the near try, explained in the body). Else
+    /// the incumbent. Only the
+    /// model's choice `model` qualifies for a leap, unless the model's estimate of
     /// what co-executing gains (`gain`: its `S_max` less 1) is under
     /// [`LEAP`]: a run that co-executes where the model expects a large
     /// gain (a stencil whose CPU takes 40% of it) is not given up on one
