@@ -282,14 +282,12 @@ impl Learning {
     /// [`crate::engine::run::Remap`]). `COEXEC_POOL=0` leaves each device
     /// its own (to measure what pooling changes).
     pub(crate) fn run_classes(&self, slots: &[usize]) -> Vec<usize> {
-        let class_of = |slot: usize| self.classes.get(slot).copied().unwrap_or(slot);
+        if !pool_on_in_env() {
+            return (0..slots.len()).collect();
+        }
+        let of = |slot: usize| class_of(&self.classes, slot);
         (0..slots.len())
-            .map(|i| match pool_on_in_env() {
-                true => (0..i)
-                    .find(|&j| class_of(slots[j]) == class_of(slots[i]))
-                    .unwrap_or(i),
-                false => i,
-            })
+            .map(|i| (0..i).find(|&j| of(slots[j]) == of(slots[i])).unwrap_or(i))
             .collect()
     }
 
@@ -308,13 +306,13 @@ impl Learning {
     /// Per device of `present`, the index in `present` of the first device
     /// of its class (see [`classes`]).
     fn present_classes(&self, present: &[(usize, usize)]) -> Vec<usize> {
-        let class_of = |slot: usize| self.classes.get(slot).copied().unwrap_or(slot);
+        let of = |slot: usize| class_of(&self.classes, slot);
         present
             .iter()
             .map(|&(slot, _)| {
                 present
                     .iter()
-                    .position(|&(other, _)| class_of(other) == class_of(slot))
+                    .position(|&(other, _)| of(other) == of(slot))
                     .expect("a device is of its own class")
             })
             .collect()
@@ -661,13 +659,13 @@ fn class_coverage(
 
 /// Device `i`'s class in `class` (as in [`candidates`]; a device missing
 /// from it is its own).
-fn class_of(class: &[usize], i: usize) -> usize {
+pub(crate) fn class_of(class: &[usize], i: usize) -> usize {
     class.get(i).copied().unwrap_or(i)
 }
 
 /// The devices (indices into `present`, `class` as in [`candidates`]) of
 /// device `i`'s class, `i` among them.
-fn members(class: &[usize], i: usize) -> impl Iterator<Item = usize> + '_ {
+pub(crate) fn members(class: &[usize], i: usize) -> impl Iterator<Item = usize> + '_ {
     let k = class_of(class, i);
     (0..class.len().max(i + 1)).filter(move |&j| class_of(class, j) == k)
 }

@@ -255,8 +255,9 @@ pub(crate) fn typical(v: &[f64]) -> Option<f64> {
 }
 
 /// The median of `v`; sorted on the stack for up to [`KEEP`] values (every
-/// run of the learner takes several: no allocation for them).
-fn median(v: &[f64]) -> Option<f64> {
+/// run of the learner takes several, and a run's sizing one per claim for
+/// identical devices: no allocation for them).
+pub(crate) fn median(v: &[f64]) -> Option<f64> {
     let mut small = [0.0; KEEP];
     let mut large = Vec::new();
     let v: &mut [f64] = match small.get_mut(..v.len()) {
@@ -667,21 +668,19 @@ impl Outcomes {
             .filter_map(|&m| expected(m).filter(|&e| e > 0.0).map(|e| (m, e)))
             .min_by(|a, b| a.1.total_cmp(&b.1));
         // A device never run alone, predicted within EXPLORE_START of the
-        // incumbent's sample: its rate was fitted while the others ran
-        // beside it (sharing DRAM, PCIe and the host's cores), so the
+        // fastest run measured so far: its rate was fitted while the others
+        // ran beside it (sharing DRAM, PCIe and the host's cores), so the
         // prediction is more often its worst case than its best. It is
         // tried once now, among the first runs, where it costs at most
-        // that part of a run over the incumbent by the model's own
-        // figures; after the incumbent is confirmed it would wait for the
-        // budget (spmv on an H200 beside 31 CPU workers: the GPU alone
-        // predicted at 1.17x of co-executing from its co-running packages,
-        // measured 0.62x, and was not tried in eleven runs).
-        // Within that quarter of the fastest run measured so far, not only
-        // of the incumbent's: once a device alone measured far faster than
-        // co-executing, another predicted near co-executing cannot pay
-        // (spmv on four H200s and 63 workers: the GPU alone at 1.6 ms,
-        // then the CPU alone at 5.7, both before co-executing's second
-        // sample, which put the CPU's try into the timed runs).
+        // that part of a run by the model's own figures; after the
+        // incumbent is confirmed it would wait for the budget (spmv on an
+        // H200 beside 31 CPU workers: the GPU alone predicted at 1.17x of
+        // co-executing, measured 0.62x, not tried in eleven runs). Against
+        // the fastest run, not the incumbent's sample: once a device alone
+        // measured far faster than co-executing, another predicted near
+        // co-executing cannot pay (spmv on four H200s: the GPU alone at
+        // 1.6 ms, then the CPU alone at 5.7, whose try fell into the timed
+        // runs).
         let best_s = self
             .fastest(|m| candidates.contains(&m))
             .and_then(|m| self.per_unit_s(m))

@@ -11,6 +11,7 @@ use crate::exec::reduce;
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
 use crate::mem::{BufferBinding, MemoryPlacement};
+use crate::outcomes::{median, KEEP};
 use crate::sched::{
     Cost, DeviceKind, DeviceSlot, Plan, PowerEstimator, Scheduler, StartCost, StealBoard,
     ThroughputEstimator, WorkQueue,
@@ -1117,27 +1118,46 @@ impl Remap<'_> {
     /// scales, a Taylor kernel's four GPUs ended unevenly and ran 3-23%
     /// slower than unpooled.
     fn cost_of(&self, device: usize, fitted: impl Fn(usize) -> Option<Cost>) -> Option<Cost> {
-        let class_of = |d: usize| self.class.get(d).copied().unwrap_or(d);
-        let k = class_of(device);
         let own = fitted(device)?;
-        let costs: Vec<Cost> = (0..self.class.len())
-            .filter(|&d| class_of(d) == k)
-            .filter_map(&fitted)
-            .filter(Cost::is_usable)
-            .collect();
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            let n = v.len();
-            (v[(n - 1) / 2] + v[n / 2]) / 2.0
-        };
-        let cost = match costs.len() {
-            0 | 1 => own,
-            _ => Cost {
-                overhead_s: median(costs.iter().map(|c| c.overhead_s).collect()),
-                rate: median(costs.iter().map(|c| c.rate).collect()),
-            },
-        };
+        let cost = self.class_median(device, &fitted).unwrap_or(own);
         Some(self.shipped(device, cost))
+    }
+
+    /// The median of the usable fitted costs of `device`'s class (see
+    /// [`crate::learn::members`]), overhead and rate each; `None` where
+    /// fewer than two members have one. On every claim's path: gathered
+    /// on the stack for up to [`KEEP`] members, no allocation.
+    fn class_median(&self, device: usize, fitted: &dyn Fn(usize) -> Option<Cost>) -> Option<Cost> {
+        let costs = || {
+            crate::learn::members(&self.class, device)
+                .filter_map(fitted)
+                .filter(Cost::is_usable)
+        };
+        // Gathered in one pass (records may land meanwhile), on the stack
+        // for up to KEEP members.
+        let (mut over, mut rate) = ([0.0; KEEP], [0.0; KEEP]);
+        let mut n = 0;
+        for c in costs() {
+            if n < KEEP {
+                (over[n], rate[n]) = (c.overhead_s, c.rate);
+            }
+            n += 1;
+        }
+        if n < 2 {
+            return None;
+        }
+        if n > KEEP {
+            let (over, rate): (Vec<f64>, Vec<f64>) =
+                costs().map(|c| (c.overhead_s, c.rate)).unzip();
+            return Some(Cost {
+                overhead_s: median(&over)?,
+                rate: median(&rate)?,
+            });
+        }
+        Some(Cost {
+            overhead_s: median(&over[..n])?,
+            rate: median(&rate[..n])?,
+        })
     }
 
     /// `cost` of run device `device`, its rate scaled, with its transfers.
