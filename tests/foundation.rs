@@ -92,24 +92,46 @@ void main() { o[gl_GlobalInvocationID.x] = gl_GlobalInvocationID.x + 1u; }";
 }
 
 #[test]
-fn a_new_pipeline_is_primed_and_its_first_package_runs() {
+fn a_new_pipeline_is_primed_by_an_empty_dispatch_and_its_first_package_runs() {
     // An engine of its own: other tests make pipelines on the shared one.
     let Some(e) = engine_with(Some(1), AllocatorBackend::default()) else {
         return;
     };
-    // A pipeline with bindings and push constants: priming binds it alone,
-    // which validation accepts for any pipeline.
+    // A pipeline with bindings and push constants: priming binds it, then
+    // submits a dispatch of zero work-groups over a scratch buffer with
+    // zero push constants, which validation checks like any dispatch.
     let glsl = "#version 450
 layout(local_size_x = 4) in;
 layout(std430, binding = 0) buffer O { uint o[]; };
 layout(push_constant) uniform P { uint add; };
 void main() { o[gl_GlobalInvocationID.x] += add; }";
     let before = e.device().primed();
+    let submitted = e.device().submissions();
     let pipeline = pipeline_of(&e, glsl, "primed.comp");
     assert_eq!(e.device().primed(), before + 1);
+    assert_eq!(e.device().submissions(), submitted + 1);
     let again = pipeline_of(&e, glsl, "primed.comp");
     assert_eq!(e.device().primed(), before + 2);
+    assert_eq!(e.device().submissions(), submitted + 2);
     drop(again);
+    // Several bindings, one a fixed-size block, and 16 bytes of push
+    // constants; each pipeline dropped at once, its priming dispatch
+    // perhaps still pending (the drop waits for it: validation reports a
+    // pipeline destroyed while in use).
+    let blocks = "#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer A { float a[]; };
+layout(std430, binding = 2) buffer T { vec4 table[256]; float scale; };
+layout(std430, binding = 3) buffer C { uint c[]; };
+layout(push_constant) uniform P { uint n; uint m; float f; float g; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < n) { a[i] = table[i % 256u].x * scale * f + g; c[i] = m; }
+}";
+    for _ in 0..8 {
+        drop(pipeline_of(&e, blocks, "blocks.comp"));
+    }
+    assert_eq!(e.device().primed(), before + 10);
     let mut out = e.buffer::<u32>(16).unwrap();
     let set = pipeline.bind(&[out.binding()]).unwrap();
     let mut ring = DispatchRing::new(e.device().clone(), 2).unwrap();

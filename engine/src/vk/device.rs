@@ -2,7 +2,7 @@
 //! [`super::queues`] chooses one), its completion tracking
 //! ([`SyncMode`]), command and query objects. Each wrapper method is one Vulkan call in one small `unsafe` block.
 
-use super::primer::Primer;
+use super::primer::{PrimeTarget, Primer};
 use super::queues::{self, QueueLane};
 use super::{
     DriverEmulation, Instance, PhysicalDeviceInfo, PipelineCache, SyncMode, Timeline, TransferQueue,
@@ -211,26 +211,62 @@ impl Device {
         }))
     }
 
-    /// Binds `pipeline` in a command buffer that is never submitted, so
-    /// that a driver that finishes pipelines on their first bind does it
-    /// now rather than in the first package (see [`super::primer`]).
+    /// Primes a new pipeline (see [`super::primer`]): binds it in a command
+    /// buffer that is never submitted, then submits a dispatch of zero
+    /// work-groups of it, not waited for. A failure of the dispatch leaves
+    /// the bind done.
     ///
     /// # Safety
-    /// `pipeline` is a live compute pipeline of this device.
-    pub(super) unsafe fn prime(&self, pipeline: vk::Pipeline) -> Result<(), VkError> {
+    /// `target`'s objects are live objects of this device, its bindings
+    /// those of its set layout; its pipeline is destroyed only after
+    /// [`Device::settle_prime`] returned for it.
+    pub(super) unsafe fn prime(&self, target: PrimeTarget<'_>) -> Result<(), VkError> {
         let mut primer = self.primer.lock().unwrap_or_else(|p| p.into_inner());
         let primer = match &mut *primer {
             Some(p) => p,
-            // SAFETY: this device is live and `family` is its compute
-            // queue's family.
-            empty => empty.insert(self.check(unsafe { Primer::new(&self.raw, self.family) })?),
+            empty => {
+                // SAFETY: a plain query on the physical device of this
+                // live device's instance.
+                let types = unsafe {
+                    self.instance
+                        .raw()
+                        .get_physical_device_memory_properties(self.info.handle)
+                };
+                // SAFETY: this device is live, `family` is its compute
+                // queue's family and `types` its memory types.
+                empty.insert(self.check(unsafe { Primer::new(&self.raw, self.family, &types) })?)
+            }
         };
         // SAFETY: made on this device; the lock keeps other threads out;
         // the pipeline per the function contract.
-        self.check(unsafe { primer.prime(&self.raw, pipeline) })?;
+        self.check(unsafe { primer.bind(&self.raw, target.pipeline) })?;
         // Relaxed: a statistic, ordered with nothing.
         self.primed.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        let submit = |cb, fence| {
+            // SAFETY: `cb` was fully recorded by the primer and is not
+            // pending; `fence` is its slot's unsignalled fence, kept
+            // until the submission completed.
+            unsafe { self.submit_fenced(cb, fence) }
+        };
+        // SAFETY: as above; the submission goes to the compute queue (of
+        // the primer's family) with the slot's fence, and the pipeline
+        // outlives it by the function contract.
+        self.check(unsafe { primer.dispatch(&self.raw, target, submit) })
+    }
+
+    /// Waits until no priming dispatch of `pipeline` is pending (see
+    /// [`Device::prime`]), or the device is lost.
+    pub(super) fn settle_prime(&self, pipeline: vk::Pipeline) {
+        let mut primer = self.primer.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(primer) = primer.as_mut() else {
+            return;
+        };
+        let step = std::time::Duration::from_millis(100);
+        // SAFETY: made on this device; the lock keeps other threads out.
+        let r = unsafe { primer.settle(&self.raw, pipeline, step, || !self.is_lost()) };
+        if let Err(e) = self.check(r) {
+            tracing::debug!(error = %e, "a priming dispatch could not be waited for");
+        }
     }
 
     /// Pipelines primed on this device so far (see [`Device::prime`]).

@@ -1,6 +1,7 @@
 //! Compute pipelines, created with the dispatch-base flag so that a package
 //! runs through `vkCmdDispatchBase` and sees the global ids of its range.
 
+use super::primer::PrimeTarget;
 use super::{Device, ShaderInterface};
 use crate::error::{Error, Result, VkError, VkResultExt};
 use ash::vk;
@@ -122,8 +123,18 @@ impl ComputePipeline {
         // SAFETY: the module is no longer needed once the pipeline exists.
         unsafe { raw.destroy_shader_module(module, None) };
         let (set_layout, layout, pipeline) = device.check(result)?;
-        // SAFETY: the pipeline was just created on this device.
-        if let Err(e) = unsafe { device.prime(pipeline) } {
+        let bindings: Vec<u32> = interface.bindings.iter().map(|b| b.binding).collect();
+        let target = PrimeTarget {
+            pipeline,
+            layout,
+            set_layout,
+            bindings: &bindings,
+            push_constant_bytes: interface.push_constant_bytes,
+        };
+        // SAFETY: the objects were just created on this device, the set
+        // layout from these bindings (storage buffers); the pipeline's
+        // `Drop` settles the priming before destroying it.
+        if let Err(e) = unsafe { device.prime(target) } {
             // Priming only moves a cost earlier: without it the first
             // package pays it. A lost device shows in the next call.
             tracing::debug!(error = %e, "the new pipeline could not be primed");
@@ -164,9 +175,11 @@ impl Drop for ComputePipeline {
             &mut *self.sets.0.lock().unwrap_or_else(|p| p.into_inner()),
         ));
         drop(self.spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+        self.device.settle_prime(self.pipeline);
         let raw = self.device.raw();
         // SAFETY: runs borrow the pipeline and wait for their GPU work before
-        // returning, so nothing pending uses these objects.
+        // returning, and its priming dispatch is settled, so nothing pending
+        // uses these objects.
         unsafe {
             raw.destroy_pipeline(self.pipeline, None);
             raw.destroy_pipeline_layout(self.layout, None);
