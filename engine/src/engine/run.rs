@@ -1217,6 +1217,11 @@ impl PowerEstimator for Remap<'_> {
     fn one_size(&self, device: usize) -> Option<u64> {
         self.map.get(device).and_then(|&d| self.inner.one_size(d))
     }
+    fn early_sample(&self, device: usize) -> Option<crate::sched::EarlySample> {
+        self.map
+            .get(device)
+            .and_then(|&d| self.inner.early_sample(d))
+    }
     fn lone_packages(&self, _device: usize) -> Option<u64> {
         self.lone_packages
     }

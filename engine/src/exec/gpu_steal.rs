@@ -50,7 +50,13 @@ impl GpuRole<'_> {
         // The GPU's learned cost where known: on an irregular kernel a
         // package of any size may wait milliseconds for its slowest
         // work-group, far past the round trip.
-        let mine = estimates.cost(self.device);
+        // Where it is not yet measured, its early sample as a rate: a
+        // bound its packages stay within (see `EarlySample`).
+        let mine = estimates.cost(self.device).or_else(|| {
+            estimates
+                .early_sample(self.device)
+                .map(|s| s.as_cost())
+        });
         let latency = mine.map_or(0.0, |c| c.overhead_s);
         let lat = latency.max(STEAL_LATENCY.as_secs_f64()) + backlog.as_secs_f64();
         // The GPU has no word on the board: any index past the workers.

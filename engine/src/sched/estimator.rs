@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
 
-use super::model::{Cost, CostFit};
+use super::model::{EarlySample, Cost, CostFit};
 use super::sync::{AtomicU64, Ordering};
 
 /// Clean extension point for smarter estimators.
@@ -53,6 +53,13 @@ pub trait PowerEstimator: Send + Sync {
     /// [`CostFit::record_cold_device`]). The default ignores it.
     fn record_cold_device(&self, device: usize, units: u64, device_seconds: f64) {
         let _ = (device, units, device_seconds);
+    }
+    /// What `device` ran before it is measured (see [`EarlySample`]): a
+    /// bound on its packages' time until [`cost`](Self::cost) has one.
+    /// The default knows none.
+    fn early_sample(&self, device: usize) -> Option<EarlySample> {
+        let _ = device;
+        None
     }
     /// Units per second, if measured.
     ///
@@ -281,6 +288,10 @@ impl PowerEstimator for ThroughputEstimator {
         }
     }
 
+    fn early_sample(&self, device: usize) -> Option<EarlySample> {
+        self.devices.get(device)?.lock().early_sample()
+    }
+
     fn power(&self, device: usize) -> Option<f64> {
         self.cost(device).map(|c| c.rate)
     }
@@ -376,5 +387,28 @@ mod tests {
         let c = e.cost(1).unwrap();
         assert!((c.overhead_s - 20e-6).abs() < 1e-9, "{c:?}");
         assert!((c.rate - 5e4).abs() < 1e-3, "{c:?}");
+    }
+    /// What a device ran before it is measured: its cold packages, by the
+    /// device's own clock where timed; then its warm packages' mean until
+    /// the fit is trusted; nothing once it is.
+    #[test]
+    fn the_early_sample_follows_the_device_until_it_is_measured() {
+        let e = ThroughputEstimator::new(1);
+        assert_eq!(e.early_sample(0), None, "nothing ran");
+        e.record_cold(0, 2, 4e-3, 1.0);
+        let s = e.early_sample(0).unwrap();
+        assert_eq!((s.units, s.seconds), (2.0, 4e-3));
+        e.record_cold_device(0, 2, 1e-4);
+        let s = e.early_sample(0).unwrap();
+        assert_eq!((s.units, s.seconds), (2.0, 1e-4), "the device's clock");
+        e.record(0, 10, 3e-5);
+        assert_eq!(e.cost(0), None, "one warm package is not trusted");
+        let s = e.early_sample(0).unwrap();
+        assert_eq!((s.units, s.seconds), (10.0, 3e-5), "the warm package");
+        e.record(0, 30, 5e-5);
+        e.record(0, 50, 7e-5);
+        assert!(e.cost(0).is_some());
+        assert_eq!(e.early_sample(0), None, "measured");
+        assert_eq!(e.early_sample(7), None, "out of range");
     }
 }

@@ -90,6 +90,49 @@ pub(crate) const OUTLIER: f64 = 32.0;
 /// Outliers in a row after which they are recorded (see the module docs).
 pub(crate) const OUTLIER_RUN: u32 = 3;
 
+/// What a device not yet measured ran: its first warm packages before its
+/// fit is trusted, on average, or else its cold ones (see
+/// [`CostFit::record_cold`]): `units` in `seconds`; a cold package by the
+/// device's own clock where it was timed (which leaves out what made it
+/// cold: the host's first recording, the uploads before it), else as the
+/// host saw it.
+///
+/// A bound, not an estimate: a warm package runs no slower than a cold
+/// one of its size, and under a fixed cost plus a rate a package of `n >=
+/// units` takes at most `n / units` times as long. So a package of `n`
+/// takes at most [`bound`](Self::bound)`(n) = seconds * max(1, n / units)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EarlySample {
+    /// Units of the cold packages.
+    pub units: f64,
+    /// Seconds they took.
+    pub seconds: f64,
+}
+
+impl EarlySample {
+    /// The longest a warm package of `n` units may take (see the type).
+    pub fn bound(&self, n: f64) -> f64 {
+        self.seconds * (n / self.units).max(1.0)
+    }
+
+    /// The most units a package may hold and still end within `seconds`
+    /// by [`bound`](Self::bound): at least `units` where `seconds` covers
+    /// the sample's own time, else 0.
+    pub fn within(&self, seconds: f64) -> f64 {
+        // NaN (no time) fits nothing either.
+        if seconds.is_nan() || seconds < self.seconds {
+            return 0.0;
+        }
+        self.units * seconds / self.seconds
+    }
+
+    /// The sample as a rate without overhead: slower than the device per
+    /// unit for packages of `units` and more (see the type).
+    pub fn as_cost(&self) -> Cost {
+        Cost::rate_only(self.units / self.seconds)
+    }
+}
+
 /// What a package of `n` units costs on one device: `overhead + n / rate`
 /// seconds, as seen by the whole device (for a CPU of `w` workers, one
 /// worker's package takes `w` times as long).
@@ -269,6 +312,27 @@ impl CostFit {
         }
         self.cold.dev_n += n;
         self.cold.dev_t += device_seconds;
+    }
+
+    /// What the device ran before its fit is trusted (see
+    /// [`EarlySample`]): its warm packages' mean where it ran some, else
+    /// its cold packages'; `None` once the fit is trusted, or where
+    /// nothing ran.
+    pub fn early_sample(&self) -> Option<EarlySample> {
+        if self.w > 0.0 {
+            if matches!(self.fit(), Some((_, true))) {
+                return None;
+            }
+            let (units, seconds) = (self.n / self.w, self.t / self.w);
+            return valid(units, seconds).then_some(EarlySample { units, seconds });
+        }
+        let c = &self.cold;
+        let (units, seconds) = if c.dev_n > 0.0 && c.dev_t > 0.0 {
+            (c.dev_n, c.dev_t)
+        } else {
+            (c.n, c.t)
+        };
+        (c.w > 0.0 && valid(units, seconds)).then_some(EarlySample { units, seconds })
     }
 
     /// Whether the fit is provisional: one sample from cold packages'

@@ -658,6 +658,9 @@ impl Plan {
             }
         }
         let size = whole(size);
+        if fresh && hints.is_none() && !powers.all_known {
+            return self.early_capped(c, size, left, (granule, *min_package), est);
+        }
         if !(fresh && powers.all_known) {
             return size;
         }
@@ -673,6 +676,57 @@ impl Plan {
             "an HGuided claim"
         );
         guarded
+    }
+
+    /// `size`, for a claimant of a device not yet measured that ran
+    /// packages of the kernel (its cold first one in the process, kept out
+    /// of its fit, or warm ones the fit does not trust yet), cut to what
+    /// the bound of its early sample
+    /// ([`EarlySample::bound`](crate::sched::EarlySample::bound)) lets
+    /// end, after the packages the claimant has in flight, by the time the
+    /// measured devices could do all `left` units; 0 (declined) where not
+    /// even its smallest package would. Unchanged for a measured device,
+    /// one that ran nothing, or where no other device is measured.
+    ///
+    /// # Why
+    /// An unmeasured device's power is the mean of the measured ones (it
+    /// counts as fast as the CPU): on lavapipe beside one CPU worker, a
+    /// histogram's cold first run gave the GPU 12 units after its one-unit
+    /// probe, then (the probe kept apart as cold) 5-9 units after a warm
+    /// unit of 95 us; the worker had done the run in 0.41 ms and the run
+    /// waited up to 0.3 ms more. A package is no slower warm than cold,
+    /// and no slower per unit when larger, so the bound may only
+    /// understate the device.
+    fn early_capped(
+        &self,
+        c: &ClaimantState,
+        size: u64,
+        left: u64,
+        (granule, min_package): (u64, u64),
+        est: &dyn PowerEstimator,
+    ) -> u64 {
+        let d = c.device;
+        if size == 0 || est.cost(d).is_some() {
+            return size;
+        }
+        let Some(early) = est.early_sample(d) else {
+            return size;
+        };
+        let cost = |j: usize| est.cost(j);
+        let others = self.pool(Some(d), &cost);
+        if others.rates <= 0.0 {
+            return size;
+        }
+        let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let room = (others_s - c.backlog_s) / self.claimants[d] as f64;
+        let smallest = whole_granules(min_package, granule, left);
+        if early.bound(smallest as f64) > room {
+            c.declined_s
+                .set(Some(c.backlog_s + early.bound(smallest as f64)));
+            return 0;
+        }
+        let fits = floor_u64(early.within(room));
+        size.min(fits / granule * granule).max(smallest)
     }
 
     /// A lone claimant's package: the rest, or where the run is to be cut
@@ -2048,5 +2102,56 @@ mod tests {
         let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu()];
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 10, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 10, &est), 1);
+    }
+    /// A GPU not yet measured that ran packages is sized by what they
+    /// took (a bound: warm is no slower than cold, larger no slower per
+    /// unit) against the time the measured CPU needs for the rest; it
+    /// declines where not even one unit would end by then, and its size is
+    /// unchanged where the CPU is slow or it ran nothing.
+    #[test]
+    fn an_unmeasured_gpu_is_held_to_its_early_sample() {
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let plan = |est: &ThroughputEstimator| {
+            Plan::new(&hg(None, 2.0, 1), &slots, 2000, est).unwrap()
+        };
+        // The CPU measured at 400 k units/s: the 400 units left take it
+        // 1 ms.
+        let cpu = |est: &ThroughputEstimator, rate: f64| {
+            est.seed(0, Cost::rate_only(rate), 8.0);
+        };
+        let after_probe = |p: &Plan| {
+            let mut gpu = p.claimant(1, 0);
+            gpu.record(&(0..1), Source::Fresh);
+            gpu
+        };
+        // Nothing ran on the GPU beyond its probe: it counts as fast as
+        // the CPU (the guided formula).
+        let est = ThroughputEstimator::new(2);
+        cpu(&est, 4e5);
+        let p = plan(&est);
+        let free = p.package_size(&mut after_probe(&p), 400, &est);
+        assert!(free >= 40, "{free}");
+        // Its cold probe took 100 us of device time for one unit: it may
+        // take what ends within the CPU's 1 ms at that rate, 10 units.
+        est.record_cold(1, 1, 3e-3, 1.0);
+        est.record_cold_device(1, 1, 100e-6);
+        assert_eq!(p.package_size(&mut after_probe(&p), 400, &est), 10);
+        // With 950 us in flight ahead of it, no unit would end in time.
+        let mut gpu = after_probe(&p);
+        gpu.set_backlog_s(950e-6);
+        assert_eq!(p.package_size(&mut gpu, 400, &est), 0);
+        assert!(gpu.declined_s().is_some());
+        // A warm but untrusted package of 4 units in 40 us: 100 units
+        // would take at most 1 ms.
+        est.record(1, 4, 40e-6);
+        assert_eq!(est.cost(1), None);
+        assert_eq!(p.package_size(&mut after_probe(&p), 400, &est), free.min(100));
+        // Beside a CPU 1000x slower the bound (3 ms a unit, as the host
+        // saw the cold probe) is far: the formula stands.
+        let est = ThroughputEstimator::new(2);
+        cpu(&est, 4e2);
+        est.record_cold(1, 1, 3e-3, 1.0);
+        let p = plan(&est);
+        assert_eq!(p.package_size(&mut after_probe(&p), 400, &est), free);
     }
 }

@@ -86,7 +86,7 @@ struct Seen {
 }
 
 /// Runs every claimant of `plan` on its own thread, following the protocol
-/// of the module docs. Each claimant `(device, index, after)` of `fails`
+/// of the module docs; each device's first package is recorded cold. Each claimant `(device, index, after)` of `fails`
 /// requeues its package number `after` (0-based) instead of completing it,
 /// forfeits, and leaves.
 fn run(
@@ -115,7 +115,18 @@ fn run(
                                     break;
                                 }
                                 claimed += 1;
-                                est.record(d, units, units as f64 / speeds[d]);
+                                let seconds = units as f64 / speeds[d];
+                                if claimed == 1 && j == 0 {
+                                    // A device's first package is cold
+                                    // (ten times slower as the host saw
+                                    // it): until a warm one lands, the
+                                    // device is sized by that bound, and
+                                    // may decline for it.
+                                    est.record_cold(d, units, 10.0 * seconds, 1.0);
+                                    est.record_cold_device(d, units, seconds);
+                                } else {
+                                    est.record(d, units, seconds);
+                                }
                                 seen.finals += usize::from(queue.complete(units));
                                 seen.completed.push(r);
                             }
