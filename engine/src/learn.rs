@@ -285,6 +285,12 @@ impl Learning {
         if !pool_on_in_env() {
             return (0..slots.len()).collect();
         }
+        self.first_of_class(slots)
+    }
+
+    /// Per device of `slots` (estimator slots), the index in `slots` of
+    /// the first device of its class (see [`classes`]).
+    fn first_of_class(&self, slots: &[usize]) -> Vec<usize> {
         let of = |slot: usize| class_of(&self.classes, slot);
         (0..slots.len())
             .map(|i| (0..i).find(|&j| of(slots[j]) == of(slots[i])).unwrap_or(i))
@@ -306,16 +312,8 @@ impl Learning {
     /// Per device of `present`, the index in `present` of the first device
     /// of its class (see [`classes`]).
     fn present_classes(&self, present: &[(usize, usize)]) -> Vec<usize> {
-        let of = |slot: usize| class_of(&self.classes, slot);
-        present
-            .iter()
-            .map(|&(slot, _)| {
-                present
-                    .iter()
-                    .position(|&(other, _)| of(other) == of(slot))
-                    .expect("a device is of its own class")
-            })
-            .collect()
+        let slots: Vec<usize> = present.iter().map(|&(slot, _)| slot).collect();
+        self.first_of_class(&slots)
     }
 
     /// The devices of a run, in the order of `present` (each as its engine

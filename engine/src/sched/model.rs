@@ -103,9 +103,9 @@ pub(crate) const OUTLIER_RUN: u32 = 3;
 /// takes at most [`bound`](Self::bound)`(n) = seconds * max(1, n / units)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EarlySample {
-    /// Units of the cold packages.
+    /// Units of a package (the warm packages' mean, or the cold ones').
     pub units: f64,
-    /// Seconds they took.
+    /// Seconds it took.
     pub seconds: f64,
 }
 

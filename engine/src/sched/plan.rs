@@ -720,9 +720,9 @@ impl Plan {
         let others_s = (left as f64 + others.overhead_units) / others.rates;
         let room = (others_s - c.backlog_s) / self.claimants[d] as f64;
         let smallest = whole_granules(min_package, granule, left);
-        if early.bound(smallest as f64) > room {
-            c.declined_s
-                .set(Some(c.backlog_s + early.bound(smallest as f64)));
+        let smallest_s = early.bound(smallest as f64);
+        if smallest_s > room {
+            c.declined_s.set(Some(c.backlog_s + smallest_s));
             return 0;
         }
         let fits = floor_u64(early.within(room));

@@ -86,9 +86,9 @@ struct Seen {
 }
 
 /// Runs every claimant of `plan` on its own thread, following the protocol
-/// of the module docs; each device's first package is recorded cold. Each claimant `(device, index, after)` of `fails`
-/// requeues its package number `after` (0-based) instead of completing it,
-/// forfeits, and leaves.
+/// of the module docs; each device's first package is recorded cold. Each
+/// claimant `(device, index, after)` of `fails` requeues its package number
+/// `after` (0-based) instead of completing it, forfeits, and leaves.
 fn run(
     plan: &Plan,
     queue: &WorkQueue,

@@ -225,16 +225,10 @@ impl Device {
         let primer = match &mut *primer {
             Some(p) => p,
             empty => {
-                // SAFETY: a plain query on the physical device of this
-                // live device's instance.
-                let types = unsafe {
-                    self.instance
-                        .raw()
-                        .get_physical_device_memory_properties(self.info.handle)
-                };
+                let types = &self.info.memory_types;
                 // SAFETY: this device is live, `family` is its compute
                 // queue's family and `types` its memory types.
-                empty.insert(self.check(unsafe { Primer::new(&self.raw, self.family, &types) })?)
+                empty.insert(self.check(unsafe { Primer::new(&self.raw, self.family, types) })?)
             }
         };
         // SAFETY: made on this device; the lock keeps other threads out;

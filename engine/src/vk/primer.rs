@@ -26,6 +26,7 @@
 //! the slots that name it are done ([`Primer::settle`]).
 //! Cost on a driver that needs none of it: one submission per kernel.
 
+use super::MemoryType;
 use crate::error::{VkError, VkResultExt};
 use ash::vk;
 use std::time::Duration;
@@ -73,8 +74,8 @@ pub(super) struct Primer {
 
 impl Primer {
     /// A pool of the compute queue `family` with one command buffer, and
-    /// the scratch buffer in one of `memory_types` (a device's memory
-    /// properties).
+    /// the scratch buffer in one of `memory_types` (the device's, as
+    /// [`super::PhysicalDeviceInfo`] lists them).
     ///
     /// # Safety
     /// `raw` is a live device with a queue of `family`, whose memory types
@@ -82,7 +83,7 @@ impl Primer {
     pub(super) unsafe fn new(
         raw: &ash::Device,
         family: u32,
-        memory_types: &vk::PhysicalDeviceMemoryProperties,
+        memory_types: &[MemoryType],
     ) -> Result<Self, VkError> {
         let pool_info = vk::CommandPoolCreateInfo::default()
             .flags(
@@ -314,10 +315,10 @@ unsafe fn new_slot(raw: &ash::Device, pool: vk::CommandPool) -> Result<Slot, VkE
 /// (device-local first).
 ///
 /// # Safety
-/// `raw` is a live device whose memory types are `memory_types`.
+/// `raw` is a live device whose memory types are `types`.
 unsafe fn scratch_buffer(
     raw: &ash::Device,
-    memory_types: &vk::PhysicalDeviceMemoryProperties,
+    types: &[MemoryType],
 ) -> Result<(vk::Buffer, vk::DeviceMemory), VkError> {
     let info = vk::BufferCreateInfo::default()
         .size(SCRATCH_BYTES)
@@ -327,13 +328,10 @@ unsafe fn scratch_buffer(
     let buffer = unsafe { raw.create_buffer(&info, None) }.call("vkCreateBuffer")?;
     // SAFETY: the buffer was just created on `raw`.
     let req = unsafe { raw.get_buffer_memory_requirements(buffer) };
-    let types = &memory_types.memory_types[..memory_types.memory_type_count as usize];
     let allowed = |i: &usize| req.memory_type_bits & (1 << i) != 0;
-    let local = (0..types.len()).filter(allowed).find(|&i| {
-        types[i]
-            .property_flags
-            .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
-    });
+    let local = (0..types.len())
+        .filter(allowed)
+        .find(|&i| types[i].flags.contains(vk::MemoryPropertyFlags::DEVICE_LOCAL));
     let made = local
         .or_else(|| (0..types.len()).find(allowed))
         .ok_or_else(|| VkError::from_result("vkAllocateMemory", vk::Result::ERROR_UNKNOWN))
