@@ -39,14 +39,13 @@ fn after_a_cold_first_package_both_gpus_take_work() {
     // Set before the engine exists, in a binary of one test: nothing else
     // reads the environment concurrently.
     std::env::set_var("COEXEC_FALLBACK", "0");
-    let dir = std::env::temp_dir().join(format!("coexec-cold-start-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("cold-start");
     let Some(e) = common::engine_from(EngineOptions {
         workers: Some(1),
         validation: Validation::IfAvailable,
         gpu_timeout: Duration::from_secs(2),
         duplicate_devices: 2,
-        pipeline_cache_dir: Some(dir.clone()),
+        pipeline_cache_dir: Some(dir.to_path_buf()),
         profiles: true,
         ..Default::default()
     }) else {
@@ -101,7 +100,6 @@ fn after_a_cold_first_package_both_gpus_take_work() {
     for o in &overheads {
         assert!(*o < DELAY.as_secs_f64() / 8.0, "{overheads:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The fixed costs of the GPU slots (`cost SLOT OVERHEAD RATE`, slot >= 1)

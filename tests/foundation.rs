@@ -523,12 +523,11 @@ fn the_command_sets_lp_num_threads_unless_set() {
 
 #[test]
 fn pipeline_cache_is_persisted() {
-    let dir = std::env::temp_dir().join(format!("coexec-cache-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("cache-test");
     {
         let Some(e) = common::engine_from(coexec::EngineOptions {
             workers: Some(1),
-            pipeline_cache_dir: Some(dir.clone()),
+            pipeline_cache_dir: Some(dir.to_path_buf()),
             validation: coexec::Validation::IfAvailable,
             ..Default::default()
         }) else {
@@ -538,7 +537,6 @@ fn pipeline_cache_is_persisted() {
     }
     let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert_eq!(files.len(), 1, "one cache file per device");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -208,8 +208,7 @@ fn child_output(dir: &Path, profile_env: Option<&str>) -> String {
 
 #[test]
 fn a_profile_written_by_one_process_is_used_by_the_next() {
-    let dir = std::env::temp_dir().join(format!("coexec-profile-it-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("profile-it");
     // No Vulkan device: the child prints nothing and there is nothing to test.
     let Some(first) = child(&dir, None) else {
         return;
@@ -238,7 +237,6 @@ fn a_profile_written_by_one_process_is_used_by_the_next() {
     std::fs::write(&file, "coexec-profile 1\nkey garbage\ncost x\n").unwrap();
     assert_eq!(child(&dir, None), Some(false));
     assert_eq!(child(&dir, None), Some(true));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `o[i] = x[i * 1031 % len] + 1` (1-D, work-groups of 64): each item
@@ -378,7 +376,7 @@ fn a_configuration_measured_only_on_a_first_run_counts_at_that() {
 /// a profile directory: one engine ran it four times and wrote its
 /// profile.
 struct Scattered {
-    dir: std::path::PathBuf,
+    dir: common::TempDir,
     cpu: std::sync::Arc<coexec::CpuFn>,
     data: Vec<u32>,
 }
@@ -386,8 +384,7 @@ struct Scattered {
 impl Scattered {
     /// `None` without a staged Vulkan device.
     fn profiled(tag: &str, items: usize) -> Option<Self> {
-        let dir = std::env::temp_dir().join(format!("coexec-profile-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = common::TempDir::new(&format!("profile-{tag}"));
         let cpu: std::sync::Arc<coexec::CpuFn> =
             std::sync::Arc::new(|p: &coexec::Package, a: &mut coexec::CpuArgs<'_>| {
                 let x = a.input::<u32>(0);
@@ -425,7 +422,7 @@ impl Scattered {
         common::engine_from(EngineOptions {
             workers: Some(1),
             validation: Validation::IfAvailable,
-            pipeline_cache_dir: Some(self.dir.clone()),
+            pipeline_cache_dir: Some(self.dir.to_path_buf()),
             memory: coexec::MemoryPlacement::Staged,
             ..Default::default()
         })
@@ -467,12 +464,6 @@ impl Scattered {
     }
 }
 
-impl Drop for Scattered {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// A GPU whose first package of a kernel in a process pays a long one-time
 /// start (a software rasterizer compiles a shader's code at its first
 /// dispatch; here the test hook's delay) has that cost kept in the
@@ -484,8 +475,7 @@ impl Drop for Scattered {
 #[test]
 fn a_gpus_cold_start_kept_in_the_profile_counts_at_the_next_first_run() {
     const DELAY: Duration = Duration::from_millis(400);
-    let dir = std::env::temp_dir().join(format!("coexec-profile-cold-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("profile-cold");
     let cpu = || common::slow_count_cpu(Duration::ZERO, N);
     {
         let Some(e) = engine_in(Some(&dir)) else {
@@ -549,5 +539,4 @@ fn a_gpus_cold_start_kept_in_the_profile_counts_at_the_next_first_run() {
         first.time_s < 0.5 * DELAY.as_secs_f64(),
         "the first run waited for the GPU's start: {first:#?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

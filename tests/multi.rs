@@ -351,14 +351,13 @@ fn reports_and_traces_have_one_entry_per_gpu() {
 /// over one.
 #[test]
 fn profiles_are_kept_per_device_set() {
-    let dir = std::env::temp_dir().join(format!("coexec-multi-profiles-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("multi-profiles");
     let open = |copies: usize| {
         common::engine_from(EngineOptions {
             workers: Some(1),
             validation: Validation::IfAvailable,
             duplicate_devices: copies,
-            pipeline_cache_dir: Some(dir.clone()),
+            pipeline_cache_dir: Some(dir.to_path_buf()),
             profiles: true,
             ..Default::default()
         })
@@ -380,7 +379,6 @@ fn profiles_are_kept_per_device_set() {
     let k = kernel(&two, true);
     let r = run_checked(&two, &k, 20_000, &Scheduler::hguided(), Devices::ALL).unwrap();
     assert!(r.from_profile, "the 2-GPU engine did not read its profile");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A staged engine over two GPUs mirrors the buffers on each GPU. A buffer

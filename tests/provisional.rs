@@ -141,8 +141,7 @@ fn a_gpu_known_only_by_its_cold_package_is_known_at_the_second_run() {
 
 #[test]
 fn a_provisional_cost_is_not_written_to_the_profile() {
-    let dir = std::env::temp_dir().join(format!("coexec-provisional-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("provisional");
     let Some(ran) = first_run(Some(&dir)) else {
         return;
     };
@@ -159,5 +158,4 @@ fn a_provisional_cost_is_not_written_to_the_profile() {
         )
         .collect();
     assert_eq!(slots, ["0"], "cost lines: {slots:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -343,8 +343,7 @@ fn lone_run(e: &Engine, k: &Kernel, n: usize) -> coexec::Report {
 /// profile says.
 #[test]
 fn a_lone_gpus_depth_comes_from_the_profile() {
-    let dir = std::env::temp_dir().join(format!("coexec-depth-profile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("depth-profile");
     let n = 1 << 20;
     {
         let Some(e) = depth_engine(&dir) else {
@@ -381,7 +380,6 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
         assert_eq!(gpu.packages > 1, many, "{steps:?}: {gpu:?}");
         common::assert_validation_clean(&e);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A lone GPU's run right after a run of other devices (which may pay
@@ -390,8 +388,7 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
 /// counting it delayed every kernel's climb by a run.
 #[test]
 fn a_lone_run_after_a_co_executed_one_counts_for_its_depth() {
-    let dir = std::env::temp_dir().join(format!("coexec-depth-switch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("depth-switch");
     let n = 1 << 20;
     let Some(e) = depth_engine(&dir) else {
         return;
@@ -416,7 +413,6 @@ fn a_lone_run_after_a_co_executed_one_counts_for_its_depth() {
     let next = lone_run(&e, &k, n);
     assert_eq!(next.devices[0].packages, 2, "{next:?}");
     common::assert_validation_clean(&e);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A lone GPU's run that moves nothing (lazy host coherence: its input
@@ -426,8 +422,7 @@ fn a_lone_run_after_a_co_executed_one_counts_for_its_depth() {
 /// [`a_lone_run_after_a_co_executed_one_counts_for_its_depth`]).
 #[test]
 fn a_lone_run_that_moves_nothing_runs_in_one_package() {
-    let dir = std::env::temp_dir().join(format!("coexec-depth-resident-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::TempDir::new("depth-resident");
     let n = 1 << 20;
     let Some(e) = depth_engine_with(&dir, HostCoherence::Lazy) else {
         return;
@@ -448,5 +443,4 @@ fn a_lone_run_that_moves_nothing_runs_in_one_package() {
     }
     assert_eq!(b.as_slice(), &reference(&x)[..]);
     common::assert_validation_clean(&e);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -337,13 +337,32 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn store() -> (ProfileStore, PathBuf) {
+    /// A test's profile directory, removed when dropped once every queued
+    /// profile is written (a write still queued would make it again).
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            writer::flush();
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn store() -> (ProfileStore, Scratch) {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir =
             std::env::temp_dir().join(format!("coexec-profile-test-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        (ProfileStore::new(Some(dir.clone())), dir)
+        (ProfileStore::new(Some(dir.clone())), Scratch(dir))
     }
 
     fn key(driver: &str) -> ProfileKey {
@@ -374,7 +393,7 @@ mod tests {
 
     #[test]
     fn round_trip_and_missing() {
-        let (s, dir) = store();
+        let (s, _dir) = store();
         let k = key("1");
         assert_eq!(s.load(&k, 2), None); // missing: silently nothing
         let p = Profile {
@@ -393,12 +412,11 @@ mod tests {
         s.save(&k, &p);
         assert_eq!(s.load(&k, 2), Some(p));
         assert!(k.file.starts_with("blur_2d-"));
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn saves_reach_the_disk_latest_first_once_the_store_goes() {
-        let (s, dir) = store();
+        let (s, _dir) = store();
         let k = key("1");
         let path = s.path(&k).unwrap();
         let first = costs(&[Some(GPU), None]);
@@ -412,12 +430,11 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(parse(&text, &k, 2), Ok(last));
         assert!(writer::pending(&path).is_none());
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn stale_corrupt_and_unreadable_are_ignored() {
-        let (s, dir) = store();
+        let (s, _dir) = store();
         s.save(&key("1"), &costs(&[Some(GPU), Some(GPU)]));
         writer::flush();
         // Another driver: another file name, and a key mismatch if forced.
@@ -487,7 +504,6 @@ mod tests {
         std::fs::create_dir(&path).unwrap();
         assert_eq!(s.load(&key("2"), 2), None);
         s.save(&key("2"), &costs(&[Some(GPU), None]));
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
@@ -520,8 +536,7 @@ mod tests {
             }
         });
         writer::flush();
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        let left: Vec<_> = std::fs::read_dir(&*dir).unwrap().collect();
         assert_eq!(left.len(), 1, "temporary files left behind: {left:?}");
-        let _ = std::fs::remove_dir_all(dir);
     }
 }

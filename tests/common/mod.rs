@@ -236,3 +236,38 @@ pub(crate) fn gpu_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
 pub(crate) fn upload_bytes(r: &coexec::Report) -> u64 {
     r.devices.iter().map(|d| d.transfers.upload_bytes).sum()
 }
+
+/// A directory of one test's own under the system's temporary directory
+/// (`coexec-TAG-PID`), emptied when made and removed when dropped. Declared
+/// before the engines that write into it, it outlives them: an engine
+/// writes its pipeline cache and profiles when it drops, and a directory
+/// removed before that is made again and left behind.
+pub(crate) struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    pub(crate) fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("coexec-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        TempDir(dir)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
