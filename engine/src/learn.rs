@@ -731,12 +731,21 @@ pub(crate) const MIN_COVERAGE: f64 = 0.25;
 /// GPU's share of it is set by its one-time costs (a discrete GPU's first
 /// package of a kernel can take milliseconds, while the CPU workers run
 /// the rest), not by what part of the work its rate stands for.
+///
+/// A device that ran nothing keeps its coverage too: its rate is what it
+/// was, measured on what its coverage says. Set to 0, it made the device's
+/// rate stand for nothing, the model then predicted nothing for it alone,
+/// and a device alone without a prediction is never tried (an H200 beside
+/// 30 CPU workers, declined by the finish-time guard in one co-executed
+/// histogram run: the CPU alone at 3.9 ms for the rest of the process,
+/// where the GPU alone takes 0.53; BENCHMARKS.md, section 0e, run 10).
 fn record_coverage(coverage: &mut Vec<Option<f64>>, shares: &[Share], first: bool) {
     let total: u64 = shares.iter().map(|s| s.items).sum();
     if total == 0 {
         return;
     }
-    for s in shares.iter().filter(|s| !first || s.slot == CPU_SLOT) {
+    let recorded = |s: &&Share| s.items > 0 && (!first || s.slot == CPU_SLOT);
+    for s in shares.iter().filter(recorded) {
         if coverage.len() <= s.slot {
             coverage.resize(s.slot + 1, None);
         }
@@ -1054,6 +1063,12 @@ mod tests {
         assert_eq!(f, vec![Some(0.99)]);
         record_coverage(&mut c, &[share(0, 99), share(2, 1)], true);
         assert_eq!(c, vec![Some(0.99), None, Some(0.75)]);
+        // A device that ran nothing keeps what its rate was measured on;
+        // one that never ran stays unknown.
+        record_coverage(&mut c, &[share(0, 40), share(2, 0)], false);
+        assert_eq!(c, vec![Some(1.0), None, Some(0.75)]);
+        record_coverage(&mut f, &[share(0, 40), share(1, 0)], false);
+        assert_eq!(f, vec![Some(1.0)]);
     }
 
     #[test]
