@@ -554,8 +554,16 @@ impl Loop<'_, '_> {
                 Err(e) => return Err(Failure::new(e)),
             }
             let f = self.inflight.pop_front().expect("front exists");
+            self.publish_held();
             self.retire(f, Instant::now(), true)?;
         }
+    }
+
+    /// Tells the plan the units this GPU holds in flight (see
+    /// `Plan::set_held`): the other devices' guards count them.
+    fn publish_held(&self) {
+        let units = self.inflight.iter().map(InFlight::len).sum();
+        self.plan.set_held(self.role.device, units);
     }
 
     /// Keeps up to `depth` packages in flight, claiming each extra one only
@@ -691,6 +699,7 @@ impl Loop<'_, '_> {
                     uploaded_alone: uploading.map(|t| (uploaded, t)),
                     uploaded,
                 });
+                self.publish_held();
                 Ok(())
             }
             // A submission that fails with anything but DEVICE_LOST leaves
@@ -1027,6 +1036,9 @@ impl Loop<'_, '_> {
     /// or, where its outcome is unknown, gives it back or declares its items
     /// lost ([`Loop::unknown`]). The device is left out of later runs.
     fn fail(&mut self, f: Failure) {
+        // What it held goes back to the queue: the others' guards no
+        // longer wait for it.
+        self.plan.set_held(self.role.device, 0);
         self.plan
             .forfeit(self.queue, &mut self.state, self.estimates);
         // Its share is the others' now: idle claimants wake to take it.

@@ -1,7 +1,7 @@
 //! Per-run plan: package sizes for each claimant.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::ops::Range;
 
 use super::estimator::{usable_power, PowerEstimator};
@@ -130,6 +130,52 @@ pub struct Plan {
     /// The devices whose claimant declined its last claim for a one-time
     /// start (see [`LateStarts`]).
     late: LateStarts,
+    /// The units each GPU holds in flight (see [`Held`]).
+    held: Held,
+}
+
+/// Per device, the units a GPU's dispatch loop holds claimed and not yet
+/// done, as it last said (see `Plan::set_held`): the
+/// finish-time guards of the other devices count them as work those
+/// devices do before they are free for what is left.
+///
+/// # Why
+/// The guards took the other devices as free to start on what is left at
+/// once. A GPU that had just taken the unstarted rest of a CPU worker's
+/// package (a fractal's interior: 317 units, 3.4 ms on lavapipe) then
+/// looked free, and the worker, done with what it kept, declined the last
+/// two units 276 times over those 3.4 ms, idle, while the GPU ran them
+/// after its stolen package (BENCHMARKS.md, section 0, dev run 28).
+///
+/// `Relaxed` throughout, as [`LateStarts`]: a count only steers how
+/// packages are sized, never which units a claim takes; a stale one
+/// shifts one decision, and the next claim reads the new one.
+#[derive(Debug, Default)]
+struct Held(Vec<AtomicU64>);
+
+impl Held {
+    fn new(devices: usize) -> Self {
+        Held((0..devices).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    fn get(&self, device: usize) -> u64 {
+        // Relaxed: see the type's documentation.
+        self.0.get(device).map_or(0, |h| h.load(Ordering::Relaxed))
+    }
+
+    fn set(&self, device: usize, units: u64) {
+        if let Some(h) = self.0.get(device) {
+            // Relaxed: see the type's documentation.
+            h.store(units, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Clone for Held {
+    /// A cloned plan is another run's: nothing held yet.
+    fn clone(&self) -> Self {
+        Held::new(self.0.len())
+    }
 }
 
 /// Per device, whether its claimant declined its last claim because a
@@ -386,7 +432,18 @@ impl Plan {
                 .filter(|d| d.kind != DeviceKind::Cpu && d.granule > 1)
                 .fold(0u64, |a, d| a.saturating_add(d.granule)),
             late: LateStarts::new(n),
+            held: Held::new(n),
         })
+    }
+
+    /// Says that `device` (a GPU: its dispatch loop is its one claimant)
+    /// holds `units` claimed and not yet done (see [`Held`]); the CPU's
+    /// workers are not counted (their packages are small, and the GPUs
+    /// take their unstarted ends back).
+    pub fn set_held(&self, device: usize, units: u64) {
+        if self.narrow.get(device) == Some(&false) {
+            self.held.set(device, units);
+        }
     }
 
     /// Units of the run.
@@ -717,7 +774,7 @@ impl Plan {
         if others.rates <= 0.0 {
             return size;
         }
-        let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let others_s = others.time(left);
         let room = (others_s - c.backlog_s) / self.claimants[d] as f64;
         let smallest = whole_granules(min_package, granule, left);
         let smallest_s = early.bound(smallest as f64);
@@ -994,7 +1051,7 @@ impl Plan {
         if others.rates <= 0.0 {
             return None;
         }
-        let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let others_s = others.time(left);
         let start_s = c.backlog_s.max(c.cold_s);
         (start_s >= GUARD_MARGIN * others_s).then_some(start_s)
     }
@@ -1057,7 +1114,7 @@ impl Plan {
             return None;
         }
         let mine_s = backlog_s + self.claimants[d] as f64 * mine.time(size as f64);
-        let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let others_s = others.time(left);
         if mine_s <= others_s {
             return None;
         }
@@ -1072,8 +1129,8 @@ impl Plan {
 
     /// The devices with claimants and a known cost, but `except` and those
     /// that decline for a late start (see [`LateStarts`]): their summed
-    /// rates and overheads (in units) and the fastest per-claimant rate
-    /// among them.
+    /// rates and overheads (in units), the fastest per-claimant rate among
+    /// them and the units they hold in flight (see [`Held`]).
     fn pool(&self, except: Option<usize>, cost: &dyn Fn(usize) -> Option<Cost>) -> Pool {
         let mut p = Pool::default();
         for (j, &claimants) in self.claimants.iter().enumerate() {
@@ -1083,6 +1140,7 @@ impl Plan {
             if let Some(c) = cost(j) {
                 p.rates += c.rate;
                 p.overhead_units += c.overhead_units();
+                p.held_units += self.held.get(j) as f64;
                 p.fastest_claimant = p.fastest_claimant.max(c.rate / claimants as f64);
             }
         }
@@ -1213,7 +1271,7 @@ impl Plan {
             return cost(d).is_none().then_some(f64::INFINITY);
         };
         let mine_s = claimants * mine.time(size as f64);
-        let others_s = (left as f64 + others.overhead_units) / others.rates;
+        let others_s = others.time(left);
         let comparable = mine.rate / claimants >= GUARD_MARGIN * others.fastest_claimant;
         if comparable && self.within_even_share(d, mine, size, left, cost) {
             return None;
@@ -1282,6 +1340,16 @@ struct Pool {
     rates: f64,
     overhead_units: f64,
     fastest_claimant: f64,
+    /// The units the devices hold in flight (see [`Held`]).
+    held_units: f64,
+}
+
+impl Pool {
+    /// The seconds these devices need for `left` units, after what they
+    /// hold in flight.
+    fn time(&self, left: u64) -> f64 {
+        (left as f64 + self.overhead_units + self.held_units) / self.rates
+    }
 }
 
 /// The package granule of each of `devices` in a run of `total` units:
@@ -1752,6 +1820,31 @@ mod tests {
         let p = Plan::new(&hg(Some(vec![1.0, 1.0]), 2.0, 1), &slots, 1000, &est).unwrap();
         let mut cpu = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut cpu, 1, &est), 1);
+    }
+
+    /// A device that holds work in flight is not free for what is left:
+    /// a slower claimant's guard counts what the others hold (see `Held`).
+    #[test]
+    fn the_guard_counts_what_the_other_devices_hold() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(Some(vec![1.0, 100.0]), 2.0, 1), &slots, 1000, &est).unwrap();
+        let mut cpu = p.claimant(0, 0);
+        // The GPU free: one unit on the CPU outlasts the GPU's ten.
+        assert_eq!(p.package_size(&mut cpu, 10, &est), 0);
+        // The GPU holding 1000 units: 10.1 s before it is done with the
+        // ten; the CPU takes work.
+        p.set_held(1, 1000);
+        assert!(p.package_size(&mut cpu, 10, &est) >= 1);
+        p.set_held(1, 0);
+        assert_eq!(p.package_size(&mut cpu, 10, &est), 0);
+        // The CPU's workers are not counted (the GPUs take their
+        // remainders back).
+        p.set_held(0, 1000);
+        assert_eq!(p.held.get(0), 0);
+        // A cloned plan is another run's: nothing held.
+        p.set_held(1, 1000);
+        assert_eq!(p.clone().held.get(1), 0);
     }
 
     #[test]
