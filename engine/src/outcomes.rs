@@ -622,7 +622,7 @@ impl Outcomes {
             .iter()
             .filter(|&&m| m != inc)
             .filter_map(|&m| {
-                self.worth_trying(m, model, inc_s, g, predict)
+                self.worth_trying(m, model, (inc, inc_s), g, predict)
                     .map(|e| (m, e))
             })
             .filter(|&(_, e)| affordable(e))
@@ -740,8 +740,8 @@ impl Outcomes {
     }
 
     /// What a run of `m` is expected to take per unit, when it is worth
-    /// trying against an incumbent of `inc_s` seconds per unit on a run of
-    /// `g` units:
+    /// trying against the incumbent `inc` (of this run's candidates),
+    /// `inc_s` seconds per unit, on a run of `g` units:
     /// * unmeasured: the model's choice (at its prediction, or the
     ///   incumbent's time: the model believes in it); a device alone that
     ///   the model puts within [`EXPLORE`] times, or [`EXPLORE_BUDGET_S`]
@@ -763,7 +763,7 @@ impl Outcomes {
         &self,
         m: Mode,
         model: Mode,
-        inc_s: f64,
+        (inc, inc_s): (Mode, f64),
         g: f64,
         predict: &dyn Fn(Mode) -> Option<f64>,
     ) -> Option<f64> {
@@ -781,7 +781,6 @@ impl Outcomes {
         }
         let s = self.per_unit_s(m)?;
         if n >= CONFIRM {
-            let inc = self.incumbent?;
             let (inc_k, s_k) = self.on_equal_footing(inc, m)?;
             return (n < KEEP && s_k < inc_k).then_some(s);
         }
