@@ -226,14 +226,13 @@ struct InFlight {
     stolen: bool,
     /// When its submission began.
     submitted: Instant,
-    /// Staged runs: the bytes uploaded for it and when their submission
-    /// began, where nothing else was in flight on the GPU (from then to its
-    /// completion it ran its upload and itself: see
-    /// [`UPLOAD_LEARN_BYTES`]).
-    uploaded_alone: Option<(u64, Instant)>,
     /// Staged runs: the bytes uploaded for it (0 where it read only what
     /// the mirrors held).
     uploaded: u64,
+    /// When its upload's submission began, where nothing else was in
+    /// flight on the GPU (from then to its completion it ran its upload and
+    /// itself: see [`UPLOAD_LEARN_BYTES`]).
+    upload_alone_since: Option<Instant>,
 }
 
 /// Uploads at least this large, submitted with nothing else in flight,
@@ -696,8 +695,8 @@ impl Loop<'_, '_> {
                     parts,
                     stolen,
                     submitted: submitting,
-                    uploaded_alone: uploading.map(|t| (uploaded, t)),
                     uploaded,
+                    upload_alone_since: uploading,
                 });
                 self.publish_held();
                 Ok(())
@@ -942,9 +941,9 @@ impl Loop<'_, '_> {
     }
 
     /// The time of package `f` (`busy` on the host, `gpu_ns` on the GPU's
-    /// own clock) less what its own upload is expected to take at the
-    /// GPU's upload bandwidth, never below its time on the GPU; `busy`
-    /// where it uploaded nothing or the GPU's clock is not read.
+    /// own clock) less what its own upload is expected to take (see
+    /// [`less_upload`]); `busy` where it uploaded nothing or the GPU's clock
+    /// is not read.
     ///
     /// # Why
     /// A run's transfers are costed apart, by what the mirrors lack (see
@@ -957,23 +956,31 @@ impl Loop<'_, '_> {
     /// and its time alone, predicted from that rate, was never tried
     /// (BENCHMARKS.md, section 0e, run 10).
     fn net_of_upload(&self, f: &InFlight, busy: f64, gpu_ns: Option<u64>) -> f64 {
-        let (Some(ns), Some(s)) = (gpu_ns, self.role.unit.stagers.as_ref()) else {
-            return busy;
-        };
-        if f.uploaded == 0 {
-            return busy;
+        match gpu_ns {
+            Some(ns) if f.uploaded > 0 => {
+                less_upload(busy, ns as f64 * 1e-9, self.upload_seconds(f.uploaded))
+            }
+            _ => busy,
         }
-        let up_s = s.rates().seconds(Way::Up, f.uploaded as f64);
-        less_upload(busy, ns as f64 * 1e-9, up_s)
+    }
+
+    /// What uploading `bytes` takes at the GPU's upload bandwidth (0 where
+    /// the GPU stages nothing).
+    fn upload_seconds(&self, bytes: u64) -> f64 {
+        self.role
+            .unit
+            .stagers
+            .as_ref()
+            .map_or(0.0, |s| s.rates().seconds(Way::Up, bytes as f64))
     }
 
     /// What the upload before package `f` is expected to take, where it
     /// was submitted with nothing else in flight (as a kernel's first
     /// package is), at the GPU's upload bandwidth; 0 otherwise.
     fn upload_s(&self, f: &InFlight) -> f64 {
-        match (f.uploaded_alone, self.role.unit.stagers.as_ref()) {
-            (Some((bytes, _)), Some(s)) => s.rates().seconds(Way::Up, bytes as f64),
-            _ => 0.0,
+        match f.upload_alone_since {
+            Some(_) => self.upload_seconds(f.uploaded),
+            None => 0.0,
         }
     }
 
@@ -981,10 +988,10 @@ impl Loop<'_, '_> {
     /// complete at `done` after `gpu_ns` of its own, where it uploaded
     /// [`UPLOAD_LEARN_BYTES`] or more with nothing else in flight.
     fn learn_upload(&self, f: &InFlight, done: Instant, gpu_ns: u64) {
-        let (Some((bytes, began)), Some(s)) = (f.uploaded_alone, self.role.unit.stagers.as_ref())
-        else {
+        let (Some(began), Some(s)) = (f.upload_alone_since, self.role.unit.stagers.as_ref()) else {
             return;
         };
+        let bytes = f.uploaded;
         if bytes < UPLOAD_LEARN_BYTES {
             return;
         }

@@ -145,7 +145,7 @@ pub struct Plan {
 /// package (a fractal's interior: 317 units, 3.4 ms on lavapipe) then
 /// looked free, and the worker, done with what it kept, declined the last
 /// two units 276 times over those 3.4 ms, idle, while the GPU ran them
-/// after its stolen package (BENCHMARKS.md, section 0, dev run 28).
+/// after its stolen package (BENCHMARKS.md, section 0, dev run 29).
 ///
 /// `Relaxed` throughout, as [`LateStarts`]: a count only steers how
 /// packages are sized, never which units a claim takes; a stale one
@@ -163,10 +163,14 @@ impl Held {
         self.0.get(device).map_or(0, |h| h.load(Ordering::Relaxed))
     }
 
+    /// Stores only a change, as [`LateStarts::set`] (every CPU worker's
+    /// claim reads the line).
     fn set(&self, device: usize, units: u64) {
         if let Some(h) = self.0.get(device) {
             // Relaxed: see the type's documentation.
-            h.store(units, Ordering::Relaxed);
+            if h.load(Ordering::Relaxed) != units {
+                h.store(units, Ordering::Relaxed);
+            }
         }
     }
 }
