@@ -14,10 +14,11 @@
 //! [`crate::split`]).
 
 use crate::exec::kernel::{IndexSpace, Kernel, Learned};
-use crate::outcomes::Mode;
+use crate::outcomes::{Mode, DOMINANT};
 use crate::profile::{Profile, ProfileKey, ProfileStore};
 use crate::sched::{
     alone_time, co_gain, single_device_after, Cost, PowerEstimator, Scheduler, StartCost,
+    ThroughputEstimator,
 };
 use crate::split::Share;
 use std::path::PathBuf;
@@ -348,9 +349,11 @@ impl Learning {
             .iter()
             .map(|&(slot, _)| est.is_provisional(slot))
             .collect();
+        let extrapolated = extrapolated(present, est, units);
         let doubts = Doubts {
             partial: &partial,
             provisional: &provisional,
+            extrapolated: &extrapolated,
         };
         let sit = self.sit_out(scheduler, present, start, est, units, doubts);
         let learner = matches!(scheduler, Scheduler::HGuided { powers: None, .. })
@@ -382,6 +385,7 @@ impl Learning {
         let debug = tracing::enabled!(tracing::Level::DEBUG);
         let (chosen, shown) = {
             let mut learned = lock(kernel);
+            let dominant = dominant(&learned.coverage, &candidates);
             let from_profile = learned.from_profile;
             let o = &mut learned.outcomes;
             let upfront =
@@ -391,7 +395,7 @@ impl Learning {
                 .flatten();
             let chosen = match profiled {
                 Some(m) => m,
-                None => o.choose(&candidates, (model, gain), &predict, units),
+                None => o.choose(&candidates, (model, gain), &predict, (units, &dominant)),
             };
             (chosen, debug.then(|| (o.incumbent(), o.measured())))
         };
@@ -427,7 +431,9 @@ impl Learning {
     /// only by a provisional cost (see [`crate::sched::CostFit::settle`]):
     /// that can make it run alone, never sit out (its cold package's
     /// execution may have paid one-time costs too: a software rasterizer's
-    /// first dispatch of a shader ran 250 times slower than the next).
+    /// first dispatch of a shader ran 250 times slower than the next); and
+    /// whether its cost was measured only on packages far smaller than the
+    /// run (see [`EXTRAPOLATION`]): it does not sit out on that cost either.
     fn sit_out(
         &self,
         scheduler: &Scheduler,
@@ -456,9 +462,11 @@ impl Learning {
             Scheduler::HGuided { powers: None, .. } if self.fallback => {
                 let doubt = |d: &[bool], i: usize| d.get(i).copied().unwrap_or(false);
                 let costs = costs(present, estimator);
+                let sits_on_doubt =
+                    |i: usize| doubt(doubts.provisional, i) || doubt(doubts.extrapolated, i);
                 let alone = single_device_after(&costs, start, units, MIN_GAIN, WAKE_S)
                     .filter(|&a| !doubt(doubts.partial, a))
-                    .filter(|&a| (0..n).all(|i| i == a || !doubt(doubts.provisional, i)));
+                    .filter(|&a| (0..n).all(|i| i == a || !sits_on_doubt(i)));
                 if let Some(alone) = alone {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
@@ -489,6 +497,9 @@ struct Doubts<'a> {
     partial: &'a [bool],
     /// It is known only by a provisional cost.
     provisional: &'a [bool],
+    /// Its cost was measured only on packages far smaller than the run
+    /// (see [`EXTRAPOLATION`]).
+    extrapolated: &'a [bool],
 }
 
 #[cfg(test)]
@@ -497,6 +508,7 @@ impl Doubts<'_> {
     const NONE: Doubts<'static> = Doubts {
         partial: &[],
         provisional: &[],
+        extrapolated: &[],
     };
 }
 
@@ -706,6 +718,64 @@ fn sits(present: &[(usize, usize)], chosen: Mode) -> Vec<bool> {
         .collect()
 }
 
+/// A lone claimant (a GPU) whose largest package measured is smaller than
+/// `1 / EXTRAPOLATION` of a run is not left out of that run on its cost
+/// (see [`Learning::sit_out`]): it co-executes, where the finish-time guard
+/// bounds what it can take at that cost and its packages grow with what
+/// it is given, until its cost rests on packages of the run's order.
+///
+/// # Why
+/// A package's time is fitted as a fixed cost plus units over a rate,
+/// and over a few packages of similar size the two cannot be told apart.
+/// A GPU package on a power-law sparse matrix waits about 1 ms for its
+/// densest rows whatever its size: measured on packages of about 50 units
+/// in a kernel's first run (its first one waiting for the upload, the CPU
+/// workers running the rest), an H200 read as 54 k units/s against 30
+/// workers' 1.25 M, so the GPU alone, one package of 8192 units, was
+/// predicted at 150 ms, and from the second run on the fallback left it
+/// out: the CPU alone at 6.5-11 ms for the rest of the process, where the
+/// GPU alone takes 1.55 (BENCHMARKS.md, section 0e, h200x2 run 10). A
+/// prediction that far beyond the packages it rests on is an
+/// extrapolation, and it errs towards the slow side exactly where a
+/// per-package wait hides in the rate. Leaving a device out costs the
+/// whole run if it is wrong; co-executing with it costs at most what the
+/// guard lets it take at the cost it is believed to have.
+pub(crate) const EXTRAPOLATION: u64 = 16;
+
+/// The devices alone among `candidates` that ran at least
+/// [`DOMINANT`] of the co-executed runs' items (`coverage`, by slot; see
+/// [`record_coverage`]): each on its own, not with its class, since it
+/// alone stands for the configuration.
+fn dominant(coverage: &[Option<f64>], candidates: &[Mode]) -> Vec<Mode> {
+    candidates
+        .iter()
+        .filter(|&&m| match m {
+            Mode::Alone(slot) => coverage
+                .get(slot)
+                .copied()
+                .flatten()
+                .is_some_and(|c| c >= DOMINANT),
+            _ => false,
+        })
+        .copied()
+        .collect()
+}
+
+/// Per device of `present` (each as its estimator slot and claimants),
+/// whether it is a lone claimant (a GPU) whose cost was measured only on
+/// packages smaller than `1 / EXTRAPOLATION` of a run of `units`.
+fn extrapolated(present: &[(usize, usize)], est: &ThroughputEstimator, units: u64) -> Vec<bool> {
+    present
+        .iter()
+        .map(|&(slot, claimants)| {
+            claimants == 1
+                && est
+                    .measured_up_to(slot)
+                    .is_some_and(|n| n.saturating_mul(EXTRAPOLATION) < units)
+        })
+        .collect()
+}
+
 /// The part of a co-executed run's items below which a device's rate is
 /// not taken to stand for the whole range: neither the learner's
 /// prediction of that device alone nor the fallback to it uses it.
@@ -906,7 +976,6 @@ fn split_on_in_env() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::ThroughputEstimator;
 
     /// Three devices of different kinds (each its own class).
     const DISTINCT: [usize; 3] = [0, 1, 2];
@@ -1124,7 +1193,7 @@ mod tests {
                 1 << 20,
                 Doubts {
                     partial: &[true, false],
-                    provisional: &[]
+                    ..Doubts::NONE
                 }
             ),
             [false, false]
@@ -1138,8 +1207,8 @@ mod tests {
         est.settle();
         assert!(est.is_provisional(1));
         let prov = Doubts {
-            partial: &[],
             provisional: &[false, true],
+            ..Doubts::NONE
         };
         assert_eq!(
             l.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, prov),
@@ -1187,6 +1256,78 @@ mod tests {
         );
     }
 
+    /// The devices alone that ran at least half of the co-executed runs'
+    /// items, each on its own.
+    #[test]
+    fn a_device_that_ran_most_of_the_items_dominates() {
+        let cands = [
+            Mode::Together,
+            Mode::Alone(0),
+            Mode::Alone(1),
+            Mode::Alone(2),
+        ];
+        let cov = [Some(0.3), Some(0.65), None];
+        assert_eq!(dominant(&cov, &cands), [Mode::Alone(1)]);
+        assert_eq!(
+            dominant(&[Some(0.5), Some(0.5)], &cands),
+            [Mode::Alone(0), Mode::Alone(1)]
+        );
+        assert!(dominant(&[], &cands).is_empty());
+        assert!(dominant(&cov, &[Mode::Together]).is_empty());
+    }
+
+    /// A GPU whose packages all waited about 1 ms whatever their size (a
+    /// power-law sparse matrix's densest rows) reads as 50 k units/s
+    /// against 30 workers' 1.25 M: the model would leave it out. Measured
+    /// on packages far smaller than the run, it is not left out on that
+    /// cost; measured on packages of the run's order, or known from a
+    /// profile, it is.
+    #[test]
+    fn a_gpu_measured_on_small_packages_is_not_left_out() {
+        let l = learning();
+        let hg = Scheduler::hguided();
+        let present = [(0, 30), (1, 1)];
+        let units = 8192;
+        let est = ThroughputEstimator::new(2);
+        est.record_throughput(0, 1250, 1e-3, 30.0);
+        for n in [40, 60, 50, 45] {
+            est.record(1, n, 1e-3);
+        }
+        est.settle();
+        fn doubts(e: &[bool]) -> Doubts<'_> {
+            Doubts {
+                extrapolated: e,
+                ..Doubts::NONE
+            }
+        }
+        let ex = extrapolated(&present, &est, units);
+        assert_eq!(ex, [false, true], "the workers' chunks are not packages");
+        assert_eq!(
+            l.sit_out(&hg, &present, &[], &est, units, Doubts::NONE),
+            [false, true],
+            "on its cost alone, the CPU alone"
+        );
+        assert_eq!(
+            l.sit_out(&hg, &present, &[], &est, units, doubts(&ex)),
+            [false, false]
+        );
+        // A smaller run is of its packages' order.
+        assert_eq!(extrapolated(&present, &est, 16 * 60), [false, false]);
+        // Measured on a package of a sixteenth of the run: left out.
+        est.record(1, 512, 10e-3);
+        let ex = extrapolated(&present, &est, units);
+        assert_eq!(ex, [false, false]);
+        assert_eq!(
+            l.sit_out(&hg, &present, &[], &est, units, doubts(&ex)),
+            [false, true]
+        );
+        // Known from a profile: its cost stands.
+        est.reset();
+        est.record_throughput(0, 1250, 1e-3, 30.0);
+        est.seed(1, Cost::rate_only(50e3), 4.0);
+        assert_eq!(extrapolated(&present, &est, units), [false, false]);
+    }
+
     /// With two GPUs beside the CPU the learner also weighs the GPUs
     /// without the CPU, predicted at their rates summed, and tries them
     /// once the co-executed runs measure slower than that.
@@ -1229,7 +1370,7 @@ mod tests {
         o.record(Mode::Together, 5e-9 * 1e6, 1_000_000);
         let guess = |m: Mode| predict(m, (&three, &[], &none), &DISTINCT, &est, 1_000_000);
         assert_eq!(
-            o.choose(&c, (Mode::Together, None), &guess, 1_000_000),
+            o.choose(&c, (Mode::Together, None), &guess, (1_000_000, &[])),
             Mode::Without(0)
         );
     }
@@ -1345,7 +1486,7 @@ mod tests {
         assert_eq!(c.len(), 4, "{c:?}");
         let guess = |m: Mode| predict(m, (&present, &[], &by_class), &class, &est, units);
         assert_eq!(
-            o.choose(&c, (Mode::Together, None), &guess, units),
+            o.choose(&c, (Mode::Together, None), &guess, (units, &[])),
             Mode::Without(0)
         );
     }

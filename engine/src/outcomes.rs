@@ -143,6 +143,11 @@ pub(crate) const RECHECK: u64 = 16;
 /// budget, which rates it by that sample, would never pay for it again.
 pub(crate) const OUTLIER: f64 = 2.0;
 
+/// A device that ran at least this part of the co-executed runs' items
+/// is tried alone once, where the model puts it within `1 / DOMINANT` of
+/// the fastest run (see [`Outcomes::near_alone`]).
+pub(crate) const DOMINANT: f64 = 0.5;
+
 /// Samples kept per configuration; their median is its time.
 pub(crate) const KEEP: usize = 9;
 
@@ -585,12 +590,16 @@ impl Outcomes {
     ///    [`OUTLIER`] of the incumbent, or the measured runner-up when the
     ///    budget allows;
     /// 5. the incumbent.
+    ///
+    /// Where a device carried most of the co-executed runs (`dominant`:
+    /// those alone, see [`DOMINANT`]), it is tried alone once, before 3,
+    /// in every phase.
     pub(crate) fn choose(
         &mut self,
         candidates: &[Mode],
         (model, gain): (Mode, Option<f64>),
         predict: &dyn Fn(Mode) -> Option<f64>,
-        units: u64,
+        (units, dominant): (u64, &[Mode]),
     ) -> Mode {
         self.model = Some(model);
         let listed = |m: Mode| candidates.contains(&m);
@@ -606,7 +615,10 @@ impl Outcomes {
             return inc;
         }
         if self.samples(inc) < CONFIRM {
-            return self.leap(inc, inc_s, candidates, (model, gain), predict);
+            return self.leap((inc, inc_s), candidates, (model, gain), predict, dominant);
+        }
+        if let Some(m) = self.near_alone((inc_s, candidates), dominant, predict, false) {
+            return m;
         }
         let g = units.max(1) as f64;
         let budget = self.budget_s(inc_s * g);
@@ -686,11 +698,11 @@ impl Outcomes {
     /// alone).
     fn leap(
         &self,
-        inc: Mode,
-        inc_s: f64,
+        (inc, inc_s): (Mode, f64),
         candidates: &[Mode],
         (model, gain): (Mode, Option<f64>),
         predict: &dyn Fn(Mode) -> Option<f64>,
+        dominant: &[Mode],
     ) -> Mode {
         // Against the model's choice only where the model itself sees
         // little in it.
@@ -710,33 +722,57 @@ impl Outcomes {
             .filter(|&&m| m != inc && (m == model || unsure))
             .filter_map(|&m| expected(m).filter(|&e| e > 0.0).map(|e| (m, e)))
             .min_by(|a, b| a.1.total_cmp(&b.1));
-        // A device never run alone, predicted within EXPLORE_START of the
-        // fastest run measured so far: its rate was fitted while the others
-        // ran beside it (sharing DRAM, PCIe and the host's cores), so the
-        // prediction is more often its worst case than its best. It is
-        // tried once now, among the first runs, where it costs at most
-        // that part of a run by the model's own figures; after the
-        // incumbent is confirmed it would wait for the budget (spmv on an
-        // H200 beside 31 CPU workers: the GPU alone predicted at 1.17x of
-        // co-executing, measured 0.62x, not tried in eleven runs). Against
-        // the fastest run, not the incumbent's sample: once a device alone
-        // measured far faster than co-executing, another predicted near
-        // co-executing cannot pay (spmv on four H200s: the GPU alone at
-        // 1.6 ms, then the CPU alone at 5.7, whose try fell into the timed
-        // runs).
+        let near = || self.near_alone((inc_s, candidates), dominant, predict, true);
+        leap.map(|(m, _)| m).or_else(near).unwrap_or(inc)
+    }
+
+    /// A device never run alone, to try alone once: one of `dominant`
+    /// predicted within `1 / DOMINANT` of the fastest run measured so far
+    /// (`inc_s` where that is faster), and where `near` (among the first
+    /// runs) any predicted within [`EXPLORE_START`] of it; of those the one
+    /// predicted fastest.
+    ///
+    /// # Why
+    /// A device's rate is fitted while the others run beside it (sharing
+    /// DRAM, PCIe and the host's cores), so the prediction is more often
+    /// its worst case than its best. A near one costs at most that part of
+    /// a run by the model's own figures; after the incumbent is confirmed
+    /// it would wait for the budget (spmv on an H200 beside 31 CPU
+    /// workers: the GPU alone predicted at 1.17x of co-executing, measured
+    /// 0.62x, not tried in eleven runs). A device that carried most of the
+    /// co-executed runs' items is tried whenever the model puts it within
+    /// twice the fastest run: alone it runs at most twice what it ran
+    /// there, and what it paid there for the others (the steals of their
+    /// remainders, the shared links) is often most of its time: spmv on an
+    /// H200 beside 30 workers, the GPU carrying 65% of the co-executed
+    /// runs (2.5 ms), predicted alone at 1.5-1.9 times them, ran alone in
+    /// 1.55 ms (BENCHMARKS.md, section 0e, h200x2 run 11). Against the
+    /// fastest run, not the incumbent's sample: once a device alone
+    /// measured far faster than co-executing, another predicted near
+    /// co-executing cannot pay (spmv on four H200s: the GPU alone at 1.6
+    /// ms, then the CPU alone at 5.7, whose try fell into the timed runs).
+    fn near_alone(
+        &self,
+        (inc_s, candidates): (f64, &[Mode]),
+        dominant: &[Mode],
+        predict: &dyn Fn(Mode) -> Option<f64>,
+        near: bool,
+    ) -> Option<Mode> {
         let best_s = self
             .fastest(|m| candidates.contains(&m))
             .and_then(|m| self.per_unit_s(m))
             .map_or(inc_s, |s| s.min(inc_s));
-        let near = || {
-            candidates
-                .iter()
-                .filter(|&&m| matches!(m, Mode::Alone(_)) && self.samples(m) == 0)
-                .filter_map(|&m| predict(m).map(|p| (m, p)))
-                .filter(|&(_, p)| p > 0.0 && p <= best_s * (1.0 + EXPLORE_START))
-                .min_by(|a, b| a.1.total_cmp(&b.1))
+        let reach = |m: Mode| match dominant.contains(&m) {
+            true => Some(1.0 / DOMINANT),
+            false => near.then_some(1.0 + EXPLORE_START),
         };
-        leap.or_else(near).map_or(inc, |(m, _)| m)
+        candidates
+            .iter()
+            .filter(|&&m| matches!(m, Mode::Alone(_)) && self.samples(m) == 0)
+            .filter_map(|&m| Some((m, predict(m)?, reach(m)?)))
+            .filter(|&(_, p, r)| p > 0.0 && p <= best_s * r)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(m, _, _)| m)
     }
 
     /// What a run of `m` is expected to take per unit, when it is worth
@@ -893,14 +929,59 @@ mod tests {
         assert_eq!(o.first_from_profile(&ALL, &up(false)), Some(Mode::Together));
     }
 
+    /// A device that carried most of the co-executed runs is tried alone
+    /// once, where the model puts it within twice the fastest run: before
+    /// co-executing is confirmed and after; not beyond, and not again.
+    #[test]
+    fn a_device_that_carried_most_of_the_runs_is_tried_alone_once() {
+        let mut o = Outcomes::default();
+        let sure = (Mode::Together, Some(0.6));
+        // Predicted 1.6 times co-executing: no leap, not near.
+        let gpu = |p: f64| move |m: Mode| (m == GPU).then_some(p);
+        o.record(Mode::Together, 2.5e-3, 1000);
+        assert_eq!(
+            o.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[])),
+            Mode::Together
+        );
+        assert_eq!(o.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[GPU])), GPU);
+        // Confirmed, many runs later: the budget does not pay for it.
+        for _ in 0..10 {
+            o.record(Mode::Together, 2.5e-3, 1000);
+        }
+        assert_eq!(
+            o.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[])),
+            Mode::Together
+        );
+        assert_eq!(o.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[GPU])), GPU);
+        // Beyond twice the fastest run, or not the one that carried them.
+        assert_eq!(
+            o.choose(&ALL, sure, &gpu(5.1e-6), (1000, &[GPU])),
+            Mode::Together
+        );
+        assert_eq!(
+            o.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[CPU])),
+            Mode::Together
+        );
+        // Once measured, its sample rules: faster, it is confirmed; slower
+        // than RETRY times the incumbent, it is not run again.
+        let mut fast = o.clone();
+        fast.record(GPU, 1.5e-3, 1000);
+        assert_eq!(fast.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[GPU])), GPU);
+        o.record(GPU, 4.5e-3, 1000);
+        assert_eq!(
+            o.choose(&ALL, sure, &gpu(4.0e-6), (1000, &[GPU])),
+            Mode::Together
+        );
+    }
+
     #[test]
     fn follows_the_model_until_something_is_measured() {
         let mut o = Outcomes::default();
         assert_eq!(
-            o.choose(&ALL, (Mode::Together, None), &|_| Some(1.0), 1000),
+            o.choose(&ALL, (Mode::Together, None), &|_| Some(1.0), (1000, &[])),
             Mode::Together
         );
-        assert_eq!(o.choose(&ALL, (GPU, None), &none, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &none, (1000, &[])), GPU);
     }
 
     /// Before co-executing is confirmed, the model's choice expected
@@ -914,41 +995,44 @@ mod tests {
         let mut o = Outcomes::default();
         o.record(Mode::Together, 1.8e-3, 1000);
         let gpu_fast = |m: Mode| (m == GPU).then_some(0.2e-6);
-        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_fast, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_fast, (1000, &[])), GPU);
         // The model co-executes and expects little of it (5%); its
         // prediction of the GPU alone is far faster than what co-executing
         // measured.
         let unsure = (Mode::Together, Some(0.05));
-        assert_eq!(o.choose(&ALL, unsure, &gpu_fast, 1000), GPU);
+        assert_eq!(o.choose(&ALL, unsure, &gpu_fast, (1000, &[])), GPU);
         // Where it expects much of co-executing (60%), or cannot tell, the
         // GPU is no leap; but never run alone and predicted within
         // EXPLORE_START of the sample, it is tried once all the same.
         let sure = (Mode::Together, Some(0.6));
-        assert_eq!(o.choose(&ALL, sure, &gpu_fast, 1000), GPU);
-        assert_eq!(o.choose(&ALL, (Mode::Together, None), &gpu_fast, 1000), GPU);
+        assert_eq!(o.choose(&ALL, sure, &gpu_fast, (1000, &[])), GPU);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &gpu_fast, (1000, &[])),
+            GPU
+        );
         let gpu_near = |m: Mode| (m == GPU).then_some(2.2e-6);
-        assert_eq!(o.choose(&ALL, sure, &gpu_near, 1000), GPU);
+        assert_eq!(o.choose(&ALL, sure, &gpu_near, (1000, &[])), GPU);
         // Near the incumbent's sample but not the fastest run measured: the
         // incumbent is confirmed.
         let mut q = Outcomes::default();
         q.record(Mode::Together, 5.3e-3, 1000);
         q.record(GPU, 1.6e-3, 1000);
         let cpu_near = |m: Mode| (m == CPU).then_some(5.0e-6);
-        assert_eq!(q.choose(&ALL, sure, &cpu_near, 1000), Mode::Together);
+        assert_eq!(q.choose(&ALL, sure, &cpu_near, (1000, &[])), Mode::Together);
         // Predicted slower by more than EXPLORE_START: the incumbent is
         // confirmed first.
         let gpu_slow = |m: Mode| (m == GPU).then_some(2.3e-6);
-        assert_eq!(o.choose(&ALL, sure, &gpu_slow, 1000), Mode::Together);
+        assert_eq!(o.choose(&ALL, sure, &gpu_slow, (1000, &[])), Mode::Together);
         // Faster by 17% (within LEAP): no leap, the near rule tries it.
         let gpu_close = |m: Mode| (m == GPU).then_some(1.5e-6);
-        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_close, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_close, (1000, &[])), GPU);
         // Faster by 28%: tried.
         let gpu_faster = |m: Mode| (m == GPU).then_some(1.3e-6);
-        assert_eq!(o.choose(&ALL, unsure, &gpu_faster, 1000), GPU);
+        assert_eq!(o.choose(&ALL, unsure, &gpu_faster, (1000, &[])), GPU);
         // Not a candidate.
         let no_gpu = [Mode::Together, CPU];
         assert_eq!(
-            o.choose(&no_gpu, (GPU, None), &gpu_fast, 1000),
+            o.choose(&no_gpu, (GPU, None), &gpu_fast, (1000, &[])),
             Mode::Together
         );
         // The fastest expected of several.
@@ -957,10 +1041,10 @@ mod tests {
             CPU => Some(0.3e-6),
             _ => None,
         };
-        assert_eq!(o.choose(&ALL, unsure, &both, 1000), CPU);
+        assert_eq!(o.choose(&ALL, unsure, &both, (1000, &[])), CPU);
         // Measured once, far faster: confirmed at once, and it takes over.
         o.record(GPU, 0.3e-3, 1000);
-        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_close, 1000), GPU);
+        assert_eq!(o.choose(&ALL, (GPU, None), &gpu_close, (1000, &[])), GPU);
         o.record(GPU, 0.31e-3, 1000);
         assert_eq!(o.incumbent(), Some(GPU));
         // Measured once and faster by 11% (within MAX_MARGIN):
@@ -968,7 +1052,10 @@ mod tests {
         let mut p = Outcomes::default();
         p.record(Mode::Together, 1.8e-3, 1000);
         p.record(GPU, 1.6e-3, 1000);
-        assert_eq!(p.choose(&ALL, (GPU, None), &gpu_fast, 1000), Mode::Together);
+        assert_eq!(
+            p.choose(&ALL, (GPU, None), &gpu_fast, (1000, &[])),
+            Mode::Together
+        );
     }
 
     /// A leap can replace an incumbent measured once, whose one sample was
@@ -987,16 +1074,16 @@ mod tests {
         };
         // The model expects little of co-executing.
         let model = (Mode::Together, Some(0.05));
-        assert_eq!(o.choose(&ALL, model, &cpu, 1000), CPU);
+        assert_eq!(o.choose(&ALL, model, &cpu, (1000, &[])), CPU);
         o.record(CPU, 1.1e-3, 1000);
-        assert_eq!(o.choose(&ALL, model, &cpu, 1000), CPU);
+        assert_eq!(o.choose(&ALL, model, &cpu, (1000, &[])), CPU);
         o.record(CPU, 1.1e-3, 1000);
         assert_eq!(o.incumbent(), Some(CPU));
         // The GPU alone, measured once at 4x: never again by the recheck.
         o.record(GPU, 4.4e-3, 1000);
         let mut seen = Vec::new();
         while o.runs < 2 * RECHECK {
-            let m = o.choose(&ALL, model, &cpu, 1000);
+            let m = o.choose(&ALL, model, &cpu, (1000, &[]));
             seen.push(m);
             o.record(m, if m == Mode::Together { 1.0e-3 } else { 1.1e-3 }, 1000);
         }
@@ -1037,7 +1124,10 @@ mod tests {
         assert_eq!(o.incumbent(), Some(GPU));
         assert_eq!(o.per_unit_s(GPU), Some(0.55e-6));
         for _ in 0..20 {
-            assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, 1000), GPU);
+            assert_eq!(
+                o.choose(&ALL, (Mode::Together, None), &none, (1000, &[])),
+                GPU
+            );
             o.record_variant(GPU, 4, 0.55e-3, 1000);
         }
     }
@@ -1052,10 +1142,18 @@ mod tests {
         o.seed(CPU, 3e-6);
         assert_eq!(o.incumbent(), Some(GPU));
         let cpu_fast = |m: Mode| (m == CPU).then_some(1e-9);
-        assert_eq!(o.choose(&ALL, (Mode::Together, None), &cpu_fast, 1000), GPU);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &cpu_fast, (1000, &[])),
+            GPU
+        );
         // Only candidates count: without the GPU, the next fastest.
         assert_eq!(
-            o.choose(&[Mode::Together, CPU], (Mode::Together, None), &none, 1000),
+            o.choose(
+                &[Mode::Together, CPU],
+                (Mode::Together, None),
+                &none,
+                (1000, &[])
+            ),
             Mode::Together
         );
     }
@@ -1071,7 +1169,7 @@ mod tests {
         // 2% of 90 runs.
         let predict = |m: Mode| (m == CPU).then_some(13e-6);
         let mut runs = 0;
-        while o.choose(&ALL, (Mode::Together, None), &predict, 1000) == Mode::Together {
+        while o.choose(&ALL, (Mode::Together, None), &predict, (1000, &[])) == Mode::Together {
             o.record(Mode::Together, 10e-3, 1000);
             runs += 1;
         }
@@ -1084,23 +1182,29 @@ mod tests {
         // once.
         for _ in 91..96 {
             assert_eq!(
-                o.choose(&ALL, (Mode::Together, None), &none, 1000),
+                o.choose(&ALL, (Mode::Together, None), &none, (1000, &[])),
                 Mode::Together
             );
             o.record(Mode::Together, 10e-3, 1000);
         }
-        assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, 1000), CPU);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &none, (1000, &[])),
+            CPU
+        );
         o.record(CPU, 15e-3, 1000);
         // The GPU predicted 1.4x: 4 ms at a chance of 9% asks 44 ms, more
         // than the budget left.
         let gpu_slow = |m: Mode| (m == GPU).then_some(14e-6);
         assert_eq!(
-            o.choose(&ALL, (Mode::Together, None), &gpu_slow, 1000),
+            o.choose(&ALL, (Mode::Together, None), &gpu_slow, (1000, &[])),
             Mode::Together
         );
         // Predicted faster: free, tried at once.
         let gpu_fast = |m: Mode| (m == GPU).then_some(5e-6);
-        assert_eq!(o.choose(&ALL, (Mode::Together, None), &gpu_fast, 1000), GPU);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &gpu_fast, (1000, &[])),
+            GPU
+        );
         // Far predictions are never tried.
         let mut p = Outcomes::default();
         for _ in 0..100 {
@@ -1108,7 +1212,7 @@ mod tests {
         }
         let far = |m: Mode| (m != Mode::Together).then_some(16e-9);
         assert_eq!(
-            p.choose(&ALL, (Mode::Together, None), &far, 1_000_000),
+            p.choose(&ALL, (Mode::Together, None), &far, (1_000_000, &[])),
             Mode::Together
         );
     }
@@ -1120,10 +1224,13 @@ mod tests {
             g.record(GPU, 1e-3, 1000);
         }
         let together_fast = |m: Mode| (m == Mode::Together).then_some(1e-9);
-        assert_eq!(g.choose(&ALL, (GPU, None), &together_fast, 1000), GPU);
+        assert_eq!(
+            g.choose(&ALL, (GPU, None), &together_fast, (1000, &[])),
+            GPU
+        );
         // Unless the model chose it.
         assert_eq!(
-            g.choose(&ALL, (Mode::Together, None), &none, 1000),
+            g.choose(&ALL, (Mode::Together, None), &none, (1000, &[])),
             Mode::Together
         );
     }
@@ -1139,11 +1246,11 @@ mod tests {
         // The GPU alone predicted at 0.6 ms: 3x, but 0.4 ms over the best:
         // given a chance of 10%, 1000 runs of 0.2 ms pay for it.
         let predict = |m: Mode| (m == GPU).then_some(600e-6 / 16.0);
-        assert_eq!(o.choose(&ALL, (CPU, None), &predict, 16), GPU);
+        assert_eq!(o.choose(&ALL, (CPU, None), &predict, (16, &[])), GPU);
         o.record(GPU, 66e-6, 16);
         // Faster: confirmed, then it takes over.
         assert_eq!(o.incumbent(), Some(CPU));
-        assert_eq!(o.choose(&ALL, (CPU, None), &predict, 16), GPU);
+        assert_eq!(o.choose(&ALL, (CPU, None), &predict, (16, &[])), GPU);
         o.record(GPU, 70e-6, 16);
         assert_eq!(o.incumbent(), Some(GPU));
         // Past the allowance and the factor: not tried.
@@ -1152,7 +1259,7 @@ mod tests {
             p.record(CPU, 200e-6, 16);
         }
         let slow = |m: Mode| (m == GPU).then_some(2e-3 / 16.0);
-        assert_eq!(p.choose(&ALL, (CPU, None), &slow, 16), CPU);
+        assert_eq!(p.choose(&ALL, (CPU, None), &slow, (16, &[])), CPU);
     }
 
     /// One faster sample is not enough, and a challenger within the noise
@@ -1167,14 +1274,14 @@ mod tests {
         o.record(CPU, 0.99e-3, 1);
         assert_eq!(o.incumbent(), Some(Mode::Together));
         let mut trials = 1;
-        while o.choose(&ALL, (Mode::Together, None), &none, 1) == CPU {
+        while o.choose(&ALL, (Mode::Together, None), &none, (1, &[])) == CPU {
             o.record(CPU, [0.985e-3, 0.995e-3][trials % 2], 1);
             trials += 1;
             assert_eq!(o.incumbent(), Some(Mode::Together));
         }
         assert_eq!(trials, KEEP);
         assert_eq!(
-            o.choose(&ALL, (Mode::Together, None), &none, 1),
+            o.choose(&ALL, (Mode::Together, None), &none, (1, &[])),
             Mode::Together
         );
         // Clearly faster: it takes over after two runs.
@@ -1184,7 +1291,7 @@ mod tests {
         }
         p.record(GPU, 0.8e-3, 1);
         assert_eq!(p.incumbent(), Some(Mode::Together));
-        assert_eq!(p.choose(&ALL, (Mode::Together, None), &none, 1), GPU);
+        assert_eq!(p.choose(&ALL, (Mode::Together, None), &none, (1, &[])), GPU);
         p.record(GPU, 0.82e-3, 1);
         assert_eq!(p.incumbent(), Some(GPU));
     }
@@ -1199,10 +1306,13 @@ mod tests {
         }
         o.record(CPU, 1.3e-3, 1);
         let cpu_faster = |m: Mode| (m == CPU).then_some(0.6e-3);
-        assert_eq!(o.choose(&ALL, (Mode::Together, None), &cpu_faster, 1), CPU);
+        assert_eq!(
+            o.choose(&ALL, (Mode::Together, None), &cpu_faster, (1, &[])),
+            CPU
+        );
         let cpu_slower = |m: Mode| (m == CPU).then_some(1.2e-3);
         assert_eq!(
-            o.choose(&ALL, (Mode::Together, None), &cpu_slower, 1),
+            o.choose(&ALL, (Mode::Together, None), &cpu_slower, (1, &[])),
             Mode::Together
         );
         o.record(CPU, 0.6e-3, 1);
@@ -1223,7 +1333,7 @@ mod tests {
         o.record(CPU, 1.45e-3, 1);
         let near = |m: Mode| (m == CPU).then_some(1.2e-3);
         assert_eq!(
-            o.choose(&ALL, (Mode::Together, None), &near, 1),
+            o.choose(&ALL, (Mode::Together, None), &near, (1, &[])),
             Mode::Together
         );
     }
@@ -1261,7 +1371,7 @@ mod tests {
             for _ in 0..3 {
                 o.record(Mode::Together, 1e-3, 1);
             }
-            o.choose(&ALL, (model, None), &none, 1);
+            o.choose(&ALL, (model, None), &none, (1, &[]));
             o.record(GPU, 1.01e-3, 1);
             o.record(GPU, 1.015e-3, 1);
             assert_eq!(o.incumbent(), Some(expected), "model {model:?}");
@@ -1313,10 +1423,10 @@ mod tests {
         while o.runs < 4 * RECHECK {
             o.record(Mode::Together, 1e-3, 1);
         }
-        assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, 1), CPU);
+        assert_eq!(o.choose(&ALL, (Mode::Together, None), &none, (1, &[])), CPU);
         o.record(CPU, 1.1e-3, 1);
         assert_eq!(
-            o.choose(&ALL, (Mode::Together, None), &none, 1),
+            o.choose(&ALL, (Mode::Together, None), &none, (1, &[])),
             Mode::Together
         );
         // A far runner-up is not rechecked.
@@ -1328,7 +1438,7 @@ mod tests {
             far.record(Mode::Together, 1e-3, 1);
         }
         assert_eq!(
-            far.choose(&ALL, (Mode::Together, None), &none, 1),
+            far.choose(&ALL, (Mode::Together, None), &none, (1, &[])),
             Mode::Together
         );
     }

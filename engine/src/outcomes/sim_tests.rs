@@ -100,7 +100,7 @@ impl World {
         for i in 0..n {
             let model = if i == 0 { Mode::Together } else { self.model };
             let gain = if i == 0 { None } else { self.gain };
-            let mode = o.choose(&ALL, (model, gain), &predict, self.units);
+            let mode = o.choose(&ALL, (model, gain), &predict, (self.units, &[]));
             if o.incumbent().is_some_and(|m| m != mode) {
                 t.explorations += 1;
             }

@@ -226,6 +226,13 @@ impl ThroughputEstimator {
             .is_some_and(|d| d.lock().is_provisional())
     }
 
+    /// The largest package `device`'s cost was measured on in this process
+    /// (see [`CostFit::measured_up_to`]), in units.
+    pub fn measured_up_to(&self, device: usize) -> Option<u64> {
+        let n = self.devices.get(device)?.lock().measured_up_to()?;
+        Some(n.ceil() as u64)
+    }
+
     /// `device`'s cost where it is worth keeping beyond this process (for
     /// profiles): not a provisional one (see [`CostFit::settle`]).
     pub fn lasting_cost(&self, device: usize) -> Option<Cost> {

@@ -211,6 +211,9 @@ pub struct CostFit {
     /// Samples sized from the device's own speed were recorded: the fit
     /// is their throughput only (see [`record_throughput`](Self::record_throughput)).
     throughput_only: bool,
+    /// The fit was seeded from a profile (see [`seed`](Self::seed)): its
+    /// sizes are made up, not packages the device ran.
+    seeded: bool,
 }
 
 /// The cold samples of a fit (see [`CostFit::record_cold`]).
@@ -369,6 +372,18 @@ impl CostFit {
         (trusted && warm).then_some(self.max_n)
     }
 
+    /// The largest package the fit was measured on, in units, where it is
+    /// a fit of whole packages this process ran (warm, or a provisional
+    /// one's summed cold packages): how far a prediction for a larger
+    /// package extrapolates. `None` before any record, for a fit of
+    /// throughput only (a CPU's chunks, whose sizes follow its speed) and
+    /// for a fit seeded from a profile (which stands for earlier
+    /// processes' runs, whatever the sizes it was seeded at).
+    pub fn measured_up_to(&self) -> Option<f64> {
+        let packages = self.w > 0.0 && !self.throughput_only && !self.seeded;
+        packages.then_some(self.max_n)
+    }
+
     /// Whether the samples span two sizes [`DISTINCT`] apart.
     fn is_line(&self) -> bool {
         self.max_n >= DISTINCT * self.min_n
@@ -410,6 +425,7 @@ impl CostFit {
             return;
         }
         self.drop_provisional();
+        self.seeded = true;
         // Two points on the line, a factor 8 apart in size.
         let n1 = cost.efficient_size(0.2).max(1.0);
         for n in [n1, 8.0 * n1] {
@@ -769,6 +785,32 @@ mod tests {
             4.0,
         );
         assert_eq!(s.one_size(), None);
+    }
+
+    /// How far a prediction extrapolates: the largest package the fit
+    /// ran, for packages only; not for throughput or a profile's seed.
+    #[test]
+    fn a_fit_knows_the_largest_package_it_was_measured_on() {
+        let mut f = CostFit::default();
+        assert_eq!(f.measured_up_to(), None);
+        for n in [40, 600, 50] {
+            f.record(n, 1e-3);
+        }
+        assert_eq!(f.measured_up_to(), Some(600.0));
+        let mut chunks = CostFit::default();
+        chunks.record_throughput(100, 1e-3, 4.0);
+        assert_eq!(chunks.measured_up_to(), None);
+        let mut seeded = CostFit::default();
+        seeded.seed(Cost::rate_only(1e6), 4.0);
+        seeded.record(10, 1e-5);
+        assert_eq!(seeded.measured_up_to(), None);
+        // A provisional cost: its cold packages, summed.
+        let mut cold = CostFit::default();
+        cold.record_cold(30, 1e-2, 1.0);
+        cold.record_cold_device(30, 1e-4);
+        cold.settle();
+        assert!(cold.is_provisional());
+        assert_eq!(cold.measured_up_to(), Some(30.0));
     }
 
     #[test]
