@@ -749,17 +749,17 @@ pub(crate) const EXTRAPOLATION: u64 = 16;
 /// [`record_coverage`]): each on its own, not with its class, since it
 /// alone stands for the configuration.
 fn dominant(coverage: &[Option<f64>], candidates: &[Mode]) -> Vec<Mode> {
+    let carried = |slot: usize| {
+        coverage
+            .get(slot)
+            .copied()
+            .flatten()
+            .is_some_and(|c| c >= DOMINANT)
+    };
     candidates
         .iter()
-        .filter(|&&m| match m {
-            Mode::Alone(slot) => coverage
-                .get(slot)
-                .copied()
-                .flatten()
-                .is_some_and(|c| c >= DOMINANT),
-            _ => false,
-        })
         .copied()
+        .filter(|&m| matches!(m, Mode::Alone(slot) if carried(slot)))
         .collect()
 }
 

@@ -368,8 +368,9 @@ impl CostFit {
     /// [`one_size`](Self::one_size) where the fit's trust is known
     /// (`trusted`): a publication computes the fit once for both.
     pub(crate) fn one_size_if(&self, trusted: bool) -> Option<f64> {
-        let warm = self.w > 0.0 && !self.throughput_only && !self.is_line() && !self.provisional;
-        (trusted && warm).then_some(self.max_n)
+        // A seed is a line (two sizes eight apart): never one size.
+        self.measured_up_to()
+            .filter(|_| trusted && !self.is_line() && !self.provisional)
     }
 
     /// The largest package the fit was measured on, in units, where it is
