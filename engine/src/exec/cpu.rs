@@ -346,7 +346,10 @@ pub(crate) fn worker_loop(
             let n = chunk.end - chunk.start;
             role.board.chunk_ran(worker, n, end - start);
             pending.add(n, end - start);
-            if pending.time >= PUBLISH_AFTER {
+            // While the CPU is unmeasured, at once: its packages grow from
+            // its probe until the estimator trusts what they measured
+            // (see `Plan::slow_start`).
+            if pending.time >= PUBLISH_AFTER || estimates.power(role.device).is_none() {
                 pending.flush((role.device, share), queue, estimates, role.bell);
             }
             chunker.learn(n, end - start);

@@ -936,7 +936,7 @@ impl Plan {
         }
         if !powers.hinted
             && !powers.all_known
-            && !powers.explore
+            && (!powers.explore || self.slow_start(d))
             && !powers.others_hold_back
         {
             // Measured, while another device is not yet: at most twice
@@ -947,6 +947,22 @@ impl Plan {
             size = size.min((2 * c.last_fresh).max(min_package));
         }
         size
+    }
+
+    /// Whether device `d`, still unmeasured after its probe, grows its
+    /// packages from the probe's size (at most twice its claimant's last
+    /// package, as a measured device does while another is not) rather
+    /// than take the share of a device as fast as the others: a device of
+    /// several claimants (the CPU's workers), unless
+    /// `COEXEC_SLOW_START=0`. Its probe's time is not a trusted
+    /// measurement yet, and the share of equal powers is the run over
+    /// twice the number of claimants: on an H200 a worker's second claim
+    /// of a Collatz run was 529 work-groups, 3.3 ms split among fifteen
+    /// workers, where the GPU alone took 3.7 ms for all of it
+    /// (BENCHMARKS.md, run 29). A lone claimant (a GPU) is bounded by its
+    /// early sample instead (see `early_capped`).
+    fn slow_start(&self, d: usize) -> bool {
+        self.claimants[d] > 1 && slow_start_on()
     }
 
     /// `size`, or for a lone claimant of its device (a GPU) whose packages
@@ -1319,6 +1335,15 @@ impl Plan {
             _ => floor_u64(fair),
         }
     }
+}
+
+/// Whether an unmeasured device of several claimants starts slowly (see
+/// `Plan::slow_start`): yes, unless the environment sets
+/// `COEXEC_SLOW_START=0` (to measure what the rule changes). Read once per
+/// process.
+fn slow_start_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_SLOW_START")
 }
 
 /// Whether the guard keeps a comparable device's even-finish share (see
@@ -2166,6 +2191,44 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 1000, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(1, 0), 1000, &est), 8);
         assert_eq!(p.package_size(&mut p.claimant(1, 0), 60, &est), 1);
+    }
+
+    #[test]
+    fn an_unmeasured_cpu_grows_from_its_probe() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        let slots = [DeviceSlot::cpu(15), DeviceSlot::gpu().with_granule(1056)];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 32768, &est).unwrap();
+        let q = WorkQueue::new(32768);
+        let mut w0 = p.claimant(0, 0);
+        // The probe, then, its time not yet trusted, packages that double.
+        let sizes: Vec<u64> = (0..4)
+            .map(|_| p.claim(&q, &mut w0, &est).map_or(0, |(r, _)| r.end - r.start))
+            .collect();
+        assert_eq!(sizes, vec![1, 2, 4, 8]);
+        // Each package published as a worker does while its device is
+        // unmeasured (at once, as throughput): three make a measurement.
+        for (i, n) in [1u64, 2, 4].into_iter().enumerate() {
+            assert!(est.power(0).is_none(), "measured after {i} packages");
+            est.record_throughput(0, n, n as f64 * 1e-6, 15.0);
+        }
+        assert!(est.power(0).is_some());
+        est.reset();
+        // A lone claimant (a GPU) is not held to doubling: after its probe
+        // it takes its share as before.
+        let mut gpu = p.claimant(1, 0);
+        let probe = p.claim(&q, &mut gpu, &est).map(|(r, _)| r.end - r.start);
+        assert_eq!(probe, Some(1056));
+        let next = p.claim(&q, &mut gpu, &est).map_or(0, |(r, _)| r.end - r.start);
+        assert!(next > 2 * 1056, "{next}");
+        // Both measured, comparable: every worker takes work, sized from
+        // the measurements, not from its own last package.
+        est.record(0, 100, 1e-3);
+        est.record(0, 300, 3e-3);
+        est.record(1, 100, 1e-3);
+        est.record(1, 300, 3e-3);
+        let mut w1 = p.claimant(0, 1);
+        let first = p.claim(&q, &mut w1, &est).map_or(0, |(r, _)| r.end - r.start);
+        assert!(first > 2, "{first}");
     }
 
     #[test]
