@@ -495,6 +495,43 @@ fn the_command_prints_the_engines_warnings() {
     assert!(!stderr.contains("could not write profile"), "{stderr}");
 }
 
+/// `coexec bench`'s text line gives the timed runs' median and, apart,
+/// the first run's time (the cold one in a fresh process, never among the
+/// timed runs however few warm-ups are asked for), matching the JSON's.
+#[test]
+fn the_bench_line_gives_the_first_run_apart() {
+    if common::engine().is_none() {
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_coexec"))
+        .args([
+            "bench",
+            "--kernel",
+            "saxpy",
+            "--size",
+            "4096",
+            "--workers",
+            "1",
+        ])
+        .args(["--warmup", "0", "--reps", "2"])
+        .env("COEXEC_PROFILE", "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().next().unwrap_or_default();
+    assert!(
+        line.contains("(median of 2 after 1 warm-up; first run "),
+        "{line}"
+    );
+    let first = line
+        .split("first run ")
+        .nth(1)
+        .and_then(|r| r.split(" s)").next())
+        .and_then(|v| v.parse::<f64>().ok());
+    assert!(first.is_some_and(|t| t > 0.0), "{line}");
+}
+
 /// The `coexec` command (not the library) gives lavapipe its thread count:
 /// `LP_NUM_THREADS` unset becomes the engine's lavapipe cores; a value the
 /// user set is kept.

@@ -348,11 +348,14 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
     })
 }
 
-/// The text report: one summary line, then one line per device.
+/// The text report: one summary line (the timed runs' median, and the
+/// first run's time apart: with a fresh process, the cold run, which
+/// `--warmup` never counts among the timed ones), then one line per
+/// device.
 fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
     let report = &runs.last;
     println!(
-        "{} {} scheduler={} devices={} memory={}: {:.6} s (median of {}), verified={} ({}), balance={:.3}, packages={}",
+        "{} {} scheduler={} devices={} memory={}: {:.6} s (median of {} after {} warm-up; first run {:.6} s), verified={} ({}), balance={:.3}, packages={}",
         w.name(),
         w.space(),
         a.scheduler,
@@ -360,6 +363,8 @@ fn print_text(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) {
         report.memory,
         runs.time_s,
         a.reps.max(1),
+        a.warmup.max(1),
+        runs.first.time_s,
         v.ok,
         v.rule,
         report.balance(),
