@@ -346,10 +346,11 @@ pub(crate) fn worker_loop(
             let n = chunk.end - chunk.start;
             role.board.chunk_ran(worker, n, end - start);
             pending.add(n, end - start);
-            // While the CPU is unmeasured, at once: its packages grow from
-            // its probe until the estimator trusts what they measured
-            // (see `Plan::slow_start`).
-            if pending.time >= PUBLISH_AFTER || estimates.power(role.device).is_none() {
+            // While a CPU of several workers is unmeasured, at once: its
+            // packages grow from its probe until the estimator trusts what
+            // they measured (see `Plan::slow_start`).
+            let unmeasured = role.workers > 1 && estimates.power(role.device).is_none();
+            if pending.time >= PUBLISH_AFTER || unmeasured {
                 pending.flush((role.device, share), queue, estimates, role.bell);
             }
             chunker.learn(n, end - start);
