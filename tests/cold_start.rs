@@ -19,8 +19,7 @@
 
 mod common;
 
-use coexec::{Args, Devices, EngineOptions, IndexSpace, Package, Scheduler, Validation};
-use std::sync::Arc;
+use coexec::{Args, Devices, EngineOptions, IndexSpace, Scheduler, Validation};
 use std::time::Duration;
 
 /// Rounds of the hash kernel (see `common::hash_glsl`).
@@ -53,14 +52,7 @@ fn after_a_cold_first_package_both_gpus_take_work() {
     };
     assert!(e.gpu_count() >= 2, "{} GPUs", e.gpu_count());
     e.delay_cold_gpu_packages(Some(DELAY));
-    let cpu = Arc::new(|pkg: &Package, args: &mut coexec::CpuArgs<'_>| {
-        for (k, v) in args.output::<u32>(0).iter_mut().enumerate() {
-            *v = hash(pkg.items.start as u32 + k as u32);
-        }
-    });
-    let k = e
-        .kernel_glsl("cold_start", &common::hash_glsl(ROUNDS), Some(cpu))
-        .unwrap();
+    let k = common::hash_kernel(&e, "cold_start", ROUNDS);
     let n = 1u32 << 17;
     let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
     let mut shares = Vec::new();

@@ -11,16 +11,11 @@
 
 mod common;
 
-use coexec::{Args, Devices, EngineOptions, IndexSpace, Package, Scheduler, Validation};
-use std::sync::Arc;
+use coexec::{Args, Devices, EngineOptions, IndexSpace, Scheduler, Validation};
 use std::time::Duration;
 
 /// Rounds of the hash kernel (see `common::hash_glsl`).
 const ROUNDS: u32 = 256;
-
-fn hash(i: u32) -> u32 {
-    common::hash(i, ROUNDS)
-}
 
 /// The delay of the GPU's cold package: it stays unmeasured that long.
 const DELAY: Duration = Duration::from_millis(40);
@@ -45,14 +40,7 @@ fn an_unmeasured_cpu_grows_from_its_probe_in_a_first_run() {
         return;
     }
     e.delay_cold_gpu_packages(Some(DELAY));
-    let cpu = Arc::new(|pkg: &Package, args: &mut coexec::CpuArgs<'_>| {
-        for (k, v) in args.output::<u32>(0).iter_mut().enumerate() {
-            *v = hash(pkg.items.start as u32 + k as u32);
-        }
-    });
-    let k = e
-        .kernel_glsl("slow_start", &common::hash_glsl(ROUNDS), Some(cpu))
-        .unwrap();
+    let k = common::hash_kernel(&e, "slow_start", ROUNDS);
     let n = 1u32 << 17;
     let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
     let r = e
@@ -65,7 +53,7 @@ fn an_unmeasured_cpu_grows_from_its_probe_in_a_first_run() {
         )
         .unwrap();
     for (i, &v) in out.iter().enumerate() {
-        assert_eq!(v, hash(i as u32), "item {i}");
+        assert_eq!(v, common::hash(i as u32, ROUNDS), "item {i}");
     }
     let cpu_dev = r
         .devices

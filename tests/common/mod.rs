@@ -37,6 +37,20 @@ void main() {{
     )
 }
 
+/// The hash kernel of `rounds` rounds (see [`hash_glsl`]) named `name`,
+/// with its CPU twin (each item of a package written with [`hash`]).
+#[cfg(feature = "glsl")]
+pub(crate) fn hash_kernel(e: &Engine, name: &str, rounds: u32) -> coexec::Kernel {
+    let cpu = Arc::new(
+        move |pkg: &coexec::Package, args: &mut coexec::CpuArgs<'_>| {
+            for (k, v) in args.output::<u32>(0).iter_mut().enumerate() {
+                *v = hash(pkg.items.start as u32 + k as u32, rounds);
+            }
+        },
+    );
+    e.kernel_glsl(name, &hash_glsl(rounds), Some(cpu)).unwrap()
+}
+
 /// An engine with `workers` CPU workers, or `None` (after printing why) when
 /// this machine has no Vulkan device.
 pub(crate) fn engine_with(workers: Option<usize>, allocator: AllocatorBackend) -> Option<Engine> {

@@ -274,6 +274,11 @@ pub(crate) fn worker_loop(
     // (all workers run at once).
     let share = role.workers.max(1) as f64;
     let mut pending = Pending::default();
+    // Whether the CPU's measurement is trusted (see `Plan::slow_start`):
+    // asked after each chunk until it is, never again once it is (a claim
+    // path stays free of the estimator's reads). A lone worker publishes
+    // as it always did.
+    let mut measured = role.workers <= 1;
     #[cfg(feature = "test-hooks")]
     if let Some(units) = role.hold_units {
         hold(queue, units);
@@ -349,8 +354,8 @@ pub(crate) fn worker_loop(
             // While a CPU of several workers is unmeasured, at once: its
             // packages grow from its probe until the estimator trusts what
             // they measured (see `Plan::slow_start`).
-            let unmeasured = role.workers > 1 && estimates.power(role.device).is_none();
-            if pending.time >= PUBLISH_AFTER || unmeasured {
+            measured = measured || estimates.power(role.device).is_some();
+            if pending.time >= PUBLISH_AFTER || !measured {
                 pending.flush((role.device, share), queue, estimates, role.bell);
             }
             chunker.learn(n, end - start);
