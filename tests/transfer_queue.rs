@@ -382,6 +382,52 @@ fn a_lone_gpus_depth_comes_from_the_profile() {
     }
 }
 
+/// One co-executed HGuided run of the stencil over `n` items (power hints,
+/// so that both devices take part in every run), checked: whether the
+/// GPU's transfers went to its own queue.
+fn shared_run(e: &Engine, k: &Kernel, n: usize) -> bool {
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
+    let a = e.buffer_from_slice(&x).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    let hinted = Scheduler::HGuided {
+        powers: Some(vec![1.0, 1.0]),
+        k: coexec::DEFAULT_K,
+        min_package: 1,
+    };
+    let r = stencil_run(e, k, (&a, &mut b), &hinted, Devices::ALL);
+    assert_eq!(b.as_slice(), &reference(&x)[..]);
+    assert!(r.devices.iter().all(|d| d.items > 0), "{r:?}");
+    let gpu = r.devices.iter().find(|d| d.kind == coexec::DeviceKind::Gpu);
+    gpu.expect("a GPU report").transfers.own_queue
+}
+
+/// A kernel's first co-executed run with nothing learned transfers on the
+/// GPU's own queue (the separate protocol on lavapipe), where each
+/// package's download need not wait behind the next dispatch; its later
+/// runs, and a new engine's first run from the profile, on the compute
+/// queue. Every output checked; validation clean.
+#[test]
+fn a_first_co_executed_run_transfers_on_the_gpus_own_queue() {
+    if std::env::var("COEXEC_FIRST_RUN_QUEUE").is_ok() {
+        return;
+    }
+    let dir = common::TempDir::new("first-run-queue");
+    let n = 1 << 18;
+    {
+        let Some(e) = depth_engine(&dir) else {
+            return;
+        };
+        let k = kernel(&e);
+        let queues: Vec<bool> = (0..3).map(|_| shared_run(&e, &k, n)).collect();
+        assert_eq!(queues, [true, false, false]);
+        common::assert_validation_clean(&e);
+    }
+    let e = depth_engine(&dir).expect("the same engine again");
+    let k = kernel(&e);
+    assert!(!shared_run(&e, &k, n), "a first run from a profile");
+    common::assert_validation_clean(&e);
+}
+
 /// A lone GPU's run right after a run of other devices (which may pay
 /// their uploads) still counts for its depth: the ladder records it (marked
 /// so, to be measured again once the ladder settled) and climbs. Not

@@ -265,6 +265,13 @@ impl Learning {
         learned.from_profile && learned.outcomes.no_live_run()
     }
 
+    /// Whether `kernel`'s next run is its first over this space with
+    /// nothing learned: no run recorded and no profile read.
+    pub(crate) fn first_unlearned(&self, kernel: &Kernel) -> bool {
+        let learned = lock(kernel);
+        learned.runs == 0 && !learned.from_profile
+    }
+
     /// What the next run of `kernel` by the GPU of estimator slot `slot`
     /// alone, whose transfers have a queue of their own, is cut into (see
     /// [`crate::depth`]).

@@ -48,7 +48,9 @@ struct RunDevices<'e> {
     cpu_note: Option<String>,
     /// The devices asked for whose limits could not serve the run.
     left_out: Vec<super::limits::LeftOut>,
-    /// A lone GPU's run on its transfer queue (see [`crate::depth`]).
+    /// The run's GPU transfers on its transfer queue: a lone GPU's run
+    /// (see [`crate::depth`]), or a co-executed first run (see
+    /// [`Engine::first_on_own_queue`]).
     own_queue: bool,
 }
 
@@ -255,7 +257,10 @@ impl Engine {
         scheduler.validate(slots.len())?;
         let transfers = self.transfer_cost(kernel, &args, &run, geometry);
         let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
-        run.own_queue = depth.is_some_and(|(_, d)| d.own_queue);
+        run.own_queue = match depth {
+            Some((_, d)) => d.own_queue,
+            None => self.first_on_own_queue(kernel, &run, &scheduler, &transfers),
+        };
         let estimates = Remap {
             inner: &kernel.estimator,
             map: &engine_index,
@@ -855,6 +860,46 @@ impl Engine {
             .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
     }
 
+    /// Whether a co-executed run (the CPU workers and one GPU whose
+    /// transfers have a queue of their own, see [`crate::exec::stagers`])
+    /// transfers on that queue rather than on the compute queue: its
+    /// kernel's first HGuided run over this space with nothing learned (no
+    /// profile), where its packages move bytes, unless
+    /// `COEXEC_FIRST_RUN_QUEUE=0`.
+    ///
+    /// # Why
+    /// Nothing measured, a first run cuts the GPU's share into a probe and
+    /// growing packages, and on the compute queue each package's download
+    /// waits behind the next package's dispatch: on an H200 an output-bound
+    /// fractal's packages downloaded at 21-34 GB/s there against 48 alone,
+    /// and its first runs took 3.78 ms (median of four processes) against
+    /// 3.30 on the transfer queue; a gather 7.15 against 5.71, a Collatz
+    /// kernel 5.41 against 4.71 (BENCHMARKS.md, h200 run 30; run 29 found
+    /// the same). Later runs, planned from what was measured, keep the
+    /// compute queue, where they measured 3-7% faster.
+    fn first_on_own_queue(
+        &self,
+        kernel: &Kernel,
+        run: &RunDevices<'_>,
+        scheduler: &Scheduler,
+        transfers: &[(usize, f64)],
+    ) -> bool {
+        let [(_, unit)] = run.gpus[..] else {
+            return false;
+        };
+        let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
+        let guided = matches!(scheduler, Scheduler::HGuided { .. });
+        let moves = transfers
+            .iter()
+            .any(|&(d, s)| d == run.gpu_device(0) && s > 0.0);
+        run.cpu
+            && overlaps
+            && guided
+            && moves
+            && first_run_queue_on()
+            && self.inner.learning.first_unlearned(kernel)
+    }
+
     /// Starts each staged GPU's transfer bandwidths that this process has
     /// not learned from the figures `kernel`'s profile kept (see
     /// [`TransferRates::seed`](crate::sched::transfers::TransferRates::seed)).
@@ -1244,6 +1289,15 @@ fn gpu_inline_in_env() -> bool {
 fn stealing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::switches::on_unless_zero(&ON, "COEXEC_STEAL")
+}
+
+/// Whether a co-executed first run transfers on the GPU's own queue (see
+/// `Engine::first_on_own_queue`): yes, unless the environment sets
+/// `COEXEC_FIRST_RUN_QUEUE=0` (to measure what the rule changes). Read
+/// once per process.
+fn first_run_queue_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_FIRST_RUN_QUEUE")
 }
 
 #[cfg(test)]

@@ -428,7 +428,14 @@ pub(crate) fn dispatch_loop(
             .staging
             .and(role.unit.stagers.as_ref())
             .map(|s| Pipeline::new(s.for_run(role.own_queue, timeout_ns(role)))),
-        data: LaneData::default(),
+        data: LaneData {
+            transfers: Transfers {
+                own_queue: role.staging.is_some()
+                    && (role.unit.stagers.as_ref()).is_some_and(|s| s.on_own_queue(role.own_queue)),
+                ..Transfers::default()
+            },
+            ..LaneData::default()
+        },
         last_done: None,
         last_span_end: None,
         upfront_s: upfront_s(role),

@@ -153,6 +153,10 @@ pub struct Transfers {
     /// Buffers the run bound zero-copy although staging was chosen (their
     /// mirror did not fit; `Auto` placement only).
     pub zero_copy_fallbacks: u32,
+    /// The run's transfers went to the GPU's transfer queue, beside its
+    /// dispatches, rather than to its compute queue (see
+    /// [`TransferQueue`](crate::TransferQueue)).
+    pub own_queue: bool,
 }
 
 /// Figures of one device in a run.

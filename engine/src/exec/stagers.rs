@@ -4,8 +4,9 @@
 //! with a transfer-only family, a run of that GPU alone transfers on the
 //! transfer queue, where a package's download runs beside the next
 //! package's compute; a run shared with other devices transfers on the
-//! compute queue (see [`crate::vk::queues`]). Everywhere else one stager
-//! serves every run.
+//! compute queue (see [`crate::vk::queues`]), but for its kernel's first
+//! run with nothing learned (see `Engine::first_on_own_queue`). Everywhere
+//! else one stager serves every run.
 //!
 //! Switching: a run ends with its dispatches complete (the dispatch loop
 //! drains its ring) and every download it waited for; what may still be
@@ -62,13 +63,18 @@ impl RunStagers {
         self.lone.is_some()
     }
 
+    /// Whether a run whose `own_queue` asks for the transfer queue gets it.
+    pub(crate) fn on_own_queue(&self, own_queue: bool) -> bool {
+        own_queue && self.lone.is_some()
+    }
+
     /// The stager of a run, on the transfer queue where `own_queue` asks
     /// for it and the GPU has one, held for the run. Where it is not the
     /// stager used last, that one is drained first (up to `timeout_ns`; on
     /// timeout the device is waited idle, as a run's end does on a
     /// transfer that timed out).
     pub(crate) fn for_run(&self, own_queue: bool, timeout_ns: u64) -> MutexGuard<'_, Stager> {
-        let lone = own_queue && self.lone.is_some();
+        let lone = self.on_own_queue(own_queue);
         // Relaxed: runs of an engine are serialized by its run lock, which
         // the caller holds for the whole run; the dispatch loop runs
         // between the pool's hand-off to it and its hand-back, both

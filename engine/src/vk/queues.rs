@@ -8,8 +8,9 @@
 //!   and pipeline barriers (see [`super::transfer`]).
 //!
 //! Under [`TransferQueue::Auto`] (the default) a device with a dedicated
-//! queue uses both, chosen per run: a lone GPU's runs cut in packages on
-//! the dedicated queue, every other run on the compute queue (see
+//! queue uses both, chosen per run: a lone GPU's runs cut in packages and
+//! a kernel's first co-executed run with nothing learned on the dedicated
+//! queue, every other run on the compute queue (see
 //! [`crate::exec::stagers`] and [`crate::depth`]).
 //!
 //! On a separate queue nothing is ordered by submission order across the
@@ -42,8 +43,9 @@ pub enum TransferQueue {
     /// compute (on an H200, a lone GPU in 4-8 packages ran 8-24% faster
     /// there than in one package: BENCHMARKS.md, section 0, run 17); runs
     /// shared with other devices transfer on the compute queue, where they
-    /// measured best (run 16). The compute queue alone where the device
-    /// has no transfer-only family. The default.
+    /// measured best (run 16), but for a kernel's first run with nothing
+    /// learned (run 30). The compute queue alone where the device has no
+    /// transfer-only family. The default.
     #[default]
     Auto,
     /// Always the compute queue.

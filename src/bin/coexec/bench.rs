@@ -280,6 +280,7 @@ fn brief_devices(r: &Report) -> Vec<Value> {
                 "busy_s": d.busy_s,
                 "upload_bytes": d.transfers.upload_bytes,
                 "download_bytes": d.transfers.download_bytes,
+                "own_queue": d.transfers.own_queue,
             })
         })
         .collect()
@@ -313,6 +314,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
                 "download_bytes": d.transfers.download_bytes,
                 "transfer_s": d.transfers.seconds,
                 "zero_copy_fallbacks": d.transfers.zero_copy_fallbacks,
+                "own_queue": d.transfers.own_queue,
                 "energy_j": energy(report).and_then(|e| e.devices.get(i).copied().flatten()),
                 "edp": energy(report).and_then(|e| e.device_edp(i, report.time_s)),
             })

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Cold first runs (first_s of a fresh process) and warm medians (three runs
+# after it) of co-executed HGuided under each of CONFIGS, against the GPU
+# alone's best solo configuration (dynamic:8 over the dedicated queue),
+# PROCS interleaved processes each, profiles off. A config is
+# `name|ENV=V ENV=V|--flag value` (either part may be empty), configs
+# separated by `;`.
+R=$OUT; export COEXEC_PROFILE=off
+SPECS=${SPECS:-"mandelbrot:4096x4096 gather:2^23 collatz:2^23 jacobi:8192x4096 spmv:2^21"}
+CONFIGS=${CONFIGS:-"def||;w13||--workers 13;ded|COEXEC_TRANSFER_QUEUE=dedicated|"}
+IFS=';' read -ra CFGS <<< "$CONFIGS"
+row() { python3 -c 'import json,sys; r=json.loads(sys.stdin.read().strip().splitlines()[-1]); print("first %.3f ms warm %.3f ms cpu_items %s first_cpu_items %s verified %s" % (r["first_s"]*1e3, r["time_s"]*1e3, r.get("cpu_items"), r.get("first_cpu_items"), r["verified"]))'; }
+nproc > $R/machine.txt; nvidia-smi -L >> $R/machine.txt 2>&1
+for spec in $SPECS; do
+  k=${spec%%:*}; s=${spec#*:}
+  for p in $(seq ${PROCS:-4}); do
+    for c in "${CFGS[@]}"; do
+      IFS='|' read -r name vars flags <<< "$c"
+      echo "$k all-$name p$p $(env $vars coexec bench --kernel $k --size $s --devices all $flags --warmup 1 --reps 3 --json 2>>$R/stderr.txt | row)" >> $R/summary.txt
+    done
+    echo "$k gpu p$p $(COEXEC_TRANSFER_QUEUE=dedicated coexec bench --kernel $k --size $s --devices gpu --scheduler dynamic:8 --warmup 1 --reps 3 --json 2>>$R/stderr.txt | row)" >> $R/summary.txt
+  done
+done
