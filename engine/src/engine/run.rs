@@ -484,8 +484,10 @@ impl Engine {
     /// The run's `k`-th GPU ready to claim: its staged plan (`None`:
     /// zero-copy, or the SPIR-V CPU device; on a staged engine every GPU
     /// binds its own mirrors, allocated here where the buffer could not get
-    /// them when it was made) and the binding set of the run's buffers (its
-    /// mirrors, else its views of the host bytes).
+    /// them when it was made), the binding set of the run's buffers (its
+    /// mirrors, else its views of the host bytes) and, where it may steal
+    /// from the CPU, that of its stolen packages (see
+    /// [`GpuRole::steal_set`](gpu::GpuRole::steal_set)).
     fn prepare_gpu<'a>(
         &self,
         kernel: &Kernel,
@@ -493,7 +495,7 @@ impl Engine {
         run: &RunDevices<'_>,
         k: usize,
         geometry: &Geometry,
-    ) -> Result<(Option<Staging<'a>>, Arc<crate::vk::BindingSet>)> {
+    ) -> Result<PreparedGpu<'a>> {
         let g = run.gpus[k].0;
         let (pipeline, _) =
             crate::engine::pipeline_on(kernel, g).ok_or(Error::MissingImplementation("GPU"))?;
@@ -519,7 +521,23 @@ impl Engine {
                 })
                 .collect::<Result<_>>()?,
         };
-        Ok((staging, pipeline.bind_cached(&bufs)?))
+        // Stolen packages write the host copies themselves where they can
+        // (see `GpuRole::steal_set`): there is a CPU to steal from.
+        let steal_set = match staging
+            .as_ref()
+            .filter(|_| run.cpu && zero_copy_steals_on())
+        {
+            Some(s) => s
+                .steal_bindings()
+                .map(|b| b.and_then(|b| pipeline.bind_cached(&b)))
+                .transpose()?,
+            None => None,
+        };
+        Ok(PreparedGpu {
+            set: pipeline.bind_cached(&bufs)?,
+            steal_set,
+            staging,
+        })
     }
 
     /// Lazy host coherence, at a run's start: brings the host copies up to
@@ -636,7 +654,11 @@ impl Engine {
                 // binding set are made on the GPU's own thread, while the
                 // CPU workers already run.
                 match self.prepare_gpu(kernel, args, run, k, shared.geometry) {
-                    Ok((staging, set)) => {
+                    Ok(PreparedGpu {
+                        staging,
+                        set,
+                        steal_set,
+                    }) => {
                         tracing::trace!(
                             gpu = k,
                             us = t0.elapsed().as_micros() as u64,
@@ -646,6 +668,7 @@ impl Engine {
                             self.gpu_role(kernel, args, run, k, shared, &set, &board)
                         {
                             role.staging = staging.as_ref();
+                            role.steal_set = steal_set.as_deref();
                             gpu::dispatch_loop(&role, plan, queue, estimates, t0, &lanes.gpus[k]);
                         }
                         slot.staging = staging;
@@ -1013,6 +1036,7 @@ impl Engine {
             #[cfg(feature = "test-hooks")]
             cold_delay: self.cold_delay(),
             staging: None,
+            steal_set: None,
             own_queue: run.own_queue,
             cold_start_s: self.cold_start_s(kernel, g),
             cpu: run.cpu.then_some(gpu::CpuPeers {
@@ -1289,6 +1313,24 @@ fn gpu_inline_in_env() -> bool {
 fn stealing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::switches::on_unless_zero(&ON, "COEXEC_STEAL")
+}
+
+/// Whether a staged GPU's stolen packages write the host copies
+/// themselves (see `GpuRole::steal_set`): yes, unless the environment sets
+/// `COEXEC_ZERO_COPY_STEALS=0` (to measure what the rule changes). Read
+/// once per process.
+fn zero_copy_steals_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_ZERO_COPY_STEALS")
+}
+
+/// A GPU ready to claim in a run: its staged plan (`None`: zero-copy, or
+/// the SPIR-V CPU device), the binding set of the run's buffers, and that
+/// of its stolen packages where it has one.
+struct PreparedGpu<'a> {
+    staging: Option<Staging<'a>>,
+    set: Arc<crate::vk::BindingSet>,
+    steal_set: Option<Arc<crate::vk::BindingSet>>,
 }
 
 /// Whether a co-executed first run transfers on the GPU's own queue (see

@@ -46,6 +46,15 @@ pub(crate) struct GpuRole<'a> {
     pub(crate) unit: &'a GpuUnit,
     pub(crate) pipeline: &'a ComputePipeline,
     pub(crate) set: &'a BindingSet,
+    /// The binding set of its stolen packages, where it has one: a staged
+    /// run's outputs bound to their host bytes (see
+    /// [`Staging::steal_bindings`]). A stolen package then writes the host
+    /// copies itself, with no download: on an H200 a stolen package's
+    /// scattered tile rows took 300-1300 us to download whatever their
+    /// size (2 MB to 14 KB), each behind the one before, the last of a
+    /// fractal's first run ending 1.6 ms after its last package
+    /// (BENCHMARKS.md, h200 run 30).
+    pub(crate) steal_set: Option<&'a BindingSet>,
     pub(crate) push: &'a [u8],
     pub(crate) geometry: &'a Geometry,
     pub(crate) timeout: Duration,
@@ -224,6 +233,8 @@ struct InFlight {
     parts: Parts,
     /// Taken from CPU workers' packages rather than from the queue.
     stolen: bool,
+    /// Ran with [`GpuRole::steal_set`]: it wrote the host copies itself.
+    to_host: bool,
     /// When its submission began.
     submitted: Instant,
     /// Staged runs: the bytes uploaded for it (0 where it read only what
@@ -336,6 +347,9 @@ struct Failure {
     /// then no longer promises that the submission left the buffers
     /// untouched.
     unsent: Option<Parts>,
+    /// That package was bound to write the host copies itself (see
+    /// [`GpuRole::steal_set`]).
+    unsent_to_host: bool,
 }
 
 impl Failure {
@@ -343,6 +357,7 @@ impl Failure {
         Failure {
             why: why.to_string(),
             unsent: None,
+            unsent_to_host: false,
         }
     }
 }
@@ -670,9 +685,10 @@ impl Loop<'_, '_> {
                 &many[..]
             }
         };
+        let steal_set = self.role.steal_set.filter(|_| stolen);
         let d = Dispatch {
             pipeline: self.role.pipeline,
-            set: self.role.set,
+            set: steal_set.unwrap_or(self.role.set),
             push: self.role.push,
             groups,
         };
@@ -701,6 +717,7 @@ impl Loop<'_, '_> {
                     ticket,
                     parts,
                     stolen,
+                    to_host: steal_set.is_some(),
                     submitted: submitting,
                     uploaded,
                     upload_alone_since: uploading,
@@ -718,6 +735,7 @@ impl Loop<'_, '_> {
             Err(e) => Err(Failure {
                 why: e.to_string(),
                 unsent: Some(parts),
+                unsent_to_host: steal_set.is_some(),
             }),
         }
     }
@@ -841,6 +859,12 @@ impl Loop<'_, '_> {
             self.commit(f, start, done);
             return Ok(());
         };
+        if f.to_host {
+            // It wrote the host copies itself: nothing to download, and
+            // its bytes stay invalid in the mirrors (see `finish_all`).
+            self.commit(f, start, done);
+            return Ok(());
+        }
         let geometry = self.role.geometry;
         let package = f
             .parts
@@ -1082,12 +1106,16 @@ impl Loop<'_, '_> {
                 Outcome::Ran => {
                     let _ = self.retire(p, settled, false);
                 }
-                Outcome::Unknown => self.unknown(p.parts, self.host_untouched()),
+                Outcome::Unknown => {
+                    let untouched = !p.to_host && self.host_untouched();
+                    self.unknown(p.parts, untouched);
+                }
             }
         }
         self.settle_transfers();
         if let Some(parts) = f.unsent {
-            self.unknown(parts, self.host_untouched());
+            let untouched = !f.unsent_to_host && self.host_untouched();
+            self.unknown(parts, untouched);
         }
         self.data.failure = Some(f.why);
     }

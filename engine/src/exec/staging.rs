@@ -210,6 +210,29 @@ impl<'a> Staging<'a> {
             .collect()
     }
 
+    /// What the descriptor set of the GPU's stolen packages binds (see
+    /// [`GpuRole::steal_set`](super::gpu::GpuRole::steal_set)): as
+    /// [`bindings`](Self::bindings), but every output bound to its host
+    /// bytes, so that a stolen package writes the host copy itself and
+    /// needs no download. `None` where an output has no mirror or the GPU
+    /// reads one (an output read over the host copy could be older there
+    /// than in the mirror).
+    pub(crate) fn steal_bindings(&self) -> Option<Result<Vec<BufferBinding<'a>>>> {
+        let outputs = || self.args.iter().filter(|a| a.per_item.is_some());
+        if outputs().next().is_none() || outputs().any(|a| a.mirror.is_none() || a.reads.is_some())
+        {
+            return None;
+        }
+        let bind = |(i, a): (usize, &StagedArg<'a>)| {
+            match (a.per_item, a.mirror) {
+                (None, Some(m)) => BufferBinding::mirrored(a.raw, m, self.gpu),
+                _ => BufferBinding::on(a.raw, self.gpu),
+            }
+            .ok_or(Error::ForeignBuffer { binding: i as u32 })
+        };
+        Some(self.args.iter().enumerate().map(bind).collect())
+    }
+
     /// The copies that bring what package `p` reads up to date in the
     /// mirrors: each argument's footprint less what its mirror holds, once
     /// per buffer however often it is bound.

@@ -17,8 +17,9 @@ use ash::vk;
 use std::sync::{Arc, Mutex};
 
 /// How many sets a pipeline keeps: the latest runs' (an iterative program
-/// alternates between a few argument lists, as a ping-pong stencil does).
-const KEPT: usize = 4;
+/// alternates between a few argument lists, as a ping-pong stencil does;
+/// a staged co-executed run makes two, one for its stolen packages).
+const KEPT: usize = 8;
 
 /// One binding of a set's key: the buffer's serial, the handle bound and
 /// its size.

@@ -1,0 +1,162 @@
+//! A staged GPU's stolen packages write the host copies themselves (their
+//! outputs bound to the host bytes): nothing is downloaded for them, the
+//! output is right, and the mirrors do not count those bytes as theirs (a
+//! later GPU run that reads the output uploads them).
+
+#![cfg(feature = "glsl")]
+
+mod common;
+
+use coexec::{
+    Args, CpuArgs, Devices, EngineOptions, IndexSpace, MemoryPlacement, Package, Scheduler,
+    Validation,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `o[i] = 3i + 1`, in work-groups of 64.
+const FILL: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) o[i] = i * 3u + 1u;
+}";
+
+/// `y[i] = x[i] + 7`.
+const ADD: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) y[i] = x[i] + 7u;
+}";
+
+/// Work-groups of the run; past the first [`CHEAP`], each costs a CPU
+/// worker [`COST`]: sized from the cheap ones it measured first, the
+/// worker's packages reach the costly ones, and the GPU, done with its
+/// own, steals their rest.
+const UNITS: u64 = 1024;
+const CHEAP: u64 = 64;
+const COST: Duration = Duration::from_millis(1);
+
+fn fill(i: u64) -> u32 {
+    (i as u32).wrapping_mul(3).wrapping_add(1)
+}
+
+#[test]
+fn stolen_packages_write_the_host_copies_themselves() {
+    let Some(e) = common::engine_from(EngineOptions {
+        workers: Some(1),
+        validation: Validation::IfAvailable,
+        memory: MemoryPlacement::Staged,
+        profiles: false,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    if e.gpu_count() == 0 || e.memory_placement() != MemoryPlacement::Staged {
+        eprintln!("skipping: needs a staged GPU");
+        return;
+    }
+    if std::env::var("COEXEC_ZERO_COPY_STEALS").is_ok() || std::env::var("COEXEC_STEAL").is_ok() {
+        return;
+    }
+    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
+        let o = a.output::<u32>(0);
+        for (k, i) in p.items.clone().enumerate() {
+            o[k] = fill(i);
+        }
+        let groups = p.items.start / 64..p.items.end.div_ceil(64);
+        for _ in groups.filter(|&g| g >= CHEAP) {
+            std::thread::sleep(COST);
+        }
+    });
+    let k = e.kernel_glsl("zc_steal_fill", FILL, Some(cpu)).unwrap();
+    let add = e.kernel_glsl("zc_steal_add", ADD, None).unwrap();
+    let n = UNITS * 64;
+    // A few runs: each a kernel's first (a fresh kernel object), in which
+    // the worker's second claim is a share of equal powers that the GPU,
+    // done with its own, steals back.
+    let mut stole = false;
+    for run in 0..4 {
+        let k = if run == 0 {
+            k.clone()
+        } else {
+            let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
+                let o = a.output::<u32>(0);
+                for (k, i) in p.items.clone().enumerate() {
+                    o[k] = fill(i);
+                }
+                let groups = p.items.start / 64..p.items.end.div_ceil(64);
+                for _ in groups.filter(|&g| g >= CHEAP) {
+                    std::thread::sleep(COST);
+                }
+            });
+            e.kernel_glsl(&format!("zc_steal_fill{run}"), FILL, Some(cpu))
+                .unwrap()
+        };
+        let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
+        let r = e
+            .run(
+                &k,
+                Args::new().output(&mut out).push(&(n as u32)),
+                IndexSpace::D1(n),
+                &Scheduler::hguided(),
+                Devices::ALL,
+            )
+            .unwrap();
+        for (i, &v) in out.iter().enumerate() {
+            assert_eq!(v, fill(i as u64), "run {run}, item {i}");
+        }
+        let gpu_dev = r
+            .devices
+            .iter()
+            .position(|d| d.kind == coexec::DeviceKind::Gpu)
+            .expect("a GPU report");
+        let (mut own, mut stolen) = (0u64, 0u64);
+        for p in r.packages.iter().filter(|p| p.device == gpu_dev) {
+            let items = p.items.end - p.items.start;
+            if p.stolen {
+                stolen += items;
+            } else {
+                own += items;
+            }
+        }
+        // Only its own packages' outputs came down.
+        assert_eq!(
+            r.devices[gpu_dev].transfers.download_bytes,
+            4 * own,
+            "{r:#?}"
+        );
+        stole |= stolen > 0;
+        // The mirror does not hold what stolen (or CPU) packages wrote: a
+        // GPU run reading the output uploads it, and sees the host's bytes.
+        let mut y = e.buffer::<u32>(n as usize).unwrap();
+        let r2 = e
+            .run(
+                &add,
+                Args::new().input(&out).output(&mut y).push(&(n as u32)),
+                IndexSpace::D1(n),
+                &Scheduler::hguided(),
+                Devices::GPU,
+            )
+            .unwrap();
+        for (i, &v) in y.iter().enumerate() {
+            assert_eq!(v, fill(i as u64).wrapping_add(7), "run {run}, item {i}");
+        }
+        assert_eq!(
+            r2.devices[0].transfers.upload_bytes,
+            4 * (n - own),
+            "{r2:#?}"
+        );
+        if stole {
+            break;
+        }
+    }
+    assert!(stole, "the GPU never stole in four first runs");
+    common::assert_validation_clean(&e);
+}
