@@ -894,12 +894,12 @@ impl Engine {
     /// Nothing measured, a first run cuts the GPU's share into a probe and
     /// growing packages, and on the compute queue each package's download
     /// waits behind the next package's dispatch: on an H200 an output-bound
-    /// fractal's packages downloaded at 21-34 GB/s there against 48 alone,
-    /// and its first runs took 3.78 ms (median of four processes) against
-    /// 3.30 on the transfer queue; a gather 7.15 against 5.71, a Collatz
-    /// kernel 5.41 against 4.71 (BENCHMARKS.md, h200 run 30; run 29 found
-    /// the same). Later runs, planned from what was measured, keep the
-    /// compute queue, where they measured 3-7% faster.
+    /// fractal's packages downloaded at 21-34 GB/s there against 48 alone
+    /// (BENCHMARKS.md, h200 run 29). With this rule its first runs took
+    /// 3.44 ms against 3.81 (medians of five processes), a gather's 4.88
+    /// against 5.14, the others' within the spread (run 30). Later runs,
+    /// planned from what was measured, keep the compute queue, where they
+    /// measured 3-7% faster.
     fn first_on_own_queue(
         &self,
         kernel: &Kernel,
