@@ -126,6 +126,15 @@ fn stolen_packages_write_the_host_copies_themselves() {
                 own += items;
             }
         }
+        // Its records in the order its packages ran (a stolen package is
+        // done before an older one whose download is in flight).
+        let starts: Vec<f64> = r
+            .packages
+            .iter()
+            .filter(|p| p.device == gpu_dev)
+            .map(|p| p.start_s)
+            .collect();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
         // Only its own packages' outputs came down.
         assert_eq!(
             r.devices[gpu_dev].transfers.download_bytes,

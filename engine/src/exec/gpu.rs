@@ -221,6 +221,11 @@ impl Lane {
             cpu_impl: None,
             note: None,
         };
+        // In the order the packages ran: a package is recorded once its
+        // results are home, and a stolen one that wrote the host copies
+        // itself (see `GpuRole::steal_set`) before an older one whose
+        // download is still in flight.
+        d.records.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
         log.push_lane(d.records);
         log.push_transfers(d.spans);
         (report, lost)
