@@ -168,7 +168,7 @@ fn every_scheduler_matches_the_reference_on_two_and_three_gpus() {
                         // (Lazy where `COEXEC_HOST_COHERENCE=lazy` overrides
                         // the option: nothing is downloaded during the run.)
                         let eager = e.host_coherence() == HostCoherence::Eager;
-                        let down = d.items * 4 * u64::from(eager);
+                        let down = common::own_items(&r, d) * 4 * u64::from(eager);
                         assert_eq!(t.download_bytes, down, "gpu{g}, {sched}: {d:?}");
                         let read = match (items, d.items) {
                             (_, 0) => 0,

@@ -175,11 +175,12 @@ fn staged_1d_outputs_match_zero_copy_and_the_reference() {
             assert_eq!(got, want, "{sched:?} {devices:?}");
             let (zero, _) = run_map(&z, &xz, &sched, devices);
             assert_eq!(bytemuck_bytes(&got), bytemuck_bytes(&zero));
-            // Downloads: exactly the items the GPU ran, once.
+            // Downloads: exactly the items the GPU ran, once (not what it
+            // stole: it wrote the host copies itself).
             let g = gpu(&r);
             assert_eq!(
                 g.transfers.download_bytes,
-                eager(&s) * g.items * 4,
+                eager(&s) * common::own_items(&r, g) * 4,
                 "{sched:?} {devices:?}"
             );
         }
@@ -477,7 +478,7 @@ proptest! {
         let (got, r) = run_map(&s, &x, &sched, Devices::ALL);
         prop_assert_eq!(got, want);
         let g = gpu(&r);
-        prop_assert_eq!(g.transfers.download_bytes, eager(&s) * g.items * 4);
+        prop_assert_eq!(g.transfers.download_bytes, eager(&s) * common::own_items(&r, g) * 4);
     }
 }
 
@@ -547,7 +548,11 @@ mod faults {
             assert_eq!(got, want, "{fault:?}");
             let g = gpu(&r);
             assert!(g.failure.is_some(), "{fault:?} {:?} {:?}", g, r.devices);
-            assert_eq!(g.transfers.download_bytes, g.items * 4, "{fault:?}");
+            assert_eq!(
+                g.transfers.download_bytes,
+                common::own_items(&r, g) * 4,
+                "{fault:?}"
+            );
             let total: u64 = r.devices.iter().map(|d| d.items).sum();
             assert_eq!(total, n as u64, "{fault:?}");
         }
@@ -591,7 +596,7 @@ mod faults {
             // (Lazy host coherence also brings back, at the run's start,
             // what the warm-up run left in the mirror: tests/lazy.rs.)
             if eager(&e) == 1 {
-                assert_eq!(g.transfers.download_bytes, g.items * 4);
+                assert_eq!(g.transfers.download_bytes, common::own_items(&r, g) * 4);
             }
         }
     }
@@ -691,7 +696,10 @@ fn staged_mirrors_through_vma() {
         let want: Vec<u32> = (0..n).map(|i| map_ref(data[i], i as u32)).collect();
         assert_eq!(got, want, "{devices:?}");
         assert_eq!(r.memory, MemoryPlacement::Staged);
-        assert_eq!(gpu(&r).transfers.download_bytes, gpu(&r).items * 4);
+        assert_eq!(
+            gpu(&r).transfers.download_bytes,
+            common::own_items(&r, gpu(&r)) * 4
+        );
     }
     common::assert_validation_clean(&e);
 }

@@ -78,11 +78,12 @@ fn stolen_packages_write_the_host_copies_themselves() {
     let k = e.kernel_glsl("zc_steal_fill", FILL, Some(cpu)).unwrap();
     let add = e.kernel_glsl("zc_steal_add", ADD, None).unwrap();
     let n = UNITS * 64;
-    // A few runs: each a kernel's first (a fresh kernel object), in which
-    // the worker's second claim is a share of equal powers that the GPU,
-    // done with its own, steals back.
+    // Up to sixteen runs, each a kernel's first (a fresh kernel object),
+    // in which the worker's second claim, sized from the cheap units, is
+    // one the GPU, done with its own, steals back: in most runs, but not
+    // in all (the GPU sometimes leaves the worker its whole remainder).
     let mut stole = false;
-    for run in 0..4 {
+    for run in 0..16 {
         let k = if run == 0 {
             k.clone()
         } else {
@@ -166,6 +167,6 @@ fn stolen_packages_write_the_host_copies_themselves() {
             break;
         }
     }
-    assert!(stole, "the GPU never stole in four first runs");
+    assert!(stole, "the GPU never stole in sixteen first runs");
     common::assert_validation_clean(&e);
 }

@@ -285,3 +285,17 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The work-items of device report `d`'s packages (of report `r`) that it
+/// claimed itself: all but those it stole from CPU workers, which a staged
+/// GPU writes to the host copies directly (no download).
+pub(crate) fn own_items(r: &coexec::Report, d: &coexec::DeviceReport) -> u64 {
+    let Some(dev) = r.devices.iter().position(|x| std::ptr::eq(x, d)) else {
+        return 0;
+    };
+    r.packages
+        .iter()
+        .filter(|p| p.device == dev && !p.stolen)
+        .map(|p| p.work_items)
+        .sum()
+}

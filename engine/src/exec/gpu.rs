@@ -639,10 +639,16 @@ impl Loop<'_, '_> {
                         .is_empty()
                         .then(|| {
                             // Stolen units' results come home after the
-                            // downloads in flight, and a first package's
-                            // after what it waits for.
+                            // downloads in flight (not where they write
+                            // the host copies themselves, see
+                            // `GpuRole::steal_set`), and a first
+                            // package's after what it waits for.
+                            let downloads = match self.role.steal_set {
+                                Some(_) => Duration::ZERO,
+                                None => self.download_backlog(),
+                            };
                             let backlog = backlog
-                                .max(self.download_backlog())
+                                .max(downloads)
                                 .saturating_add(duration_s(upfront));
                             self.role.steal(self.estimates, run_us(self.t0), backlog)
                         })
