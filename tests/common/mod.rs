@@ -246,6 +246,20 @@ pub(crate) fn gpu_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
         .collect()
 }
 
+/// [`gpu_items`] of the packages the GPU claimed itself (not those it
+/// stole from CPU workers, which a staged GPU writes to the host copies
+/// directly: no download, and its mirror does not hold them).
+pub(crate) fn gpu_own_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
+    let Some(g) = gpu_index(r) else {
+        return Vec::new();
+    };
+    r.packages
+        .iter()
+        .filter(|p| p.device == g && !p.stolen)
+        .map(|p| p.items.clone())
+        .collect()
+}
+
 /// Bytes the devices of `r` uploaded (staged runs).
 pub(crate) fn upload_bytes(r: &coexec::Report) -> u64 {
     r.devices.iter().map(|d| d.transfers.upload_bytes).sum()
