@@ -47,6 +47,21 @@ fn fill(i: u64) -> u32 {
     (i as u32).wrapping_mul(3).wrapping_add(1)
 }
 
+/// The fill kernel, its CPU side costly past the first [`CHEAP`] groups.
+fn fill_kernel(e: &coexec::Engine, name: &str) -> coexec::Kernel {
+    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
+        let o = a.output::<u32>(0);
+        for (k, i) in p.items.clone().enumerate() {
+            o[k] = fill(i);
+        }
+        let groups = p.items.start / 64..p.items.end.div_ceil(64);
+        for _ in groups.filter(|&g| g >= CHEAP) {
+            std::thread::sleep(COST);
+        }
+    });
+    e.kernel_glsl(name, FILL, Some(cpu)).unwrap()
+}
+
 #[test]
 fn stolen_packages_write_the_host_copies_themselves() {
     let Some(e) = common::engine_from(EngineOptions {
@@ -65,17 +80,6 @@ fn stolen_packages_write_the_host_copies_themselves() {
     if std::env::var("COEXEC_ZERO_COPY_STEALS").is_ok() || std::env::var("COEXEC_STEAL").is_ok() {
         return;
     }
-    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
-        let o = a.output::<u32>(0);
-        for (k, i) in p.items.clone().enumerate() {
-            o[k] = fill(i);
-        }
-        let groups = p.items.start / 64..p.items.end.div_ceil(64);
-        for _ in groups.filter(|&g| g >= CHEAP) {
-            std::thread::sleep(COST);
-        }
-    });
-    let k = e.kernel_glsl("zc_steal_fill", FILL, Some(cpu)).unwrap();
     let add = e.kernel_glsl("zc_steal_add", ADD, None).unwrap();
     let n = UNITS * 64;
     // Up to sixteen runs, each a kernel's first (a fresh kernel object),
@@ -84,22 +88,7 @@ fn stolen_packages_write_the_host_copies_themselves() {
     // in all (the GPU sometimes leaves the worker its whole remainder).
     let mut stole = false;
     for run in 0..16 {
-        let k = if run == 0 {
-            k.clone()
-        } else {
-            let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
-                let o = a.output::<u32>(0);
-                for (k, i) in p.items.clone().enumerate() {
-                    o[k] = fill(i);
-                }
-                let groups = p.items.start / 64..p.items.end.div_ceil(64);
-                for _ in groups.filter(|&g| g >= CHEAP) {
-                    std::thread::sleep(COST);
-                }
-            });
-            e.kernel_glsl(&format!("zc_steal_fill{run}"), FILL, Some(cpu))
-                .unwrap()
-        };
+        let k = fill_kernel(&e, &format!("zc_steal_fill{run}"));
         let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
         let r = e
             .run(

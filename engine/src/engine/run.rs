@@ -871,15 +871,10 @@ impl Engine {
         scheduler: &Scheduler,
         transfers: &[(usize, f64)],
     ) -> Option<(usize, crate::depth::Depth)> {
-        let &(g, unit) = run.gpus.first()?;
-        let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
-        let guided = matches!(scheduler, Scheduler::HGuided { .. });
-        let moves = transfers
-            .iter()
-            .any(|&(d, s)| d == run.gpu_device(0) && s > 0.0);
+        let &(g, _) = run.gpus.first()?;
         // GPU `g`'s estimator slot is `1 + g` (0: the CPU workers).
         let slot = 1 + g;
-        (run.alone() && overlaps && guided && moves)
+        (run.alone() && own_queue_pays(run, scheduler, transfers))
             .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
     }
 
@@ -907,18 +902,9 @@ impl Engine {
         scheduler: &Scheduler,
         transfers: &[(usize, f64)],
     ) -> bool {
-        let [(_, unit)] = run.gpus[..] else {
-            return false;
-        };
-        let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
-        let guided = matches!(scheduler, Scheduler::HGuided { .. });
-        let moves = transfers
-            .iter()
-            .any(|&(d, s)| d == run.gpu_device(0) && s > 0.0);
         run.cpu
-            && overlaps
-            && guided
-            && moves
+            && run.gpus.len() == 1
+            && own_queue_pays(run, scheduler, transfers)
             && first_run_queue_on()
             && self.inner.learning.first_unlearned(kernel)
     }
@@ -1313,6 +1299,22 @@ fn gpu_inline_in_env() -> bool {
 fn stealing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::switches::on_unless_zero(&ON, "COEXEC_STEAL")
+}
+
+/// Whether the run's first GPU could take its transfer queue to profit:
+/// it has one beside its compute queue, HGuided cuts its share in
+/// packages, and they move bytes (`transfers`, see
+/// `Engine::transfer_cost`).
+fn own_queue_pays(run: &RunDevices<'_>, scheduler: &Scheduler, transfers: &[(usize, f64)]) -> bool {
+    let Some(&(_, unit)) = run.gpus.first() else {
+        return false;
+    };
+    let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
+    let guided = matches!(scheduler, Scheduler::HGuided { .. });
+    let moves = transfers
+        .iter()
+        .any(|&(d, s)| d == run.gpu_device(0) && s > 0.0);
+    overlaps && guided && moves
 }
 
 /// Whether a staged GPU's stolen packages write the host copies

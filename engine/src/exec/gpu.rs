@@ -435,6 +435,8 @@ pub(crate) fn dispatch_loop(
     lane: &Lane,
 ) {
     let ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
+    // A staged run's stagers.
+    let stagers = role.staging.and(role.unit.stagers.as_ref());
     let mut l = Loop {
         role,
         plan,
@@ -444,14 +446,10 @@ pub(crate) fn dispatch_loop(
         state: plan.claimant(role.device, 0),
         inflight: VecDeque::with_capacity(ring.depth()),
         ring,
-        transfers: role
-            .staging
-            .and(role.unit.stagers.as_ref())
-            .map(|s| Pipeline::new(s.for_run(role.own_queue, timeout_ns(role)))),
+        transfers: stagers.map(|s| Pipeline::new(s.for_run(role.own_queue, timeout_ns(role)))),
         data: LaneData {
             transfers: Transfers {
-                own_queue: role.staging.is_some()
-                    && (role.unit.stagers.as_ref()).is_some_and(|s| s.on_own_queue(role.own_queue)),
+                own_queue: stagers.is_some_and(|s| s.on_own_queue(role.own_queue)),
                 ..Transfers::default()
             },
             ..LaneData::default()
