@@ -7,22 +7,7 @@
 
 mod common;
 
-use coexec::{
-    Args, CpuArgs, Devices, EngineOptions, IndexSpace, MemoryPlacement, Package, Scheduler,
-    Validation,
-};
-use std::sync::Arc;
-use std::time::Duration;
-
-/// `o[i] = 3i + 1`, in work-groups of 64.
-const FILL: &str = "#version 450
-layout(local_size_x = 64) in;
-layout(std430, binding = 0) writeonly buffer O { uint o[]; };
-layout(push_constant) uniform P { uint n; } p;
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i < p.n) o[i] = i * 3u + 1u;
-}";
+use coexec::{Args, Devices, EngineOptions, IndexSpace, MemoryPlacement, Scheduler, Validation};
 
 /// `y[i] = x[i] + 7`.
 const ADD: &str = "#version 450
@@ -34,33 +19,6 @@ void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i < p.n) y[i] = x[i] + 7u;
 }";
-
-/// Work-groups of the run; past the first [`CHEAP`], each costs a CPU
-/// worker [`COST`]: sized from the cheap ones it measured first, the
-/// worker's packages reach the costly ones, and the GPU, done with its
-/// own, steals their rest.
-const UNITS: u64 = 1024;
-const CHEAP: u64 = 64;
-const COST: Duration = Duration::from_millis(1);
-
-fn fill(i: u64) -> u32 {
-    (i as u32).wrapping_mul(3).wrapping_add(1)
-}
-
-/// The fill kernel, its CPU side costly past the first [`CHEAP`] groups.
-fn fill_kernel(e: &coexec::Engine, name: &str) -> coexec::Kernel {
-    let cpu = Arc::new(|p: &Package, a: &mut CpuArgs<'_>| {
-        let o = a.output::<u32>(0);
-        for (k, i) in p.items.clone().enumerate() {
-            o[k] = fill(i);
-        }
-        let groups = p.items.start / 64..p.items.end.div_ceil(64);
-        for _ in groups.filter(|&g| g >= CHEAP) {
-            std::thread::sleep(COST);
-        }
-    });
-    e.kernel_glsl(name, FILL, Some(cpu)).unwrap()
-}
 
 #[test]
 fn stolen_packages_write_the_host_copies_themselves() {
@@ -81,27 +39,13 @@ fn stolen_packages_write_the_host_copies_themselves() {
         return;
     }
     let add = e.kernel_glsl("zc_steal_add", ADD, None).unwrap();
-    let n = UNITS * 64;
-    // Up to sixteen runs, each a kernel's first (a fresh kernel object),
-    // in which the worker's second claim, sized from the cheap units, is
-    // one the GPU, done with its own, steals back: in most runs, but not
-    // in all (the GPU sometimes leaves the worker its whole remainder).
+    let n = common::FILL_UNITS * 64;
+    // Up to four runs, each a kernel's first (a fresh kernel object), in
+    // which the worker's second claim, sized from the cheap units, is one
+    // the GPU, done with its own, steals back.
     let mut stole = false;
-    for run in 0..16 {
-        let k = fill_kernel(&e, &format!("zc_steal_fill{run}"));
-        let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
-        let r = e
-            .run(
-                &k,
-                Args::new().output(&mut out).push(&(n as u32)),
-                IndexSpace::D1(n),
-                &Scheduler::hguided(),
-                Devices::ALL,
-            )
-            .unwrap();
-        for (i, &v) in out.iter().enumerate() {
-            assert_eq!(v, fill(i as u64), "run {run}, item {i}");
-        }
+    for run in 0..4 {
+        let (r, out) = common::first_costly_fill(&e, &format!("zc_steal_fill{run}"));
         let gpu_dev = r
             .devices
             .iter()
@@ -145,7 +89,11 @@ fn stolen_packages_write_the_host_copies_themselves() {
             )
             .unwrap();
         for (i, &v) in y.iter().enumerate() {
-            assert_eq!(v, fill(i as u64).wrapping_add(7), "run {run}, item {i}");
+            assert_eq!(
+                v,
+                common::fill(i as u64).wrapping_add(7),
+                "run {run}, item {i}"
+            );
         }
         assert_eq!(
             r2.devices[0].transfers.upload_bytes,
@@ -156,6 +104,6 @@ fn stolen_packages_write_the_host_copies_themselves() {
             break;
         }
     }
-    assert!(stole, "the GPU never stole in sixteen first runs");
+    assert!(stole, "the GPU never stole in four first runs");
     common::assert_validation_clean(&e);
 }

@@ -313,3 +313,72 @@ pub(crate) fn own_items(r: &coexec::Report, d: &coexec::DeviceReport) -> u64 {
         .map(|p| p.work_items)
         .sum()
 }
+
+/// `o[i] = 3i + 1`, in work-groups of 64 (the GPU side of
+/// [`costly_fill_kernel`]).
+const FILL_GLSL: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) writeonly buffer O { uint o[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) o[i] = i * 3u + 1u;
+}";
+
+/// Work-groups of [`costly_fill_kernel`]'s runs in the tests that use it.
+pub(crate) const FILL_UNITS: u64 = 1024;
+
+/// The work-groups of [`costly_fill_kernel`] that are cheap on the CPU.
+pub(crate) const FILL_CHEAP: u64 = 64;
+
+/// What each later work-group costs a CPU worker.
+pub(crate) const FILL_COST: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The reference of [`costly_fill_kernel`]: item `i`'s value.
+pub(crate) fn fill(i: u64) -> u32 {
+    (i as u32).wrapping_mul(3).wrapping_add(1)
+}
+
+/// The kernel `o[i] = 3i + 1` (work-groups of 64) named `name`, whose CPU
+/// side costs a worker [`FILL_COST`] per work-group past the first
+/// [`FILL_CHEAP`]: sized from the cheap ones it measured first, a worker's
+/// packages reach the costly ones, and the GPU, done with its own, steals
+/// their rest.
+#[cfg(feature = "glsl")]
+pub(crate) fn costly_fill_kernel(e: &Engine, name: &str) -> coexec::Kernel {
+    let cpu = Arc::new(|p: &coexec::Package, a: &mut coexec::CpuArgs<'_>| {
+        let o = a.output::<u32>(0);
+        for (k, i) in p.items.clone().enumerate() {
+            o[k] = fill(i);
+        }
+        let groups = p.items.start / 64..p.items.end.div_ceil(64);
+        for _ in groups.filter(|&g| g >= FILL_CHEAP) {
+            std::thread::sleep(FILL_COST);
+        }
+    });
+    e.kernel_glsl(name, FILL_GLSL, Some(cpu)).unwrap()
+}
+
+/// A first run (a fresh kernel object named `name`) of
+/// [`costly_fill_kernel`] over [`FILL_UNITS`] work-groups on every device
+/// under HGuided, its output checked against [`fill`]: the report and the
+/// output.
+#[cfg(feature = "glsl")]
+pub(crate) fn first_costly_fill(e: &Engine, name: &str) -> (coexec::Report, coexec::Buffer<u32>) {
+    let n = FILL_UNITS * 64;
+    let k = costly_fill_kernel(e, name);
+    let mut out = e.buffer_from_slice(&vec![0u32; n as usize]).unwrap();
+    let r = e
+        .run(
+            &k,
+            coexec::Args::new().output(&mut out).push(&(n as u32)),
+            coexec::IndexSpace::D1(n),
+            &coexec::Scheduler::hguided(),
+            coexec::Devices::ALL,
+        )
+        .unwrap();
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(v, fill(i as u64), "{name}, item {i}");
+    }
+    (r, out)
+}

@@ -185,6 +185,31 @@ impl Pending {
 /// splittable until close to its end.
 const CHUNK_TARGET: Duration = Duration::from_micros(25);
 
+/// A chunk takes at most this part of its package's unstarted units
+/// (rounded up): what a worker has started no thief can take.
+///
+/// # Why
+/// A chunk is sized from the last one's rate, growing up to 8-fold a step:
+/// on a kernel whose first units are cheap, a worker's third chunk took
+/// every unit of its package left (193 units of 1 ms each, after 56 that
+/// took 0.8 us), and the GPU, idle from the run's 3rd millisecond, had
+/// nothing to take: the run took 214 ms where the runs whose chunk
+/// stopped short of the costly units took 11 (lavapipe, one worker, about
+/// half of the runs). An eighth bounds the time a worker holds units no
+/// thief can take to an eighth of its remainder's (where the costs within
+/// it are even), at a few more chunks (a CAS and two clock reads each)
+/// at the end of each package.
+const CHUNK_PARTS: u64 = 8;
+
+/// Whether a chunk is held to a [`CHUNK_PARTS`]th of its package's
+/// unstarted units: yes, unless the environment sets
+/// `COEXEC_CHUNK_CAP=0` (to measure what the cap changes). Read once per
+/// process.
+fn chunk_cap_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_CHUNK_CAP")
+}
+
 /// A worker's chunk size, in units, from the rate of its last chunk.
 struct Chunker(u64);
 
@@ -193,17 +218,22 @@ impl Chunker {
         Chunker(1)
     }
 
-    /// The next chunk's size: one unit in a tiled run (see
+    /// The next chunk's size, `left` units of the package unstarted: one
+    /// unit in a tiled run (see
     /// [`Kernel::with_tiles`](crate::Kernel::with_tiles)), whose units are
     /// single work-groups of a kernel whose rows proved too coarse: their
     /// cost can vary a hundredfold across the image (a fractal's edge and
     /// its interior), so a chunk sized from the last one's rate can last
     /// a hundred times its target, and what a worker has started no thief
     /// can take. One unit per chunk bounds that to one work-group, for a
-    /// CAS and two clock reads per work-group.
-    fn size(&self, geometry: &Geometry) -> u64 {
+    /// CAS and two clock reads per work-group. Otherwise the size its last
+    /// chunk's rate asks for, at most a [`CHUNK_PARTS`]th of `left` (see
+    /// there).
+    fn size(&self, geometry: &Geometry, left: u64) -> u64 {
         if geometry.tiles {
             1
+        } else if chunk_cap_on() {
+            self.0.min(left.div_ceil(CHUNK_PARTS)).max(1)
         } else {
             self.0
         }
@@ -319,7 +349,9 @@ pub(crate) fn worker_loop(
             let chunk = match whole.take() {
                 Some(all) => all,
                 None if queue.is_aborted() => break,
-                None => match role.board.next_chunk(worker, chunker.size(role.geometry)) {
+                None => match role
+                    .board
+                    .next_chunk_of(worker, |left| chunker.size(role.geometry, left)) {
                     Some(c) => c,
                     None => break,
                 },
@@ -470,6 +502,32 @@ mod tests {
         slow.record(0, 100, 0.01);
         slow.record(1, 100, 0.01);
         assert!(sibling_steal_pays((0, 15, &[1]), &queue, &slow));
+    }
+
+    #[test]
+    fn a_chunk_takes_at_most_an_eighth_of_what_is_left_and_at_least_one_unit() {
+        let rows = Geometry::new(crate::IndexSpace::D1(64 * 1000), [64, 1, 1], false).unwrap();
+        let mut c = Chunker::new();
+        // Cheap units: the size grows 8-fold a chunk (1, 8, 64, 512) ...
+        for want in [8, 64, 512] {
+            c.learn(c.0, Duration::from_nanos(1));
+            assert_eq!(c.0, want);
+        }
+        // ... and takes an eighth of a large remainder, rounded up, at most.
+        assert_eq!(c.size(&rows, 100_000), 512);
+        assert_eq!(c.size(&rows, 193), 25);
+        assert_eq!(c.size(&rows, 8), 1);
+        assert_eq!(c.size(&rows, 1), 1);
+        // One unit a chunk in a tiled run.
+        let space = crate::IndexSpace::D2 {
+            width: 256,
+            height: 256,
+        };
+        let tiles = Geometry::new(space, [16, 16, 1], true).unwrap();
+        assert_eq!(c.size(&tiles, 100), 1);
+        // A slow chunk shrinks the next at once.
+        c.learn(10, Duration::from_millis(10));
+        assert_eq!(c.size(&rows, 100_000), 1);
     }
 
     #[test]

@@ -235,6 +235,13 @@ impl StealBoard {
     /// Takes up to `max` (at least 1) units from the front of `me`'s
     /// package; `None` once it is used up (by `me` or by thieves).
     pub fn next_chunk(&self, me: usize, max: u64) -> Option<Range<u64>> {
+        self.next_chunk_of(me, |_| max)
+    }
+
+    /// Takes `size(left)` units (at least 1, at most `left`) from the
+    /// front of `me`'s package, `left` its unstarted units as the CAS
+    /// finds them; `None` once it is used up (by `me` or by thieves).
+    pub fn next_chunk_of(&self, me: usize, size: impl Fn(u64) -> u64) -> Option<Range<u64>> {
         let word = self.words.get(me)?;
         // Relaxed throughout: see the type's docs.
         let mut cur = word.load(Ordering::Relaxed);
@@ -243,7 +250,8 @@ impl StealBoard {
             if next >= end {
                 return None;
             }
-            let to = next + max.clamp(1, end - next);
+            let left = end - next;
+            let to = next + size(left).clamp(1, left);
             match word.compare_exchange_weak(
                 cur,
                 pack(to, end),
@@ -400,6 +408,21 @@ impl StealBoard {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_is_sized_from_what_is_left_when_it_is_taken() {
+        let b = StealBoard::new(2, 1000, true);
+        assert!(b.publish(0, 0..100));
+        // A thief takes the back half first: the owner's chunk is sized
+        // from the 50 units left.
+        assert_eq!(b.steal(1, 2), Some(50..100));
+        assert_eq!(b.next_chunk_of(0, |left| left / 5), Some(0..10));
+        assert_eq!(b.next_chunk_of(0, |left| left / 5), Some(10..18));
+        // At least one unit, at most what is left.
+        assert_eq!(b.next_chunk_of(0, |_| 0), Some(18..19));
+        assert_eq!(b.next_chunk_of(0, |_| u64::MAX), Some(19..50));
+        assert_eq!(b.next_chunk_of(0, |_| 1), None);
+    }
 
     #[test]
     fn a_thief_sees_every_remainder_and_how_far_its_owner_got() {
@@ -646,8 +669,10 @@ mod loom_tests {
     use loom::sync::Arc;
     use loom::thread;
 
-    /// Runs `me`'s package chunk by chunk, then steals and runs what it
-    /// stole, until there is nothing left to steal; returns what it ran.
+    /// Runs `me`'s package chunk by chunk (at most `chunk` units, and at
+    /// most half of what is left, as a worker's chunks are held to a part
+    /// of it), then steals and runs what it stole, until there is nothing
+    /// left to steal; returns what it ran.
     /// Odd claimants steal greedily (all of a remainder, down to a single
     /// unit, as a GPU much faster than the owner does), even ones halves.
     fn work(b: &StealBoard, me: usize, first: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
@@ -655,7 +680,7 @@ mod loom_tests {
         let mut next = Some(first);
         while let Some(r) = next.take() {
             assert!(b.publish(me, r));
-            while let Some(c) = b.next_chunk(me, chunk) {
+            while let Some(c) = b.next_chunk_of(me, |left| chunk.min(left.div_ceil(2))) {
                 ran.push(c);
             }
             next = match me % 2 {
@@ -704,6 +729,13 @@ mod loom_tests {
     #[test]
     fn loom_owner_and_thief_cover_once() {
         check(4, &[(0..4, 1), (4..4, 1)], false);
+    }
+
+    /// An owner whose chunks are sized from what is left (2, then 1, then
+    /// 1 of 4 units) races a thief.
+    #[test]
+    fn loom_chunks_sized_from_what_is_left_cover_once() {
+        check(4, &[(0..4, 4), (4..4, 1)], false);
     }
 
     /// Two thieves race for the end of one owner's package.
