@@ -6,7 +6,7 @@
 
 mod common;
 
-use coexec::{DeviceKind, EngineOptions, Validation};
+use coexec::{DeviceKind, EngineOptions};
 
 /// Six first runs (fresh kernel objects) of a kernel whose CPU side costs
 /// a worker 1 ms per work-group past the first 64: the one worker's
@@ -17,12 +17,7 @@ use coexec::{DeviceKind, EngineOptions, Validation};
 /// half of the runs.
 #[test]
 fn a_worker_leaves_most_of_its_costly_units_to_an_idle_gpu() {
-    let Some(e) = common::engine_from(EngineOptions {
-        workers: Some(1),
-        validation: Validation::IfAvailable,
-        profiles: false,
-        ..Default::default()
-    }) else {
+    let Some(e) = common::engine_placed(EngineOptions::default().memory, 1) else {
         return;
     };
     if e.gpu_count() == 0 {

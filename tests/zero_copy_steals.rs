@@ -7,7 +7,7 @@
 
 mod common;
 
-use coexec::{Args, Devices, EngineOptions, IndexSpace, MemoryPlacement, Scheduler, Validation};
+use coexec::{Args, Devices, IndexSpace, MemoryPlacement, Scheduler};
 
 /// `y[i] = x[i] + 7`.
 const ADD: &str = "#version 450
@@ -22,13 +22,7 @@ void main() {
 
 #[test]
 fn stolen_packages_write_the_host_copies_themselves() {
-    let Some(e) = common::engine_from(EngineOptions {
-        workers: Some(1),
-        validation: Validation::IfAvailable,
-        memory: MemoryPlacement::Staged,
-        profiles: false,
-        ..Default::default()
-    }) else {
+    let Some(e) = common::engine_placed(MemoryPlacement::Staged, 1) else {
         return;
     };
     if e.gpu_count() == 0 || e.memory_placement() != MemoryPlacement::Staged {

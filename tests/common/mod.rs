@@ -234,30 +234,32 @@ pub(crate) fn gpu_index(r: &coexec::Report) -> Option<usize> {
         .position(|d| d.kind == coexec::DeviceKind::Gpu)
 }
 
-/// The items of every package the GPU ran in `r` (stolen parts included).
-pub(crate) fn gpu_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
-    let Some(g) = gpu_index(r) else {
-        return Vec::new();
-    };
+/// The packages device `dev` of `r` ran: only those it claimed itself
+/// (not the parts it stole from CPU workers) where `own_only`.
+fn packages_of(
+    r: &coexec::Report,
+    dev: usize,
+    own_only: bool,
+) -> impl Iterator<Item = &coexec::PackageRecord> {
     r.packages
         .iter()
-        .filter(|p| p.device == g)
-        .map(|p| p.items.clone())
-        .collect()
+        .filter(move |p| p.device == dev && !(own_only && p.stolen))
+}
+
+/// The items of every package the GPU ran in `r` (stolen parts included).
+pub(crate) fn gpu_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
+    gpu_index(r).map_or_else(Vec::new, |g| {
+        packages_of(r, g, false).map(|p| p.items.clone()).collect()
+    })
 }
 
 /// [`gpu_items`] of the packages the GPU claimed itself (not those it
 /// stole from CPU workers, which a staged GPU writes to the host copies
 /// directly: no download, and its mirror does not hold them).
 pub(crate) fn gpu_own_items(r: &coexec::Report) -> Vec<std::ops::Range<u64>> {
-    let Some(g) = gpu_index(r) else {
-        return Vec::new();
-    };
-    r.packages
-        .iter()
-        .filter(|p| p.device == g && !p.stolen)
-        .map(|p| p.items.clone())
-        .collect()
+    gpu_index(r).map_or_else(Vec::new, |g| {
+        packages_of(r, g, true).map(|p| p.items.clone()).collect()
+    })
 }
 
 /// Bytes the devices of `r` uploaded (staged runs).
@@ -304,14 +306,12 @@ impl Drop for TempDir {
 /// claimed itself: all but those it stole from CPU workers, which a staged
 /// GPU writes to the host copies directly (no download).
 pub(crate) fn own_items(r: &coexec::Report, d: &coexec::DeviceReport) -> u64 {
-    let Some(dev) = r.devices.iter().position(|x| std::ptr::eq(x, d)) else {
-        return 0;
-    };
-    r.packages
+    r.devices
         .iter()
-        .filter(|p| p.device == dev && !p.stolen)
-        .map(|p| p.work_items)
-        .sum()
+        .position(|x| std::ptr::eq(x, d))
+        .map_or(0, |dev| {
+            packages_of(r, dev, true).map(|p| p.work_items).sum()
+        })
 }
 
 /// `o[i] = 3i + 1`, in work-groups of 64 (the GPU side of

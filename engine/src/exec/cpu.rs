@@ -211,11 +211,20 @@ fn chunk_cap_on() -> bool {
 }
 
 /// A worker's chunk size, in units, from the rate of its last chunk.
-struct Chunker(u64);
+struct Chunker {
+    /// What the last chunk's rate asks for.
+    units: u64,
+    /// A chunk takes at most this part of its package's unstarted units:
+    /// [`CHUNK_PARTS`], or 1 where the cap is off.
+    parts: u64,
+}
 
 impl Chunker {
     fn new() -> Self {
-        Chunker(1)
+        Chunker {
+            units: 1,
+            parts: if chunk_cap_on() { CHUNK_PARTS } else { 1 },
+        }
     }
 
     /// The next chunk's size, `left` units of the package unstarted: one
@@ -232,10 +241,8 @@ impl Chunker {
     fn size(&self, geometry: &Geometry, left: u64) -> u64 {
         if geometry.tiles {
             1
-        } else if chunk_cap_on() {
-            self.0.min(left.div_ceil(CHUNK_PARTS)).max(1)
         } else {
-            self.0
+            self.units.min(left.div_ceil(self.parts)).max(1)
         }
     }
 
@@ -245,7 +252,7 @@ impl Chunker {
     fn learn(&mut self, units: u64, time: Duration) {
         let ns = time.as_nanos().max(1) as f64;
         let want = (units as f64 * CHUNK_TARGET.as_nanos() as f64 / ns) as u64;
-        self.0 = want.clamp(1, self.0.saturating_mul(8));
+        self.units = want.clamp(1, self.units.saturating_mul(8));
     }
 }
 
@@ -510,8 +517,8 @@ mod tests {
         let mut c = Chunker::new();
         // Cheap units: the size grows 8-fold a chunk (1, 8, 64, 512) ...
         for want in [8, 64, 512] {
-            c.learn(c.0, Duration::from_nanos(1));
-            assert_eq!(c.0, want);
+            c.learn(c.units, Duration::from_nanos(1));
+            assert_eq!(c.units, want);
         }
         // ... and takes an eighth of a large remainder, rounded up, at most.
         assert_eq!(c.size(&rows, 100_000), 512);

@@ -10,17 +10,11 @@
 
 mod common;
 
-use coexec::{EngineOptions, MemoryPlacement, Validation};
+use coexec::MemoryPlacement;
 
 #[test]
 fn probe() {
-    let Some(e) = common::engine_from(EngineOptions {
-        workers: Some(1),
-        validation: Validation::IfAvailable,
-        memory: MemoryPlacement::Staged,
-        profiles: false,
-        ..Default::default()
-    }) else {
+    let Some(e) = common::engine_placed(MemoryPlacement::Staged, 1) else {
         return;
     };
     for run in 0..8 {
