@@ -1,14 +1,16 @@
 #!/bin/bash
-# Cold first runs (first_s of a fresh process) and warm medians (three runs
-# after it) of co-executed HGuided under each of CONFIGS, against the GPU
-# alone's best solo configuration (dynamic:8 over the dedicated queue),
-# PROCS interleaved processes each, profiles off. A config is
-# `name|ENV=V ENV=V|--flag value` (either part may be empty), configs
-# separated by `;`. DEVS and GPUDEVS name the co-executed and the
-# GPU-alone device sets (default `all` and `gpu`). Results under $OUT.
+# Cold first runs (first_s of a fresh process) and warm medians (REPS
+# runs, default 3, after WARMUP untimed ones, default 1) of co-executed
+# HGuided under each of CONFIGS, against the GPU alone's best solo
+# configuration (dynamic:8 over the dedicated queue), PROCS interleaved
+# processes each, profiles off. A config is `name|ENV=V ENV=V|--flag
+# value` (either part may be empty), configs separated by `;`. DEVS and
+# GPUDEVS name the co-executed and the GPU-alone device sets (default
+# `all` and `gpu`). Results under $OUT.
 # (h200 run 30's cold-cfg.sh, run there from docs/benchmarks/h200/run30/,
 # is this script with its defaults.)
 R=$OUT; export COEXEC_PROFILE=off
+W=${WARMUP:-1}; N=${REPS:-3}
 SPECS=${SPECS:-"mandelbrot:4096x4096 gather:2^23 collatz:2^23 jacobi:8192x4096 spmv:2^21"}
 CONFIGS=${CONFIGS:-"def||;w13||--workers 13;ded|COEXEC_TRANSFER_QUEUE=dedicated|"}
 IFS=';' read -ra CFGS <<< "$CONFIGS"
@@ -19,8 +21,8 @@ for spec in $SPECS; do
   for p in $(seq ${PROCS:-4}); do
     for c in "${CFGS[@]}"; do
       IFS='|' read -r name vars flags <<< "$c"
-      echo "$k all-$name p$p $(env $vars coexec bench --kernel $k --size $s --devices ${DEVS:-all} $flags --warmup 1 --reps 3 --json 2>>$R/stderr.txt | row)" >> $R/summary.txt
+      echo "$k all-$name p$p $(env $vars coexec bench --kernel $k --size $s --devices ${DEVS:-all} $flags --warmup $W --reps $N --json 2>>$R/stderr.txt | row)" >> $R/summary.txt
     done
-    echo "$k gpu p$p $(COEXEC_TRANSFER_QUEUE=dedicated coexec bench --kernel $k --size $s --devices ${GPUDEVS:-gpu} --scheduler dynamic:8 --warmup 1 --reps 3 --json 2>>$R/stderr.txt | row)" >> $R/summary.txt
+    echo "$k gpu p$p $(COEXEC_TRANSFER_QUEUE=dedicated coexec bench --kernel $k --size $s --devices ${GPUDEVS:-gpu} --scheduler dynamic:8 --warmup $W --reps $N --json 2>>$R/stderr.txt | row)" >> $R/summary.txt
   done
 done

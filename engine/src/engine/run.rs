@@ -270,6 +270,11 @@ impl Engine {
             class: inner.learning.run_classes(&engine_index),
         };
         let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
+        tracing::debug!(
+            scale = ?estimates.scale,
+            costs = ?(0..slots.len()).map(|d| estimates.cost(d)).collect::<Vec<_>>(),
+            "a run's sizing: each run device's split scale and cost as the plan reads it"
+        );
         let queue = WorkQueue::new(geometry.units);
         steps.mark("planned");
         let _serial = inner.run_lock.lock().unwrap_or_else(|p| p.into_inner());
