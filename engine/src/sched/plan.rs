@@ -446,9 +446,15 @@ impl Plan {
     /// workers are not counted (their packages are small, and the GPUs
     /// take their unstarted ends back).
     pub fn set_held(&self, device: usize, units: u64) {
-        if self.narrow.get(device) == Some(&false) {
+        if self.counts_held(device) {
             self.held.set(device, units);
         }
+    }
+
+    /// Whether `device`'s held units are counted (see
+    /// [`set_held`](Self::set_held)): a GPU's, not the CPU workers'.
+    fn counts_held(&self, device: usize) -> bool {
+        self.narrow.get(device) == Some(&false)
     }
 
     /// Units of the run.
@@ -593,8 +599,11 @@ impl Plan {
             // in which another GPU's claim would size its share of an even
             // finish as if this one were free; see `Held`). The loop's
             // next count of its packages in flight replaces this one.
-            if held_share_on() {
-                self.set_held(c.device, self.held.get(c.device) + (r.end - r.start));
+            // Only a GPU's claim touches the count: the CPU workers', the
+            // frequent ones, never read or write its line.
+            if held_share_on() && self.counts_held(c.device) {
+                let held = self.held.get(c.device) + (r.end - r.start);
+                self.held.set(c.device, held);
             }
         }
         got
