@@ -135,9 +135,10 @@ pub struct Plan {
 }
 
 /// Per device, the units a GPU's dispatch loop holds claimed and not yet
-/// done, as it last said (see `Plan::set_held`): the
-/// finish-time guards of the other devices count them as work those
-/// devices do before they are free for what is left.
+/// done, as it last said (see `Plan::set_held`; a claim adds its units at
+/// once): the finish-time guards of the other devices, and every
+/// claimant's share of an even finish, count them as work those devices
+/// do before they are free for what is left.
 ///
 /// # Why
 /// The guards took the other devices as free to start on what is left at
@@ -445,9 +446,15 @@ impl Plan {
     /// workers are not counted (their packages are small, and the GPUs
     /// take their unstarted ends back).
     pub fn set_held(&self, device: usize, units: u64) {
-        if self.narrow.get(device) == Some(&false) {
+        if self.counts_held(device) {
             self.held.set(device, units);
         }
+    }
+
+    /// Whether `device`'s held units are counted (see
+    /// [`set_held`](Self::set_held)): a GPU's, not the CPU workers'.
+    fn counts_held(&self, device: usize) -> bool {
+        self.narrow.get(device) == Some(&false)
     }
 
     /// Units of the run.
@@ -587,6 +594,17 @@ impl Plan {
         let got = got.or_else(|| self.unstall(queue, c, estimates));
         if let Some((r, source)) = &got {
             c.record(r, *source);
+            // A GPU holds what it claims from now on, not from when its
+            // loop has recorded and submitted it (tens of microseconds,
+            // in which another GPU's claim would size its share of an even
+            // finish as if this one were free; see `Held`). The loop's
+            // next count of its packages in flight replaces this one.
+            // Only a GPU's claim touches the count: the CPU workers', the
+            // frequent ones, never read or write its line.
+            if held_share_on() && self.counts_held(c.device) {
+                let held = self.held.get(c.device) + (r.end - r.start);
+                self.held.set(c.device, held);
+            }
         }
         got
     }
@@ -1173,10 +1191,18 @@ impl Plan {
     /// kernel waits for its slowest work-group, so tiny packages run at a
     /// fraction of its throughput), but never more than the claimant's
     /// share of an even finish: with every device's cost known, all finish
-    /// together at `T = (left + sum_j overhead_j rate_j) / sum_j rate_j`,
-    /// device `d` having done `(T - overhead_d) * rate_d` of it. With
-    /// `whole_share`, that share ([`FAIR_SHARE`] of it) whatever the
-    /// overhead.
+    /// together at `T = (left + sum_j held_j + sum_j overhead_j rate_j) /
+    /// sum_j rate_j` (`held_j`: the units a GPU holds in flight, see
+    /// [`Held`]), device `d` having done `(T - backlog_d - overhead_d) *
+    /// rate_d` of `left`. With `whole_share`, that share ([`FAIR_SHARE`]
+    /// of it) whatever the overhead.
+    ///
+    /// # Why the held units
+    /// Without them the second of two identical GPUs sized its share of
+    /// what the first had left, as if the first were free: on two H200s a
+    /// Mandelbrot run's first claims were 34848 and 11616 of 65536 units
+    /// (the first GPU's 53%, the second's 18%), and the runs took 1.5-1.8
+    /// ms where an even split took 1.2 (BENCHMARKS.md, section 0e, run 13).
     fn efficiency_floor(
         &self,
         d: usize,
@@ -1195,7 +1221,7 @@ impl Plan {
             return 0;
         }
         let all = self.pool(None, cost);
-        let finish = (left as f64 + all.overhead_units) / all.rates;
+        let finish = all.even_finish(left);
         let fair = ((finish - backlog_s - mine.overhead_s) * mine.rate).max(0.0)
             / self.claimants[d] as f64;
         ceil_u64(efficient.min(FAIR_SHARE * fair))
@@ -1328,8 +1354,13 @@ impl Plan {
         if all.rates <= 0.0 {
             return 0;
         }
-        let finish = (left as f64 + all.overhead_units) / all.rates;
-        let fair = ((finish - mine.overhead_s) * mine.rate).max(0.0) / self.claimants[d] as f64;
+        let finish = all.even_finish(left);
+        let mine_held = match held_share_on() {
+            true => self.held.get(d) as f64,
+            false => 0.0,
+        };
+        let fair =
+            ((finish - mine.overhead_s) * mine.rate - mine_held).max(0.0) / self.claimants[d] as f64;
         match self.granule[d] {
             g if g > 1 => whole_granules(ceil_u64(fair), g, left),
             _ => floor_u64(fair),
@@ -1355,6 +1386,16 @@ fn even_share_on() -> bool {
     crate::switches::on_unless_zero(&ON, "COEXEC_EVEN_SHARE")
 }
 
+/// Whether a share of an even finish counts the units the GPUs hold in
+/// flight, and a GPU holds what it claims from the claim on (see
+/// `Plan::efficiency_floor`): yes, unless the environment sets
+/// `COEXEC_HELD_SHARE=0` (to measure what the rule changes). Read once per
+/// process.
+fn held_share_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_HELD_SHARE")
+}
+
 /// What the other devices would do at the end of a run (see
 /// `Plan::others`).
 #[derive(Debug)]
@@ -1378,6 +1419,16 @@ impl Pool {
     /// hold in flight.
     fn time(&self, left: u64) -> f64 {
         (left as f64 + self.overhead_units + self.held_units) / self.rates
+    }
+
+    /// When these devices, all of them taking work, finish `left` units
+    /// together: [`time`](Self::time), or where `COEXEC_HELD_SHARE=0`
+    /// without what they hold in flight.
+    fn even_finish(&self, left: u64) -> f64 {
+        match held_share_on() {
+            true => self.time(left),
+            false => (left as f64 + self.overhead_units) / self.rates,
+        }
     }
 }
 
@@ -1801,6 +1852,34 @@ mod tests {
             let even = total.div_ceil(m as u64);
             assert!(got.iter().all(|&u| u > 0 && u <= even), "{m} GPUs: {got:?}");
         }
+    }
+
+    /// Two identical measured GPUs (no hints): the second to claim sizes
+    /// its share of an even finish counting what the first claimed and
+    /// holds, so the first packages are alike (without it, the second
+    /// took 0.9 of half of what the first left: about 25% of the run
+    /// against the first's 45%).
+    #[test]
+    fn the_second_of_two_identical_gpus_counts_what_the_first_holds() {
+        let est = crate::sched::ThroughputEstimator::new(2);
+        for d in 0..2 {
+            for n in [1000, 4000, 1000, 4000] {
+                est.record(d, n, 1e-5 + n as f64 * 1e-6);
+            }
+        }
+        let slots = [DeviceSlot::gpu(), DeviceSlot::gpu()];
+        let total = 100_000;
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, total, &est).unwrap();
+        let queue = WorkQueue::new(total);
+        let (mut a, mut b) = (p.claimant(0, 0), p.claimant(1, 0));
+        let (first, _) = p.claim(&queue, &mut a, &est).unwrap();
+        let (second, _) = p.claim(&queue, &mut b, &est).unwrap();
+        let (n1, n2) = (first.end - first.start, second.end - second.start);
+        // The first GPU holds its claim from the claim on.
+        assert_eq!(p.held.get(0), n1);
+        assert!(n1 > total / 3 && n1 <= total / 2, "{n1} {n2}");
+        assert!(n2 * 10 >= n1 * 9, "the second's {n2} against the first's {n1}");
+        assert!(n1 + n2 < total, "the tail is left to balance: {n1} {n2}");
     }
 
     #[test]
