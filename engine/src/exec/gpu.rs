@@ -290,6 +290,16 @@ type Ran = (InFlight, Instant, Instant);
 /// queued behind the current package near the end of a run.
 const PREFETCH_LEAD: Duration = Duration::from_micros(500);
 
+/// Whether a staged GPU claims its next package earlier by the time its
+/// upload takes, timed from its cold package until it is measured (see
+/// `Loop::upload_lead`, `Loop::cold_power`): yes, unless the environment
+/// sets `COEXEC_UPLOAD_LEAD=0` (to measure what the rule changes). Read
+/// once per process.
+fn upload_lead_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_UPLOAD_LEAD")
+}
+
 /// [`PREFETCH_LEAD`], or the environment variable `COEXEC_PREFETCH_LEAD_US`
 /// (microseconds) where set: a knob for measuring the rule, not for tuning
 /// runs. Read once per process, not per run.
@@ -505,6 +515,14 @@ fn duration_s(s: f64) -> Duration {
     }
 }
 
+/// The throughput of a cold package that ran `units` in `seconds` (see
+/// `Loop::cold_power`); `None` where there is none or its time is not a
+/// positive number.
+fn cold_throughput(cold: Option<(u64, f64)>) -> Option<f64> {
+    let (units, s) = cold?;
+    usable_power(Some(units as f64 / s).filter(|_| s > 0.0))
+}
+
 /// A package's host time `busy` less its upload's expected `upload_s`,
 /// never below its own time on the GPU (`gpu_s`: an upload that ran beside
 /// the previous package's compute took nothing of its time) nor above
@@ -594,15 +612,18 @@ impl Loop<'_, '_> {
     /// when those in flight are about to end (see [`PREFETCH_LEAD`]).
     /// Returns when the next claim is due, if it is deferred.
     fn fill(&mut self) -> Result<Option<Instant>, Failure> {
-        let lead = prefetch_lead();
         while self.inflight.len() < self.ring.depth() && !self.queue.is_aborted() {
             let mut backlog = Duration::ZERO;
             if let Some(front) = self.inflight.front() {
+                let lead = prefetch_lead().saturating_add(self.upload_lead());
                 let front_start = front.could_start(self.last_done);
-                let power = self.estimates.power(self.role.device);
+                let power = self
+                    .estimates
+                    .power(self.role.device)
+                    .or_else(|| self.cold_power());
                 match expected_end(&self.inflight, front_start, power) {
                     // No measurement yet: no prefetch; the first completion
-                    // gives one.
+                    // gives one (on a staged GPU, the cold one).
                     None => return Ok(None),
                     Some(end) if end > Instant::now() + lead => return Ok(Some(end - lead)),
                     Some(end) => backlog = end.saturating_duration_since(Instant::now()),
@@ -753,6 +774,48 @@ impl Loop<'_, '_> {
     fn requeue(&self, parts: &Parts) {
         for units in parts.as_slice() {
             self.queue.requeue(units.clone());
+        }
+    }
+
+    /// How much earlier than [`PREFETCH_LEAD`] a staged GPU claims its
+    /// next package: what uploading the inputs of the package it submitted
+    /// last took at its upload bandwidth (HGuided's packages shrink, so
+    /// that bounds the next one's). 0 where it uploaded nothing (a
+    /// zero-copy GPU, or mirrors that hold what it reads).
+    ///
+    /// # Why
+    /// A staged package's compute waits for its upload. Claimed half a
+    /// millisecond before the packages in flight end, a package whose
+    /// upload takes a millisecond left the GPU idle for the rest: on the
+    /// H200 a co-executed cold Collatz 2^23 ran its packages one at a
+    /// time (uploads of 17 and 43 MB, each package's host time about twice
+    /// its time on the GPU), 4.6 ms against the GPU alone's 4.0
+    /// (BENCHMARKS.md, section 0, run 34).
+    fn upload_lead(&self) -> Duration {
+        if !upload_lead_on() {
+            return Duration::ZERO;
+        }
+        let bytes = self.inflight.back().map_or(0, |f| f.uploaded);
+        duration_s(self.upload_seconds(bytes))
+    }
+
+    /// A staged GPU not yet measured: the throughput of its cold first
+    /// package (units over its host time less its upload), a bound below
+    /// the warm one, for timing its next claim only (see
+    /// [`upload_lead`](Self::upload_lead)); `None` on a zero-copy GPU
+    /// (whose next package waits for no upload) or before the cold
+    /// package is seen complete.
+    ///
+    /// # Why
+    /// The cold package publishes no throughput (see
+    /// `CostFit::record_cold`), so the package after it was claimed only
+    /// once it had run: on the H200 a co-executed cold Collatz 2^23's
+    /// second package (8448 units, 17 MB up) ran alone, 938 us against
+    /// its 529 on the GPU, and the third's 43 MB went up only after it.
+    fn cold_power(&self) -> Option<f64> {
+        match upload_lead_on() && self.transfers.is_some() {
+            true => cold_throughput(self.data.cold),
+            false => None,
         }
     }
 
@@ -1229,6 +1292,34 @@ impl Loop<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A staged GPU's cold package times its next claim until the GPU is
+    /// measured: its units over its time, where it ran and took time.
+    #[test]
+    fn a_cold_package_times_the_next_claim() {
+        assert_eq!(cold_throughput(Some((1000, 1e-3))), Some(1e6));
+        assert_eq!(cold_throughput(None), None);
+        assert_eq!(cold_throughput(Some((1000, 0.0))), None);
+        assert_eq!(cold_throughput(Some((1000, f64::NAN))), None);
+        assert_eq!(cold_throughput(Some((0, 1e-3))), None);
+        // With it, a package of 8448 units in flight since `t` is
+        // expected to end 8448 / 7 us later (the cold rate, below the
+        // warm one: the claim comes late rather than early).
+        let t = Instant::now();
+        let inflight = VecDeque::from([InFlight {
+            ticket: 0,
+            parts: Parts::One(0..8448),
+            stolen: false,
+            to_host: false,
+            submitted: t,
+            uploaded: 17 << 20,
+            upload_alone_since: None,
+        }]);
+        let end = expected_end(&inflight, t, cold_throughput(Some((7, 1e-6)))).unwrap();
+        let us = (end - t).as_secs_f64() * 1e6;
+        assert!((us - 8448.0 / 7.0).abs() < 0.01, "{us}");
+        assert_eq!(expected_end(&inflight, t, cold_throughput(None)), None);
+    }
 
     #[test]
     fn a_package_is_expected_after_its_fixed_cost_and_its_units() {
