@@ -245,6 +245,9 @@ struct InFlight {
     /// Staged runs: the bytes uploaded for it (0 where it read only what
     /// the mirrors held).
     uploaded: u64,
+    /// Its upload carried what the GPU reads whole (the run's first
+    /// package: see [`upfront_s`]).
+    carries_upfront: bool,
     /// When its upload's submission began, where nothing else was in
     /// flight on the GPU (from then to its completion it ran its upload and
     /// itself: see [`UPLOAD_LEARN_BYTES`]).
@@ -421,6 +424,9 @@ struct Loop<'r, 'a> {
     /// Staged runs: how long the first package's upload of what the GPU
     /// reads whole is expected to take (see [`upfront_s`]).
     upfront_s: f64,
+    /// Whether a package of the run was submitted: the first one carries
+    /// the upload of what the GPU reads whole.
+    submitted_any: bool,
     /// How it waits for its oldest package (see [`wait::mode_for`]).
     wait_mode: wait::WaitMode,
     /// Packages seen complete (their downloads may still be in flight).
@@ -467,6 +473,7 @@ pub(crate) fn dispatch_loop(
         last_done: None,
         last_span_end: None,
         upfront_s: upfront_s(role),
+        submitted_any: false,
         wait_mode: wait::mode_for(
             role.unit.device.info().device_type == crate::vk::DeviceType::Cpu,
         ),
@@ -750,6 +757,7 @@ impl Loop<'_, '_> {
                     to_host: steal_set.is_some(),
                     submitted: submitting,
                     uploaded,
+                    carries_upfront: !std::mem::replace(&mut self.submitted_any, true),
                     upload_alone_since: uploading,
                 });
                 self.publish_held();
@@ -780,8 +788,9 @@ impl Loop<'_, '_> {
     /// How much earlier than [`PREFETCH_LEAD`] a staged GPU claims its
     /// next package: what uploading the inputs of the package it submitted
     /// last took at its upload bandwidth (HGuided's packages shrink, so
-    /// that bounds the next one's). 0 where it uploaded nothing (a
-    /// zero-copy GPU, or mirrors that hold what it reads).
+    /// that bounds the next one's), less what the GPU reads whole where
+    /// that package carried it (it comes up once). 0 where it uploaded
+    /// nothing (a zero-copy GPU, or mirrors that hold what it reads).
     ///
     /// # Why
     /// A staged package's compute waits for its upload. Claimed half a
@@ -795,8 +804,14 @@ impl Loop<'_, '_> {
         if !upload_lead_on() {
             return Duration::ZERO;
         }
-        let bytes = self.inflight.back().map_or(0, |f| f.uploaded);
-        duration_s(self.upload_seconds(bytes))
+        let Some(last) = self.inflight.back() else {
+            return Duration::ZERO;
+        };
+        let once = match last.carries_upfront {
+            true => self.upfront_s,
+            false => 0.0,
+        };
+        duration_s(self.upload_seconds(last.uploaded) - once)
     }
 
     /// A staged GPU not yet measured: the throughput of its cold first
@@ -1313,6 +1328,7 @@ mod tests {
             to_host: false,
             submitted: t,
             uploaded: 17 << 20,
+            carries_upfront: false,
             upload_alone_since: None,
         }]);
         let end = expected_end(&inflight, t, cold_throughput(Some((7, 1e-6)))).unwrap();
