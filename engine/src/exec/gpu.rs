@@ -530,6 +530,13 @@ fn cold_throughput(cold: Option<(u64, f64)>) -> Option<f64> {
     usable_power(Some(units as f64 / s).filter(|_| s > 0.0))
 }
 
+/// The lead a package's upload of `upload_s` seconds adds to the next
+/// claim (see `Loop::upload_lead`): all of it, less `once_s`, what the
+/// GPU reads whole, where the package carried that (it comes up once).
+fn lead_for_upload(upload_s: f64, once_s: Option<f64>) -> Duration {
+    duration_s(upload_s - once_s.unwrap_or(0.0))
+}
+
 /// A package's host time `busy` less its upload's expected `upload_s`,
 /// never below its own time on the GPU (`gpu_s`: an upload that ran beside
 /// the previous package's compute took nothing of its time) nor above
@@ -807,11 +814,8 @@ impl Loop<'_, '_> {
         let Some(last) = self.inflight.back() else {
             return Duration::ZERO;
         };
-        let once = match last.carries_upfront {
-            true => self.upfront_s,
-            false => 0.0,
-        };
-        duration_s(self.upload_seconds(last.uploaded) - once)
+        let once = last.carries_upfront.then_some(self.upfront_s);
+        lead_for_upload(self.upload_seconds(last.uploaded), once)
     }
 
     /// A staged GPU not yet measured: the throughput of its cold first
@@ -1335,6 +1339,18 @@ mod tests {
         let us = (end - t).as_secs_f64() * 1e6;
         assert!((us - 8448.0 / 7.0).abs() < 0.01, "{us}");
         assert_eq!(expected_end(&inflight, t, cold_throughput(None)), None);
+    }
+
+    /// The next claim comes earlier by the last package's upload, not by
+    /// what it brought up of what the GPU reads whole.
+    #[test]
+    fn the_lead_counts_a_package_s_own_upload() {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        assert!((ms(lead_for_upload(1e-3, None)) - 1.0).abs() < 1e-9);
+        assert!((ms(lead_for_upload(6e-3, Some(5e-3))) - 1.0).abs() < 1e-9);
+        assert_eq!(lead_for_upload(4e-3, Some(5e-3)), Duration::ZERO);
+        assert_eq!(lead_for_upload(0.0, None), Duration::ZERO);
+        assert_eq!(lead_for_upload(f64::NAN, None), Duration::ZERO);
     }
 
     #[test]
