@@ -523,11 +523,11 @@ fn duration_s(s: f64) -> Duration {
 }
 
 /// The throughput of a cold package that ran `units` in `seconds` (see
-/// `Loop::cold_power`); `None` where there is none or its time is not a
-/// positive number.
+/// `Loop::cold_power`); `None` where there is none or it is not a
+/// positive number (see [`usable_power`]).
 fn cold_throughput(cold: Option<(u64, f64)>) -> Option<f64> {
     let (units, s) = cold?;
-    usable_power(Some(units as f64 / s).filter(|_| s > 0.0))
+    usable_power(Some(units as f64 / s))
 }
 
 /// The lead a package's upload of `upload_s` seconds adds to the next
