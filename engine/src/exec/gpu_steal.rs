@@ -57,8 +57,10 @@ impl GpuRole<'_> {
                 .early_sample(self.device)
                 .map(|s| s.as_cost())
         });
-        let latency = mine.map_or(0.0, |c| c.overhead_s);
-        let lat = latency.max(STEAL_LATENCY.as_secs_f64()) + backlog.as_secs_f64();
+        let round_trip = mine
+            .map_or(0.0, |c| c.overhead_s)
+            .max(STEAL_LATENCY.as_secs_f64());
+        let lat = round_trip + backlog.as_secs_f64();
         // The GPU has no word on the board: any index past the workers.
         let remainders = cpu.board.remainders(usize::MAX);
         let takes = match usable_power(mine.map(|c| c.rate)) {
@@ -67,7 +69,10 @@ impl GpuRole<'_> {
                     .iter()
                     .map(|r| (r.left, owner_rate(estimated, r.progress, now_us)))
                     .collect();
-                let takes = gpu_takes(&owners, g, lat);
+                let mut takes = gpu_takes(&owners, g, lat);
+                if take_all_on() {
+                    takes_all_when_kept_is_cheap(&mut takes, &owners, g, round_trip);
+                }
                 tracing::trace!(
                     gpu_rate = g,
                     latency_us = lat * 1e6,
@@ -99,6 +104,50 @@ impl GpuRole<'_> {
             })
             .collect()
     }
+}
+
+/// Where the GPU steals at all (some of `takes` is not 0) and what the
+/// workers would keep of their remainders after `takes` (`owners` as for
+/// [`gpu_takes`]) would cost a GPU of `gpu` units/s less than half of its
+/// `round_trip_s` to run, the GPU takes every remainder whole instead.
+/// Where it would not steal, nothing changes: its package would cost a
+/// round trip that workers ending their remainders sooner do not.
+///
+/// # Why
+/// A worker's rate on a kernel's first run comes from the items it ran,
+/// which on an irregular kernel may be the cheapest: a fractal's workers
+/// measured at 170-260 k units/s on the image's edge ran its interior at
+/// 3.3-4.4 k, so each kept a few units it would end a millisecond past the
+/// GPU, and the GPU came back for them round after round, 110-135 us each,
+/// eight times in one cold run on the H200 (BENCHMARKS.md, run 34). Taking
+/// what they would keep costs the GPU at most half a round trip beyond the
+/// even end its rates promise; leaving it costs at least one more round
+/// trip whenever a rate was too high. Comparable devices are not touched:
+/// there what a worker keeps runs on the GPU for far longer than a round
+/// trip.
+fn takes_all_when_kept_is_cheap(
+    takes: &mut [u64],
+    owners: &[(u64, Option<f64>)],
+    gpu: f64,
+    round_trip_s: f64,
+) {
+    let kept: u64 = owners.iter().zip(&*takes).map(|(&(left, _), &t)| left - t).sum();
+    let steals = takes.iter().any(|&t| t > 0);
+    if !steals || kept == 0 || !(gpu > 0.0) || kept as f64 / gpu > round_trip_s / 2.0 {
+        return;
+    }
+    for (t, &(left, _)) in takes.iter_mut().zip(owners) {
+        *t = left;
+    }
+}
+
+/// Whether an idle GPU takes every remainder whole where what the workers
+/// would keep is cheap for it (see [`takes_all_when_kept_is_cheap`]): yes
+/// unless `COEXEC_STEAL_ALL=0` (to measure what the rule changes). Read
+/// once per process.
+fn take_all_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_STEAL_ALL")
 }
 
 /// A worker's rate for a thief to weigh, in units/s: the slowest of its
@@ -236,6 +285,36 @@ mod tests {
         assert!(gpu_takes(&[], 1e6, 0.0).is_empty());
         assert_eq!(gpu_takes(&[(10, Some(1.0))], f64::NAN, 0.0), vec![0]);
         assert_eq!(gpu_takes(&[(0, Some(1.0))], 1e6, 0.0), vec![0]);
+    }
+
+    /// What the workers would keep, where it is cheap for the GPU, goes
+    /// with what it takes; not where the GPU would not steal, nor where
+    /// the devices are comparable.
+    #[test]
+    fn a_gpu_takes_what_workers_would_keep_where_it_costs_little() {
+        let rule = |owners: &[(u64, Option<f64>)], g: f64, rt: f64| {
+            let mut t = gpu_takes(owners, g, rt);
+            takes_all_when_kept_is_cheap(&mut t, owners, g, rt);
+            t
+        };
+        // A cold fractal's end (BENCHMARKS.md, run 34): workers rated at
+        // 7-235 k units/s beside a GPU of 20 M; the rates alone leave the
+        // fast-rated workers all of their few units.
+        let owners = [(4, Some(6.9e3)), (8, Some(2.35e5)), (7, Some(2.35e5)), (3, None)];
+        let alone = gpu_takes(&owners, 2e7, 70e-6);
+        assert!(alone.iter().zip(&owners).any(|(&t, &(l, _))| t < l), "{alone:?}");
+        assert_eq!(rule(&owners, 2e7, 70e-6), vec![4, 8, 7, 3]);
+        // Kept units past half a round trip on this GPU: unchanged.
+        assert_eq!(rule(&owners, 2e5, 70e-6), gpu_takes(&owners, 2e5, 70e-6));
+        // A worker ending its last unit in 1 us: no package for it.
+        assert_eq!(rule(&[(1, Some(1e6))], 1e7, 100e-6), vec![0]);
+        // Comparable devices: each worker keeps its share.
+        assert_eq!(rule(&[(1000, Some(1e3)); 10], 9e4, 50e-6), vec![900; 10]);
+        // Nothing to weigh, or no usable GPU rate: unchanged.
+        assert!(rule(&[], 1e6, 50e-6).is_empty());
+        let mut t = vec![1, 0];
+        takes_all_when_kept_is_cheap(&mut t, &[(2, None), (3, None)], f64::NAN, 1.0);
+        assert_eq!(t, vec![1, 0]);
     }
 
     #[test]
