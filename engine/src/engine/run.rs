@@ -676,6 +676,11 @@ impl Engine {
                             role.steal_set = steal_set.as_deref();
                             gpu::dispatch_loop(&role, plan, queue, estimates, t0, &lanes.gpus[k]);
                         }
+                        tracing::trace!(
+                            gpu = k,
+                            us = t0.elapsed().as_micros() as u64,
+                            "a GPU's loop ended"
+                        );
                         slot.staging = staging;
                     }
                     Err(e) => {
@@ -693,6 +698,11 @@ impl Engine {
             } else if thread < inner.workers {
                 if let Some(role) = &cpu_role {
                     cpu::worker_loop(role, thread, plan, queue, estimates, t0, &lanes.cpu);
+                    tracing::trace!(
+                        worker = thread,
+                        us = t0.elapsed().as_micros() as u64,
+                        "a worker's loop ended"
+                    );
                 }
             }
         };
@@ -705,6 +715,7 @@ impl Engine {
             source: Some(Box::new(e)),
         })?;
         steps.mark("claimants done");
+        tracing::trace!(us = t0.elapsed().as_micros() as u64, "the claimants joined");
         let (stagings, errors): (Vec<_>, Vec<_>) = prepared
             .into_iter()
             .map(|p| {

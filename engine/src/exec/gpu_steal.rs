@@ -133,7 +133,8 @@ fn takes_all_when_kept_is_cheap(
 ) {
     let kept: u64 = owners.iter().zip(&*takes).map(|(&(left, _), &t)| left - t).sum();
     let steals = takes.iter().any(|&t| t > 0);
-    if !steals || kept == 0 || !(gpu > 0.0) || kept as f64 / gpu > round_trip_s / 2.0 {
+    if !steals || kept == 0 || usable_power(Some(gpu)).is_none() || kept as f64 / gpu > round_trip_s / 2.0
+    {
         return;
     }
     for (t, &(left, _)) in takes.iter_mut().zip(owners) {
