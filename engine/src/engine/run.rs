@@ -255,7 +255,7 @@ impl Engine {
         steps.mark("devices chosen");
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
-        let transfers = self.transfer_cost(kernel, &args, &run, geometry);
+        let (transfers, uploads) = self.transfer_cost(kernel, &args, &run, geometry);
         let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
         run.own_queue = match depth {
             Some((_, d)) => d.own_queue,
@@ -265,6 +265,11 @@ impl Engine {
             inner: &kernel.estimator,
             map: &engine_index,
             transfers,
+            // Where the GPU's transfers share its compute queue they run in
+            // queue order with its dispatches: no package's upload
+            // overlaps another's compute, and nothing is gained by cutting
+            // its packages for it (see `Plan::pipelined`).
+            uploads: if run.own_queue { uploads } else { Vec::new() },
             scale: inner.learning.split_scales(kernel, &engine_index),
             lone_packages: depth.map(|(_, d)| d.packages),
             class: inner.learning.run_classes(&engine_index),
@@ -959,21 +964,22 @@ impl Engine {
     }
 
     /// Each staged GPU's run device index and the seconds per unit its
-    /// transfers are expected to add (empty: zero-copy, or no GPU).
+    /// transfers are expected to add, and the same for its uploads alone
+    /// (empty: zero-copy, or no GPU).
     fn transfer_cost(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         run: &RunDevices<'_>,
         geometry: &Geometry,
-    ) -> Vec<(usize, f64)> {
+    ) -> (Vec<(usize, f64)>, Vec<(usize, f64)>) {
         let Some(pipeline) = kernel.pipeline.as_ref() else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         if self.inner.memory.placement() != MemoryPlacement::Staged {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
-        let mut out = Vec::new();
+        let (mut out, mut uploads) = (Vec::new(), Vec::new());
         for (k, &(g, unit)) in run.gpus.iter().enumerate() {
             let Some(stagers) = unit.stagers.as_ref() else {
                 continue;
@@ -988,8 +994,9 @@ impl Engine {
                 g,
             );
             out.push((run.gpu_device(k), rates.seconds_per_unit(up, down)));
+            uploads.push((run.gpu_device(k), rates.seconds_per_unit(up, 0.0)));
         }
-        out
+        (out, uploads)
     }
 
     /// On a first run from a profile, what engine GPU `g`'s first package
@@ -1156,6 +1163,10 @@ pub(crate) struct Remap<'a> {
     /// Each staged GPU's run device index and the seconds per unit its
     /// transfers add (see [`crate::sched::transfers`]).
     transfers: Vec<(usize, f64)>,
+    /// Each staged GPU's run device index and the seconds per unit its
+    /// uploads alone are expected to take (see
+    /// [`PowerEstimator::upload_s_per_unit`]).
+    uploads: Vec<(usize, f64)>,
     /// Each run device's rate scale from how earlier co-executed runs
     /// ended (see [`crate::split`]); missing entries are 1.
     scale: Vec<f64>,
@@ -1296,6 +1307,13 @@ impl PowerEstimator for Remap<'_> {
     fn lone_packages(&self, _device: usize) -> Option<u64> {
         self.lone_packages
     }
+    fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
+        self.uploads
+            .iter()
+            .find(|&&(d, _)| d == device)
+            .map(|&(_, s)| s)
+            .filter(|s| s.is_finite() && *s > 0.0)
+    }
 }
 
 /// Whether a run of one GPU alone runs its dispatch loop on the caller's
@@ -1372,10 +1390,28 @@ mod tests {
             inner: est,
             map,
             transfers: Vec::new(),
+            uploads: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
             class: Vec::new(),
         }
+    }
+
+    /// A staged GPU's uploads per unit reach the plan by its run device
+    /// index; a device without uploads (or with none worth a number) has
+    /// none.
+    #[test]
+    fn remap_tells_each_staged_gpu_s_uploads() {
+        use crate::sched::PowerEstimator;
+        let est = ThroughputEstimator::new(3);
+        let map = [0, 1, 2];
+        let remap = Remap {
+            uploads: vec![(1, 2.5e-6), (2, 0.0)],
+            ..bare(&est, &map)
+        };
+        assert_eq!(remap.upload_s_per_unit(1), Some(2.5e-6));
+        assert_eq!(remap.upload_s_per_unit(2), None);
+        assert_eq!(remap.upload_s_per_unit(0), None);
     }
 
     /// The plan sees each run device's fitted cost (overhead included), not
@@ -1437,6 +1473,7 @@ mod tests {
         // 7.5 us per unit of transfers: 2.5 us of compute becomes 10 us.
         let remap = Remap {
             transfers: vec![(1, 7.5e-6)],
+            uploads: Vec::new(),
             ..bare(&est, &map)
         };
         let gpu = remap.cost(1).unwrap();
@@ -1456,6 +1493,7 @@ mod tests {
         };
         let plain = Remap {
             transfers: Vec::new(),
+            uploads: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
             class: Vec::new(),
@@ -1500,6 +1538,7 @@ mod tests {
         let map = [0usize, 1, 2, 3];
         let remap = Remap {
             transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
+            uploads: Vec::new(),
             ..bare(&est, &map)
         };
         let rate = |d: usize| remap.cost(d).unwrap().rate;
@@ -1550,6 +1589,7 @@ mod tests {
         let scaled = Remap {
             scale: vec![1.0, 2.0],
             transfers: vec![(3, 0.75e-6)],
+            uploads: Vec::new(),
             class: vec![0, 1, 1, 1, 1],
             ..bare(&est, &map)
         };

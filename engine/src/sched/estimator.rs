@@ -95,6 +95,14 @@ pub trait PowerEstimator: Send + Sync {
         let _ = device;
         None
     }
+    /// The seconds per unit that `device`'s packages spend uploading what
+    /// they read from the host into its own memory (a staged GPU, at its
+    /// learned upload bandwidth), where they upload any. The default:
+    /// `None`, none (the device works on the host's bytes).
+    fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
+        let _ = device;
+        None
+    }
 }
 
 /// `power` if it is a measurement the policies accept (finite and positive),

@@ -52,6 +52,12 @@ const SNAP: f64 = 1e-14;
 /// 40-80 ms of a run in which no device works.
 pub(super) const STALL_CLAIMS: u32 = 1000;
 
+/// The least upload time a staged GPU's package is cut to by the
+/// geometric tail (see `Plan::pipelined`): about four of a GPU's
+/// submission round trips (41-53 us on the H200), so that the packages
+/// the tail adds pay for their fixed cost in what they overlap.
+const PIPELINE_FLOOR: std::time::Duration = std::time::Duration::from_micros(200);
+
 fn snap(x: f64) -> f64 {
     let r = x.round();
     if (x - r).abs() <= SNAP * r.abs().max(1.0) {
@@ -737,13 +743,21 @@ impl Plan {
             }
         }
         let size = whole(size);
+        // A staged GPU's fresh package, measured or not, hinted or not
+        // aside (hints are the user's sizes), keeps room for its
+        // transfers to overlap its neighbours' (see `pipelined`).
+        let pipelined = |n: u64| match fresh && hints.is_none() {
+            true => self.pipelined(c, n, left, (granule, *min_package), &powers, est),
+            false => n,
+        };
         if fresh && hints.is_none() && !powers.all_known {
-            return self.early_capped(c, size, left, (granule, *min_package), est);
+            return pipelined(self.early_capped(c, size, left, (granule, *min_package), est));
         }
         if !(fresh && powers.all_known) {
             return size;
         }
         let guarded = self.guarded(c, size, left, granule, *min_package, &cost);
+        let capped = pipelined(guarded);
         tracing::trace!(
             device = d,
             claimant = c.index,
@@ -751,10 +765,74 @@ impl Plan {
             formula = x,
             sized = size,
             guarded,
+            capped,
             cost = ?cost(d),
             "an HGuided claim"
         );
-        guarded
+        capped
+    }
+
+    /// `size` (0: declined, kept), for a lone claimant of its device whose
+    /// packages upload what they read into the device's own memory (a
+    /// staged GPU, see [`PowerEstimator::upload_s_per_unit`]), cut to
+    /// half of the units it is expected to run of the `left` ones (its
+    /// power's share of them), but not below what uploads
+    /// [`PIPELINE_FLOOR`] worth of bytes (nor below its smallest
+    /// package): a geometric tail. Unchanged for other devices, or with
+    /// `COEXEC_PIPELINE_CAP=0`.
+    ///
+    /// # Why
+    /// A staged GPU's package computes only once its whole upload is in,
+    /// and downloads what it wrote after; its transfers overlap only with
+    /// its neighbours' packages. Taking its whole share in one package (as
+    /// a GPU does that pays a fixed cost per package and nothing else)
+    /// puts that share's upload before any of its compute and its
+    /// download after: on an H200 a cold co-executed Collatz's GPU took
+    /// the last 16687 of 32768 work-groups at once, whose 34 MB upload
+    /// ended before its compute started and whose 17 MB download ended
+    /// the run 0.4 ms after its compute, where the GPU alone, eight
+    /// packages deep, ran the whole range 0.8 ms sooner. Halving what is
+    /// left leaves the run's last package small: Collatz's first run 3.91
+    /// -> 3.38 ms, gather's 4.92 -> 4.78 (BENCHMARKS.md, run 35).
+    ///
+    /// # Why uploads only
+    /// A package that uploads nothing (a fractal's, which only writes)
+    /// has no upload to wait for: its download streams behind the next
+    /// package's compute whatever its size. Cut the same way, the
+    /// fractal's first run was 10% slower (2.15 -> 2.36 ms): its GPU's
+    /// downloads, five in flight instead of two, came home at 28-35 GB/s
+    /// instead of 37, and its workers took more of the image. Nor on a
+    /// GPU whose transfers share its compute queue (the engine then tells
+    /// no uploads): they run in queue order with its dispatches, so no
+    /// upload overlaps another package's compute, and a co-executed
+    /// jacobi's warm runs, there, were 3.5% slower cut (2.267 -> 2.350
+    /// ms).
+    fn pipelined(
+        &self,
+        c: &ClaimantState,
+        size: u64,
+        left: u64,
+        (granule, min_package): (u64, u64),
+        powers: &GuidedPowers,
+        est: &dyn PowerEstimator,
+    ) -> u64 {
+        let d = c.device;
+        if size == 0 || self.claimants[d] != 1 || !pipeline_cap_on() {
+            return size;
+        }
+        let Some(per_unit) = est.upload_s_per_unit(d) else {
+            return size;
+        };
+        let share = if powers.sum > 0.0 && powers.device > 0.0 {
+            (powers.device / powers.sum).min(1.0)
+        } else {
+            1.0
+        };
+        let half = ceil_u64(left as f64 * share / 2.0);
+        let floor = ceil_u64(PIPELINE_FLOOR.as_secs_f64() / per_unit)
+            .max(whole_granules(min_package, granule, left));
+        let cap = whole_granules(half.max(floor), granule, left);
+        size.min(cap)
     }
 
     /// `size`, for a claimant of a device not yet measured that ran
@@ -1368,6 +1446,14 @@ impl Plan {
     }
 }
 
+/// Whether a staged GPU's packages are cut to a geometric tail (see
+/// `Plan::pipelined`): yes unless `COEXEC_PIPELINE_CAP=0` (to measure what
+/// the rule changes). Read once per process.
+fn pipeline_cap_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_PIPELINE_CAP")
+}
+
 /// Whether an unmeasured device of several claimants starts slowly (see
 /// `Plan::slow_start`): yes, unless the environment sets
 /// `COEXEC_SLOW_START=0` (to measure what the rule changes). Read once per
@@ -1600,6 +1686,51 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 3, &est).unwrap();
         let mut gpu = p.claimant(0, 0);
         assert_eq!(p.package_size(&mut gpu, 3, &Cut(&est, Some(8))), 1);
+    }
+
+    /// An estimator whose device 1 uploads `.1` seconds of bytes per unit.
+    struct Staged<'a>(&'a ThroughputEstimator, Option<f64>);
+
+    impl PowerEstimator for Staged<'_> {
+        fn record(&self, device: usize, units: u64, seconds: f64) {
+            self.0.record(device, units, seconds);
+        }
+        fn power(&self, device: usize) -> Option<f64> {
+            self.0.power(device)
+        }
+        fn cost(&self, device: usize) -> Option<Cost> {
+            self.0.cost(device)
+        }
+        fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
+            (device == 1).then_some(self.1).flatten()
+        }
+    }
+
+    #[test]
+    fn a_staged_gpu_s_packages_end_in_a_geometric_tail() {
+        // A worker of 1000 units/s beside a GPU of 99_000: the GPU's
+        // share of what is left is 99%.
+        let est = ThroughputEstimator::new(2);
+        est.record(0, 1_000, 1.0);
+        est.record(1, 99_000, 1.0);
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 10_000, &est).unwrap();
+        let size = |left, per_unit| {
+            let mut gpu = p.claimant(1, 0);
+            gpu.record(&(0..1), Source::Fresh);
+            p.package_size(&mut gpu, left, &Staged(&est, per_unit))
+        };
+        // Zero-copy: its whole share at once.
+        let whole = size(10_000, None);
+        assert!(whole > 8_000, "{whole}");
+        // Staged (1 us a unit: the floor is 200 units): half of its
+        // share, then half of what its share leaves, down to the floor.
+        assert_eq!(size(10_000, Some(1e-6)), 4_950);
+        assert_eq!(size(5_000, Some(1e-6)), 2_475);
+        assert_eq!(size(300, Some(1e-6)), 200);
+        assert_eq!(size(150, Some(1e-6)), size(150, None));
+        // Bytes so cheap that the floor is the whole run: unchanged.
+        assert_eq!(size(10_000, Some(1e-9)), whole);
     }
 
     #[test]
