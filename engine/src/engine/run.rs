@@ -972,7 +972,7 @@ impl Engine {
         args: &Args<'_>,
         run: &RunDevices<'_>,
         geometry: &Geometry,
-    ) -> (Vec<(usize, f64)>, Vec<(usize, f64)>) {
+    ) -> (PerUnit, PerUnit) {
         let Some(pipeline) = kernel.pipeline.as_ref() else {
             return (Vec::new(), Vec::new());
         };
@@ -1315,6 +1315,10 @@ impl PowerEstimator for Remap<'_> {
             .filter(|s| s.is_finite() && *s > 0.0)
     }
 }
+
+/// Seconds per unit by run device index (each staged GPU's transfers, or
+/// its uploads alone).
+type PerUnit = Vec<(usize, f64)>;
 
 /// Whether a run of one GPU alone runs its dispatch loop on the caller's
 /// thread (`COEXEC_GPU_INLINE`, on unless `0`): it then pays no wake-up of
