@@ -1477,7 +1477,6 @@ mod tests {
         // 7.5 us per unit of transfers: 2.5 us of compute becomes 10 us.
         let remap = Remap {
             transfers: vec![(1, 7.5e-6)],
-            uploads: Vec::new(),
             ..bare(&est, &map)
         };
         let gpu = remap.cost(1).unwrap();
@@ -1542,7 +1541,6 @@ mod tests {
         let map = [0usize, 1, 2, 3];
         let remap = Remap {
             transfers: vec![(1, 7.5e-6), (2, 2.5e-6)],
-            uploads: Vec::new(),
             ..bare(&est, &map)
         };
         let rate = |d: usize| remap.cost(d).unwrap().rate;
@@ -1593,7 +1591,6 @@ mod tests {
         let scaled = Remap {
             scale: vec![1.0, 2.0],
             transfers: vec![(3, 0.75e-6)],
-            uploads: Vec::new(),
             class: vec![0, 1, 1, 1, 1],
             ..bare(&est, &map)
         };

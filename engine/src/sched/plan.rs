@@ -743,12 +743,15 @@ impl Plan {
             }
         }
         let size = whole(size);
-        // A staged GPU's fresh package, measured or not, hinted or not
-        // aside (hints are the user's sizes), keeps room for its
-        // transfers to overlap its neighbours' (see `pipelined`).
-        let pipelined = |n: u64| match fresh && hints.is_none() {
-            true => self.pipelined(c, n, left, (granule, *min_package), &powers, est),
-            false => n,
+        // A staged GPU's fresh package keeps room for its transfers to
+        // overlap its neighbours' (see `pipelined`); hinted sizes are the
+        // user's.
+        let pipelined = |n: u64| {
+            if fresh && hints.is_none() {
+                self.pipelined(c, n, left, (granule, *min_package), &powers, est)
+            } else {
+                n
+            }
         };
         if fresh && hints.is_none() && !powers.all_known {
             return pipelined(self.early_capped(c, size, left, (granule, *min_package), est));
