@@ -1311,8 +1311,7 @@ impl PowerEstimator for Remap<'_> {
         self.uploads
             .iter()
             .find(|&&(d, _)| d == device)
-            .map(|&(_, s)| s)
-            .filter(|s| s.is_finite() && *s > 0.0)
+            .and_then(|&(_, s)| crate::sched::usable_power(Some(s)))
     }
 }
 

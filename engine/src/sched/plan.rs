@@ -1655,18 +1655,48 @@ mod tests {
         assert_eq!(p.requeued_size(&p.claimant(0, 0), 100, &est), 7);
     }
 
-    /// An estimator that cuts a lone claimant's run in `.1` packages.
-    struct Cut<'a>(&'a ThroughputEstimator, Option<u64>);
+    /// An estimator that tells what the engine adds to the fits: the
+    /// packages a lone claimant's run is cut in, and the seconds device 1
+    /// uploads per unit.
+    struct Told<'a> {
+        est: &'a ThroughputEstimator,
+        lone_packages: Option<u64>,
+        upload_s: Option<f64>,
+    }
 
-    impl PowerEstimator for Cut<'_> {
+    /// An estimator that cuts a lone claimant's run in `n` packages.
+    fn cut(est: &ThroughputEstimator, n: Option<u64>) -> Told<'_> {
+        Told {
+            est,
+            lone_packages: n,
+            upload_s: None,
+        }
+    }
+
+    /// An estimator whose device 1 uploads `s` seconds of bytes per unit.
+    fn staged(est: &ThroughputEstimator, s: Option<f64>) -> Told<'_> {
+        Told {
+            est,
+            lone_packages: None,
+            upload_s: s,
+        }
+    }
+
+    impl PowerEstimator for Told<'_> {
         fn record(&self, device: usize, units: u64, seconds: f64) {
-            self.0.record(device, units, seconds);
+            self.est.record(device, units, seconds);
         }
         fn power(&self, device: usize) -> Option<f64> {
-            self.0.power(device)
+            self.est.power(device)
+        }
+        fn cost(&self, device: usize) -> Option<Cost> {
+            self.est.cost(device)
         }
         fn lone_packages(&self, _device: usize) -> Option<u64> {
-            self.1
+            self.lone_packages
+        }
+        fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
+            (device == 1).then_some(self.upload_s).flatten()
         }
     }
 
@@ -1678,35 +1708,17 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 10_000, &est).unwrap();
         let mut gpu = p.claimant(0, 0);
         // Not asked: the whole rest.
-        assert_eq!(p.package_size(&mut gpu, 10_000, &Cut(&est, None)), 10_000);
-        assert_eq!(p.package_size(&mut gpu, 10_000, &Cut(&est, Some(1))), 10_000);
+        assert_eq!(p.package_size(&mut gpu, 10_000, &cut(&est, None)), 10_000);
+        assert_eq!(p.package_size(&mut gpu, 10_000, &cut(&est, Some(1))), 10_000);
         // Four packages of a quarter of the run each, the last what is left.
-        let four = Cut(&est, Some(4));
+        let four = cut(&est, Some(4));
         assert_eq!(p.package_size(&mut gpu, 10_000, &four), 2_500);
         assert_eq!(p.package_size(&mut gpu, 7_500, &four), 2_500);
         assert_eq!(p.package_size(&mut gpu, 1_000, &four), 1_000);
         // More packages than units: one unit each.
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 3, &est).unwrap();
         let mut gpu = p.claimant(0, 0);
-        assert_eq!(p.package_size(&mut gpu, 3, &Cut(&est, Some(8))), 1);
-    }
-
-    /// An estimator whose device 1 uploads `.1` seconds of bytes per unit.
-    struct Staged<'a>(&'a ThroughputEstimator, Option<f64>);
-
-    impl PowerEstimator for Staged<'_> {
-        fn record(&self, device: usize, units: u64, seconds: f64) {
-            self.0.record(device, units, seconds);
-        }
-        fn power(&self, device: usize) -> Option<f64> {
-            self.0.power(device)
-        }
-        fn cost(&self, device: usize) -> Option<Cost> {
-            self.0.cost(device)
-        }
-        fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
-            (device == 1).then_some(self.1).flatten()
-        }
+        assert_eq!(p.package_size(&mut gpu, 3, &cut(&est, Some(8))), 1);
     }
 
     #[test]
@@ -1721,7 +1733,7 @@ mod tests {
         let size = |left, per_unit| {
             let mut gpu = p.claimant(1, 0);
             gpu.record(&(0..1), Source::Fresh);
-            p.package_size(&mut gpu, left, &Staged(&est, per_unit))
+            p.package_size(&mut gpu, left, &staged(&est, per_unit))
         };
         // Zero-copy: its whole share at once.
         let whole = size(10_000, None);
