@@ -826,10 +826,15 @@ impl Outcomes {
             return Some(inc_s);
         }
         // Its sample rules, unless the model expects it to beat the
-        // incumbent by more than the model's own error (LEAP): then one
-        // slow sample may have been unlucky.
+        // incumbent by more than the model's own error (LEAP) and the
+        // sample is within what an interrupted run explains (OUTLIER):
+        // then one slow sample may have been unlucky. Slower than that,
+        // the model is wrong about it (on an irregular kernel a device's
+        // fit follows the part of the range it ran: a worker rated on a
+        // fractal's edge predicted the whole image at 3.6 ms where it
+        // had taken 25, against 7.6 co-executed, and it ran alone again).
         let e = predict(m)
-            .filter(|&p| p < inc_s * (1.0 - LEAP))
+            .filter(|&p| p < inc_s * (1.0 - LEAP) && s <= OUTLIER * inc_s)
             .map_or(s, |p| p.min(s));
         (e <= RETRY * inc_s).then_some(e)
     }
@@ -1336,6 +1341,25 @@ mod tests {
             o.choose(&ALL, (Mode::Together, None), &near, (1, &[])),
             Mode::Together
         );
+    }
+
+    /// A sample past what an interrupted run explains outweighs any
+    /// prediction: measured once at 3.3 times the incumbent, a device the
+    /// model now puts at half the incumbent is not run alone again (only
+    /// a recheck would, and only within OUTLIER).
+    #[test]
+    fn a_sample_past_an_outlier_outweighs_any_prediction() {
+        let mut o = Outcomes::default();
+        for _ in 0..40 {
+            o.record(Mode::Together, 1e-3, 1);
+        }
+        o.record(CPU, 3.3e-3, 1);
+        let cpu_fast = |m: Mode| (m == CPU).then_some(0.5e-3);
+        for _ in 0..2 * RECHECK {
+            let m = o.choose(&ALL, (Mode::Together, None), &cpu_fast, (1, &[]));
+            assert_eq!(m, Mode::Together);
+            o.record(m, 1e-3, 1);
+        }
     }
 
     /// A challenger measured twice is compared with the incumbent on an

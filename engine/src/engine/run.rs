@@ -1299,6 +1299,11 @@ impl PowerEstimator for Remap<'_> {
     fn one_size(&self, device: usize) -> Option<u64> {
         self.map.get(device).and_then(|&d| self.inner.one_size(d))
     }
+    fn irregular(&self, device: usize) -> bool {
+        self.map
+            .get(device)
+            .is_some_and(|&d| self.inner.irregular(d))
+    }
     fn early_sample(&self, device: usize) -> Option<crate::sched::EarlySample> {
         self.map
             .get(device)

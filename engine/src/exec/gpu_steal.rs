@@ -65,11 +65,18 @@ impl GpuRole<'_> {
         let remainders = cpu.board.remainders(usize::MAX);
         let takes = match usable_power(mine.map(|c| c.rate)) {
             Some(g) => {
-                let owners: Vec<(u64, Option<f64>)> = remainders
-                    .iter()
-                    .map(|r| (r.left, owner_rate(estimated, r.progress, now_us)))
-                    .collect();
-                let mut takes = gpu_takes(&owners, g, lat);
+                let rated = |pick: Pick| -> Vec<(u64, Option<f64>)> {
+                    remainders
+                        .iter()
+                        .map(|r| (r.left, owner_rate(estimated, r.progress, now_us, pick)))
+                        .collect()
+                };
+                let owners = rated(Pick::Slowest);
+                let mut takes = if come_back_on() {
+                    cautious_takes(&owners, &rated(Pick::Fastest), g, (lat, round_trip))
+                } else {
+                    gpu_takes(&owners, g, lat)
+                };
                 if take_all_on() {
                     takes_all_when_kept_is_cheap(&mut takes, &owners, g, round_trip);
                 }
@@ -178,25 +185,93 @@ fn take_all_on() -> bool {
     crate::switches::on_unless_zero(&ON, "COEXEC_STEAL_ALL")
 }
 
-/// A worker's rate for a thief to weigh, in units/s: the slowest of its
-/// estimate (`estimated`), what it ran of its current package since it
-/// started (`progress`, at the run's microsecond `now_us`, once that
-/// package has gone on for [`LIVE_AFTER`]), and its last chunk's rate;
-/// `None` where none is known. The slowest, because a worker that keeps
-/// more than it runs by the GPU's end holds the run back by what it kept
-/// too much (the GPU takes it back a round trip later), while one that
-/// keeps too little costs the GPU only those units' time.
-fn owner_rate(estimated: Option<f64>, progress: Progress, now_us: u64) -> Option<f64> {
+/// Which of a worker's rates a thief weighs (see [`owner_rate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    /// The slowest: what the worker keeps it surely ends by the GPU's end.
+    Slowest,
+    /// The fastest, unless it started nothing for a while: what the
+    /// worker keeps it ends by the GPU's end only if it keeps its best
+    /// pace.
+    Fastest,
+}
+
+/// A worker's rate for a thief to weigh, in units/s: of its estimate
+/// (`estimated`), what it ran of its current package since it started
+/// (`progress`, at the run's microsecond `now_us`, once that package has
+/// gone on for [`LIVE_AFTER`]), and its last chunk's rate, the slowest or
+/// the fastest (`pick`); `None` where none is known. A worker that started
+/// nothing in its package's last [`LIVE_AFTER`] is as slow as can be
+/// either way. Which one the GPU acts on is [`cautious_takes`]'s choice.
+fn owner_rate(
+    estimated: Option<f64>,
+    progress: Progress,
+    now_us: u64,
+    pick: Pick,
+) -> Option<f64> {
     let live = progress
         .rate(now_us, LIVE_AFTER.as_micros() as u64)
-        .filter(|r| r.is_finite())
+        .filter(|r| r.is_finite());
+    if live.is_some_and(|l| l <= 0.0) {
         // A worker that started nothing since: as slow as can be.
-        .map(|l| l.max(f64::MIN_POSITIVE));
+        return Some(f64::MIN_POSITIVE);
+    }
     let last = usable_power(progress.last_rate());
-    [usable_power(estimated), live, last]
-        .into_iter()
-        .flatten()
-        .reduce(f64::min)
+    let rates = [usable_power(estimated), live, last].into_iter().flatten();
+    match pick {
+        Pick::Slowest => rates.reduce(f64::min),
+        Pick::Fastest => rates.reduce(f64::max),
+    }
+}
+
+/// What an idle GPU of `gpu` units/s takes of the workers' remainders,
+/// weighing them at their slowest rates (`slow`, as for [`gpu_takes`]) or
+/// at their fastest (`fast`, the same remainders): the slowest, unless
+/// what that takes beyond the fastest would cost the GPU more than its
+/// `round_trip_s`; then the fastest, and the GPU comes back for what the
+/// workers did not end by its own end. `latency_s`: when the GPU's
+/// package could end at the earliest, as for [`gpu_takes`].
+///
+/// # Why
+/// A stolen package cannot be given back: what the GPU takes too much, it
+/// runs while the workers it took it from sit idle, its whole time lost
+/// to the run. What it takes too little costs it one more steal, a round
+/// trip, once it sees the workers are not done. A worker's rates disagree
+/// most on an irregular kernel, where the next units need not cost what
+/// the last ones did: on the dev machine (lavapipe beside one worker, a
+/// 512^2 fractal) the worker's last chunk, in the image's interior, rated
+/// it at 6.5 k units/s; the GPU took 160-230 of its 190-260 units left,
+/// 4-5 ms of its own time, while the worker ended the 30 it kept in
+/// 1.1-1.5 ms, at 20-27 k units/s, and sat idle for the rest of the run
+/// (balance 0.60-0.72). Where the GPU is many times faster than the
+/// workers, what the two picks differ by costs it less than a round trip,
+/// and the slowest stands: the GPU does not come back round after round
+/// (a cold fractal's workers rated on the image's edge, BENCHMARKS.md, run
+/// 18).
+fn cautious_takes(
+    slow: &[(u64, Option<f64>)],
+    fast: &[(u64, Option<f64>)],
+    gpu: f64,
+    (latency_s, round_trip_s): (f64, f64),
+) -> Vec<u64> {
+    let sure = gpu_takes(slow, gpu, latency_s);
+    let least = gpu_takes(fast, gpu, latency_s);
+    let (sure_n, least_n): (u64, u64) = (sure.iter().sum(), least.iter().sum());
+    let costs_more = sure_n.saturating_sub(least_n) as f64 / gpu;
+    if costs_more > round_trip_s {
+        least
+    } else {
+        sure
+    }
+}
+
+/// Whether an idle GPU weighs the workers at their fastest where its take
+/// at their slowest would cost it more than a round trip (see
+/// [`cautious_takes`]): yes unless `COEXEC_STEAL_COME_BACK=0` (to measure
+/// what the rule changes). Read once per process.
+fn come_back_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_STEAL_COME_BACK")
 }
 
 /// What a GPU running `gpu` units/s, whose package ends `latency_s` after
@@ -353,6 +428,63 @@ mod tests {
         assert_eq!(t, vec![1, 0]);
     }
 
+    fn owner_rate_slow(estimated: Option<f64>, progress: Progress, now_us: u64) -> Option<f64> {
+        owner_rate(estimated, progress, now_us, Pick::Slowest)
+    }
+
+    /// The fastest of a worker's rates, except for one that started
+    /// nothing for a while.
+    #[test]
+    fn a_worker_s_fastest_rate_is_its_best_pace() {
+        let at = |started, since_us, last_chunk| Progress {
+            started,
+            since_us: Some(since_us),
+            last_chunk,
+        };
+        let fast = |e, p, now| owner_rate(e, p, now, Pick::Fastest);
+        // Estimated 1e4; 100 units in 1000 us (1e5); a last chunk of 1
+        // unit in 200 us (5e3): 1e5 at best, 5e3 at worst.
+        let p = at(100, 1000, Some((1, 200_000)));
+        assert_eq!(fast(Some(1e4), p, 2000), Some(1e5));
+        assert_eq!(owner_rate_slow(Some(1e4), p, 2000), Some(5e3));
+        // Nothing started in 1 ms: as slow as can be either way.
+        let stuck = at(0, 0, Some((10, 1000)));
+        assert_eq!(fast(Some(1e6), stuck, 1000), Some(f64::MIN_POSITIVE));
+        // Nothing known: nothing.
+        assert_eq!(fast(None, at(5, 1000, None), 1100), None);
+    }
+
+    /// The take at the workers' slowest rates, unless what it takes beyond
+    /// the take at their fastest costs the GPU more than a round trip.
+    #[test]
+    fn a_gpu_takes_less_where_over_taking_would_cost_more_than_coming_back() {
+        // The dev machine's fractal (a GPU of 37 k units/s, one worker
+        // with 200 units left rated 6.5 k at its last chunk and 25 k over
+        // its package): at the slowest the GPU takes about 170 units,
+        // 4.6 ms; at the fastest about 120, 1.3 ms less, far past a 50 us
+        // round trip: it takes the fewer and comes back.
+        let slow = [(200, Some(6.5e3))];
+        let fast = [(200, Some(2.5e4))];
+        let sure = gpu_takes(&slow, 3.7e4, 50e-6);
+        let least = gpu_takes(&fast, 3.7e4, 50e-6);
+        assert!(sure[0] > least[0] + 40, "{sure:?} {least:?}");
+        assert_eq!(cautious_takes(&slow, &fast, 3.7e4, (50e-6, 50e-6)), least);
+        // A GPU a thousand times faster than the workers: what the two
+        // differ by is a few microseconds of its time, and it takes what
+        // the slowest rates say.
+        let slow = [(4, Some(4e3)), (8, Some(4e3))];
+        let fast = [(4, Some(2.3e5)), (8, Some(2.3e5))];
+        let sure = gpu_takes(&slow, 2e7, 70e-6);
+        assert_ne!(sure, gpu_takes(&fast, 2e7, 70e-6));
+        assert_eq!(cautious_takes(&slow, &fast, 2e7, (70e-6, 70e-6)), sure);
+        // The picks agree (a regular kernel): that take.
+        let same = [(1000, Some(1e3)); 3];
+        assert_eq!(
+            cautious_takes(&same, &same, 9e4, (50e-6, 50e-6)),
+            gpu_takes(&same, 9e4, 50e-6)
+        );
+    }
+
     #[test]
     fn a_worker_slower_than_estimated_keeps_less() {
         let at = |started, since_us| Progress {
@@ -362,21 +494,21 @@ mod tests {
         };
         // Estimated 1e6 units/s; 100 units in its package's first 1000 us:
         // 1e5 units/s, the slower, once the package ran 200 us.
-        assert_eq!(owner_rate(Some(1e6), at(100, 1000), 2000), Some(1e5));
-        assert_eq!(owner_rate(Some(1e6), at(100, 1000), 1100), Some(1e6));
+        assert_eq!(owner_rate_slow(Some(1e6), at(100, 1000), 2000), Some(1e5));
+        assert_eq!(owner_rate_slow(Some(1e6), at(100, 1000), 1100), Some(1e6));
         // Faster than estimated: the estimate stands.
-        assert_eq!(owner_rate(Some(1e6), at(10_000, 1000), 2000), Some(1e6));
+        assert_eq!(owner_rate_slow(Some(1e6), at(10_000, 1000), 2000), Some(1e6));
         // No time given, or nothing estimated and not long enough.
         let untimed = Progress {
             started: 5,
             since_us: None,
             last_chunk: None,
         };
-        assert_eq!(owner_rate(Some(1e6), untimed, 5000), Some(1e6));
-        assert_eq!(owner_rate(None, at(5, 1000), 1100), None);
-        assert_eq!(owner_rate(None, at(100, 1000), 2000), Some(1e5));
+        assert_eq!(owner_rate_slow(Some(1e6), untimed, 5000), Some(1e6));
+        assert_eq!(owner_rate_slow(None, at(5, 1000), 1100), None);
+        assert_eq!(owner_rate_slow(None, at(100, 1000), 2000), Some(1e5));
         // Nothing started in 1 ms: as slow as can be, so the GPU takes all.
-        let stuck = owner_rate(Some(1e6), at(0, 0), 1000);
+        let stuck = owner_rate_slow(Some(1e6), at(0, 0), 1000);
         assert_eq!(gpu_takes(&[(1000, stuck)], 1e9, 50e-6), vec![1000]);
         // Its last chunk, one unit in 200 us, slower than its package's
         // average (100 units in 1000 us): 5000 units/s; before 200 us of
@@ -385,9 +517,9 @@ mod tests {
             last_chunk,
             ..at(100, 1000)
         };
-        assert_eq!(owner_rate(Some(1e6), chunk(Some((1, 200_000))), 2000), Some(5000.0));
-        assert_eq!(owner_rate(None, chunk(Some((1, 200_000))), 1100), Some(5000.0));
-        assert_eq!(owner_rate(Some(1e6), chunk(Some((100, 1000))), 2000), Some(1e5));
-        assert_eq!(owner_rate(Some(1e6), chunk(Some((1, 0))), 2000), Some(1e5));
+        assert_eq!(owner_rate_slow(Some(1e6), chunk(Some((1, 200_000))), 2000), Some(5000.0));
+        assert_eq!(owner_rate_slow(None, chunk(Some((1, 200_000))), 1100), Some(5000.0));
+        assert_eq!(owner_rate_slow(Some(1e6), chunk(Some((100, 1000))), 2000), Some(1e5));
+        assert_eq!(owner_rate_slow(Some(1e6), chunk(Some((1, 0))), 2000), Some(1e5));
     }
 }

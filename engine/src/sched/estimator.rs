@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
 
-use super::model::{EarlySample, Cost, CostFit};
-use super::sync::{AtomicU64, Ordering};
+use super::model::{EarlySample, Cost, CostFit, IRREGULAR};
+use super::sync::{AtomicBool, AtomicU64, Ordering};
 
 /// Clean extension point for smarter estimators.
 ///
@@ -87,6 +87,16 @@ pub trait PowerEstimator: Send + Sync {
         let _ = device;
         None
     }
+    /// Whether `device`'s packages fell far from its fitted cost, either
+    /// way (see [`CostFit::irregularity`]): its kernel's items differ in
+    /// cost, and a package's time depends on which it holds. HGuided then
+    /// does not give it its whole share of an even finish at once. The
+    /// default: `false`.
+    fn irregular(&self, device: usize) -> bool {
+        let _ = device;
+        false
+    }
+
     /// The packages HGuided cuts the run of `device` into where it is the
     /// run's lone claimant (a lone GPU whose transfers have a queue of
     /// their own: a package's download then runs beside the next one's
@@ -122,6 +132,9 @@ struct DeviceModel {
     /// The one size its packages had ([`CostFit::one_size`]), in units;
     /// 0: none.
     one_size: AtomicU64,
+    /// Its packages' spread around the fit is past [`IRREGULAR`] (see
+    /// [`CostFit::irregularity`]).
+    irregular: AtomicBool,
 }
 
 impl DeviceModel {
@@ -131,6 +144,7 @@ impl DeviceModel {
             overhead: CachePadded::new(AtomicU64::new(0)),
             rate: CachePadded::new(AtomicU64::new(0)),
             one_size: AtomicU64::new(0),
+            irregular: AtomicBool::new(false),
         }
     }
 
@@ -156,6 +170,9 @@ impl DeviceModel {
         // the fit before allowed).
         let one = fit.one_size_if(trusted).map_or(0, |n| n.ceil() as u64);
         self.one_size.store(one, Ordering::Relaxed);
+        // Relaxed: a sizing hint read on its own, as `one_size`.
+        let irregular = fit.irregularity().is_some_and(|r| r > IRREGULAR);
+        self.irregular.store(irregular, Ordering::Relaxed);
     }
 
     fn cost(&self) -> Option<Cost> {
@@ -319,6 +336,13 @@ impl PowerEstimator for ThroughputEstimator {
         // Relaxed: see `DeviceModel::publish`.
         let n = self.devices.get(device)?.one_size.load(Ordering::Relaxed);
         (n > 0).then_some(n)
+    }
+
+    fn irregular(&self, device: usize) -> bool {
+        // Relaxed: see `DeviceModel::publish`.
+        self.devices
+            .get(device)
+            .is_some_and(|d| d.irregular.load(Ordering::Relaxed))
     }
 }
 

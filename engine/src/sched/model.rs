@@ -90,6 +90,21 @@ pub(crate) const OUTLIER: f64 = 32.0;
 /// Outliers in a row after which they are recorded (see the module docs).
 pub(crate) const OUTLIER_RUN: u32 = 3;
 
+/// The spread of a device's package times around its fit (the root mean
+/// square of their log ratios to the fit's predictions, see
+/// [`CostFit::irregularity`]) beyond which its kernel counts as
+/// irregular: packages 40% off the fit either way, typically. A regular
+/// kernel's packages stay within a few percent of the line (their noise:
+/// the host's scheduling, a clock); an irregular one's differ by what
+/// their items cost: a 512^2 fractal's GPU packages on the dev machine ran
+/// at 50-400 k units/s, 1.2-2.2 off the fit in log terms.
+pub(crate) const IRREGULAR: f64 = 0.35;
+
+/// Residuals (see [`IRREGULAR`]) of a package whose predicted time is
+/// mostly its fixed cost say little about its items: only packages whose
+/// overhead is at most this part of the predicted time are weighed.
+const WORK_BOUND: f64 = 0.5;
+
 /// What a device not yet measured ran: its first warm packages before its
 /// fit is trusted, on average, or else its cold ones (see
 /// [`CostFit::record_cold`]): `units` in `seconds`; a cold package by the
@@ -214,6 +229,17 @@ pub struct CostFit {
     /// The fit was seeded from a profile (see [`seed`](Self::seed)): its
     /// sizes are made up, not packages the device ran.
     seeded: bool,
+    /// How far warm packages fell from the fit (see
+    /// [`irregularity`](Self::irregularity)).
+    spread: Spread,
+}
+
+/// Forgetting-weighted squared log ratios of package times to the fit's
+/// predictions (see [`CostFit::irregularity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Spread {
+    w: f64,
+    ss: f64,
 }
 
 /// The cold samples of a fit (see [`CostFit::record_cold`]).
@@ -258,7 +284,39 @@ impl CostFit {
         }
         // The first warm sample replaces the cold ones.
         self.cold = Cold::default();
+        self.weigh_residual(n, seconds, forget(parallel));
         self.add(n, seconds, 1.0, forget(parallel));
+    }
+
+    /// Adds the log ratio of `seconds` to what the trusted fit predicts for
+    /// `n` units to the spread, where that prediction is mostly work (see
+    /// [`WORK_BOUND`]).
+    fn weigh_residual(&mut self, n: f64, seconds: f64, forget: f64) {
+        let Some((c, true)) = self.fit() else {
+            return;
+        };
+        let predicted = c.time(n);
+        if !(predicted > 0.0 && c.overhead_s <= WORK_BOUND * predicted) {
+            return;
+        }
+        let r = (seconds / predicted).ln();
+        if r.is_finite() {
+            self.spread.w = self.spread.w * forget + 1.0;
+            self.spread.ss = self.spread.ss * forget + r * r;
+        }
+    }
+
+    /// How far the device's recent warm packages fell from its fit: the
+    /// root mean square of the log ratios of their times to the fit's
+    /// predictions just before each was recorded (forgetting-weighted as
+    /// the fit is), over packages whose predicted time is mostly work.
+    /// `None` until a few were weighed ([`TRUST_PACKAGES`]). Above
+    /// [`IRREGULAR`], the device's cost depends on which items a package
+    /// holds, not only on how many: its rate is an average over the
+    /// items it happened to run.
+    pub fn irregularity(&self) -> Option<f64> {
+        let s = self.spread;
+        (s.w >= TRUST_PACKAGES).then(|| (s.ss / s.w).sqrt())
     }
 
     /// Records work whose size was chosen from the device's own speed (a
@@ -1050,6 +1108,38 @@ mod tests {
     /// A warm package far slower than the trusted line predicts (a late
     /// one-time cost) is left out: the overhead stays at the truth. A
     /// lasting change still moves the fit.
+    /// Packages on the fit, within a few percent of it, leave the spread
+    /// small; packages whose times swing by what their items cost (a
+    /// fractal's GPU packages: 50-400 k units/s) put it past
+    /// [`IRREGULAR`]. Packages mostly overhead are not weighed.
+    #[test]
+    fn irregularity_is_the_spread_of_packages_around_the_fit() {
+        let mut regular = CostFit::default();
+        assert_eq!(regular.irregularity(), None);
+        for (i, n) in [100u64, 200, 400, 100, 200, 400, 100, 200].into_iter().enumerate() {
+            let noise = if i % 2 == 0 { 1.03 } else { 0.97 };
+            regular.record(n, (20e-6 + n as f64 / 1e5) * noise);
+        }
+        let r = regular.irregularity().expect("several packages weighed");
+        assert!(r < 0.1, "{r}");
+        let mut irregular = CostFit::default();
+        for (i, n) in [200u64, 100, 70, 200, 100, 70, 200, 100].into_iter().enumerate() {
+            let rate = [5e4, 1.5e5, 4e5][i % 3];
+            irregular.record(n, 20e-6 + n as f64 / rate);
+        }
+        let r = irregular.irregularity().expect("several packages weighed");
+        assert!(r > IRREGULAR, "{r}");
+        // Packages of one unit on a fit of 20 us fixed cost: mostly
+        // overhead, never weighed, whatever their times.
+        let mut tiny = CostFit::default();
+        tiny.record(1000, 20e-6 + 1000.0 / 1e5);
+        tiny.record(100, 20e-6 + 100.0 / 1e5);
+        for i in 0..8 {
+            tiny.record(1, if i % 2 == 0 { 20e-6 } else { 60e-6 });
+        }
+        assert_eq!(tiny.irregularity(), None);
+    }
+
     #[test]
     fn an_outlier_does_not_own_the_overhead() {
         let mut f = CostFit::default();

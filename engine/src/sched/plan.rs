@@ -256,6 +256,10 @@ struct GuidedPowers {
     /// Every other device holds its probe back (`Plan::holds_back`): the
     /// claimant's device sizes its packages as if alone.
     others_hold_back: bool,
+    /// Some device's packages fell far from its fitted cost (see
+    /// [`PowerEstimator::irregular`]): no device takes its whole share of
+    /// an even finish at once.
+    irregular: bool,
 }
 
 /// Per-claimant state (each claimant owns one; not shared, so no atomics):
@@ -916,6 +920,7 @@ impl Plan {
                 all_known: true,
                 hinted: true,
                 others_hold_back: false,
+                irregular: false,
             };
         }
         let n = self.claimants.len();
@@ -936,6 +941,7 @@ impl Plan {
                 all_known,
                 hinted: false,
                 others_hold_back: false,
+                irregular: false,
             };
         }
         let mean = msum / count as f64;
@@ -946,6 +952,7 @@ impl Plan {
             all_known,
             hinted: false,
             others_hold_back: false,
+            irregular: (0..n).any(|j| est.irregular(j)),
         }
     }
 
@@ -1030,7 +1037,10 @@ impl Plan {
             // takes its share of an even finish at once: one dispatch
             // pays one overhead, and the devices that split finely
             // absorb the estimate's error (see `overshoots`).
-            let whole_share = !powers.hinted && powers.all_known && self.claimants[d] == 1;
+            let whole_share = !powers.hinted
+                && powers.all_known
+                && self.claimants[d] == 1
+                && !(powers.irregular && irregular_on());
             size = size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, cost));
         }
         if !powers.hinted
@@ -1449,6 +1459,15 @@ impl Plan {
     }
 }
 
+/// Whether a device of an irregular kernel is kept from taking its whole
+/// share of an even finish at once (see `Plan::fresh_size`): yes unless
+/// `COEXEC_IRREGULAR=0` (to measure what the rule changes). Read once per
+/// process.
+fn irregular_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_IRREGULAR")
+}
+
 /// Whether a staged GPU's packages are cut to a geometric tail (see
 /// `Plan::pipelined`): yes unless `COEXEC_PIPELINE_CAP=0` (to measure what
 /// the rule changes). Read once per process.
@@ -1804,6 +1823,37 @@ mod tests {
         let fresh_b = p.claimant(1, 0);
         est.reset();
         assert_eq!(p.requeued_size(&fresh_b, 100, &est), 25);
+    }
+
+    /// Where a device's packages fell far from its fit (an irregular
+    /// kernel), no device takes its whole share of an even finish at once:
+    /// the formula's size, as before every cost was known.
+    #[test]
+    fn an_irregular_kernel_s_gpu_does_not_take_its_whole_share_at_once() {
+        let size_of_first = |est: &ThroughputEstimator| {
+            let p = Plan::new(&Scheduler::hguided(), &gpus(2), 100, est).unwrap();
+            let mut a = p.claimant(0, 0);
+            a.record(&(0..7), Source::Fresh);
+            p.package_size(&mut a, 100, est)
+        };
+        // The same mean rates, 3000 and 1000 units/s: device 0 measured on
+        // packages of one steady rate, or on packages 3.3 times slower and
+        // faster by turns.
+        let regular = ThroughputEstimator::new(2);
+        regular.record(0, 3000, 1.0);
+        regular.record(1, 1000, 1.0);
+        let irregular = ThroughputEstimator::new(2);
+        for _ in 0..4 {
+            irregular.record(0, 3000, 1.0 / 3.3);
+            irregular.record(0, 3000, 3.3);
+        }
+        irregular.record(1, 1000, 1.0);
+        assert!(irregular.irregular(0) && !regular.irregular(0));
+        let p0 = irregular.power(0).unwrap();
+        let formula = (100.0 * p0 / (2.0 * (p0 + 1000.0))).ceil() as u64;
+        assert_eq!(size_of_first(&regular), 68, "its whole share at once");
+        assert_eq!(size_of_first(&irregular), formula);
+        assert!(formula < 50, "{formula}");
     }
 
     #[test]
