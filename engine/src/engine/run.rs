@@ -1299,10 +1299,10 @@ impl PowerEstimator for Remap<'_> {
     fn one_size(&self, device: usize) -> Option<u64> {
         self.map.get(device).and_then(|&d| self.inner.one_size(d))
     }
-    fn irregular(&self, device: usize) -> bool {
+    fn irregularity(&self, device: usize) -> Option<f64> {
         self.map
             .get(device)
-            .is_some_and(|&d| self.inner.irregular(d))
+            .and_then(|&d| self.inner.irregularity(d))
     }
     fn early_sample(&self, device: usize) -> Option<crate::sched::EarlySample> {
         self.map

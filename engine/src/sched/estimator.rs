@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
 
-use super::model::{EarlySample, Cost, CostFit, IRREGULAR};
-use super::sync::{AtomicBool, AtomicU64, Ordering};
+use super::model::{EarlySample, Cost, CostFit};
+use super::sync::{AtomicU64, Ordering};
 
 /// Clean extension point for smarter estimators.
 ///
@@ -87,14 +87,14 @@ pub trait PowerEstimator: Send + Sync {
         let _ = device;
         None
     }
-    /// Whether `device`'s packages fell far from its fitted cost, either
-    /// way (see [`CostFit::irregularity`]): its kernel's items differ in
-    /// cost, and a package's time depends on which it holds. HGuided then
-    /// does not give it its whole share of an even finish at once. The
-    /// default: `false`.
-    fn irregular(&self, device: usize) -> bool {
+    /// How far `device`'s packages fell from its fitted cost, either way
+    /// (see [`CostFit::irregularity`]); past about 0.35 its kernel's
+    /// items differ in cost, and a package's time depends on which it
+    /// holds (see `Plan::whole_share_risks_idling`). The default: `None`,
+    /// not known.
+    fn irregularity(&self, device: usize) -> Option<f64> {
         let _ = device;
-        false
+        None
     }
 
     /// The packages HGuided cuts the run of `device` into where it is the
@@ -132,9 +132,9 @@ struct DeviceModel {
     /// The one size its packages had ([`CostFit::one_size`]), in units;
     /// 0: none.
     one_size: AtomicU64,
-    /// Its packages' spread around the fit is past [`IRREGULAR`] (see
-    /// [`CostFit::irregularity`]).
-    irregular: AtomicBool,
+    /// Its packages' spread around the fit ([`CostFit::irregularity`]),
+    /// as `f64` bits; 0: none known.
+    irregularity: AtomicU64,
 }
 
 impl DeviceModel {
@@ -144,7 +144,7 @@ impl DeviceModel {
             overhead: CachePadded::new(AtomicU64::new(0)),
             rate: CachePadded::new(AtomicU64::new(0)),
             one_size: AtomicU64::new(0),
-            irregular: AtomicBool::new(false),
+            irregularity: AtomicU64::new(0),
         }
     }
 
@@ -171,8 +171,8 @@ impl DeviceModel {
         let one = fit.one_size_if(trusted).map_or(0, |n| n.ceil() as u64);
         self.one_size.store(one, Ordering::Relaxed);
         // Relaxed: a sizing hint read on its own, as `one_size`.
-        let irregular = fit.irregularity().is_some_and(|r| r > IRREGULAR);
-        self.irregular.store(irregular, Ordering::Relaxed);
+        let spread = fit.irregularity().filter(|r| r.is_finite()).unwrap_or(0.0);
+        self.irregularity.store(spread.to_bits(), Ordering::Relaxed);
     }
 
     fn cost(&self) -> Option<Cost> {
@@ -338,11 +338,10 @@ impl PowerEstimator for ThroughputEstimator {
         (n > 0).then_some(n)
     }
 
-    fn irregular(&self, device: usize) -> bool {
+    fn irregularity(&self, device: usize) -> Option<f64> {
         // Relaxed: see `DeviceModel::publish`.
-        self.devices
-            .get(device)
-            .is_some_and(|d| d.irregular.load(Ordering::Relaxed))
+        let bits = self.devices.get(device)?.irregularity.load(Ordering::Relaxed);
+        Some(f64::from_bits(bits)).filter(|&r| r > 0.0)
     }
 }
 

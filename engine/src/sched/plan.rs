@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::ops::Range;
 
 use super::estimator::{usable_power, PowerEstimator};
-use super::model::{Cost, DISTINCT};
+use super::model::{Cost, DISTINCT, IRREGULAR};
 use super::queue::{Source, WorkQueue};
 use super::scheduler::{check_powers, DeviceKind, DeviceSlot, SchedError, Scheduler};
 
@@ -256,10 +256,9 @@ struct GuidedPowers {
     /// Every other device holds its probe back (`Plan::holds_back`): the
     /// claimant's device sizes its packages as if alone.
     others_hold_back: bool,
-    /// Some device's packages fell far from its fitted cost (see
-    /// [`PowerEstimator::irregular`]): no device takes its whole share of
-    /// an even finish at once.
-    irregular: bool,
+    /// The largest spread of a device's packages around its fitted cost
+    /// (see [`PowerEstimator::irregularity`]); 0 where none is known.
+    irregularity: f64,
 }
 
 /// Per-claimant state (each claimant owns one; not shared, so no atomics):
@@ -920,7 +919,7 @@ impl Plan {
                 all_known: true,
                 hinted: true,
                 others_hold_back: false,
-                irregular: false,
+                irregularity: 0.0,
             };
         }
         let n = self.claimants.len();
@@ -941,7 +940,7 @@ impl Plan {
                 all_known,
                 hinted: false,
                 others_hold_back: false,
-                irregular: false,
+                irregularity: 0.0,
             };
         }
         let mean = msum / count as f64;
@@ -952,7 +951,9 @@ impl Plan {
             all_known,
             hinted: false,
             others_hold_back: false,
-            irregular: (0..n).any(|j| est.irregular(j)),
+            irregularity: (0..n)
+                .filter_map(|j| est.irregularity(j))
+                .fold(0.0, f64::max),
         }
     }
 
@@ -1040,7 +1041,7 @@ impl Plan {
             let whole_share = !powers.hinted
                 && powers.all_known
                 && self.claimants[d] == 1
-                && !(powers.irregular && irregular_on());
+                && !self.whole_share_risks_idling(mine, left, powers.irregularity, cost);
             size = size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, cost));
         }
         if !powers.hinted
@@ -1056,6 +1057,49 @@ impl Plan {
             size = size.min((2 * c.last_fresh).max(min_package));
         }
         size
+    }
+
+    /// Whether a lone claimant of cost `mine`, taking its whole share of
+    /// an even finish of `left` units at once, risks leaving the other
+    /// devices idle for longer than cutting that share costs it, on a
+    /// kernel whose packages fall `irregularity` from their devices' fits
+    /// (see [`PowerEstimator::irregularity`]; below [`IRREGULAR`], never).
+    /// The risk: the share's time off by that spread (its log ratio, as a
+    /// fraction) while the others, their part of the devices' rates, wait
+    /// for the end. The cost: a fixed cost for each halving from its share
+    /// down to its efficient size (at most [`MAX_OVERHEAD`] overhead), the
+    /// packages the formula's sizes add. Off with `COEXEC_IRREGULAR=0`.
+    ///
+    /// # Why
+    /// A dispatched package cannot be split: what a GPU takes beyond its
+    /// even share, the others cannot take back, and they idle while it
+    /// runs. On an irregular kernel a share in units is not a share in
+    /// time: on the dev machine (lavapipe beside one worker) a 512^2
+    /// fractal's GPU took 692 of 1024 work-groups at once, the image's
+    /// interior, for 8.8 ms, while the worker ended the edges it took in
+    /// 0.5 ms (balance 0.05; the GPU alone took 9.2). Where the GPU is far
+    /// faster than the others (an H200 beside 15 workers), their idle time
+    /// is worth little, and cutting costs round trips of 50-110 us.
+    fn whole_share_risks_idling(
+        &self,
+        mine: Cost,
+        left: u64,
+        irregularity: f64,
+        cost: &dyn Fn(usize) -> Option<Cost>,
+    ) -> bool {
+        if !(irregularity > IRREGULAR && irregular_on()) {
+            return false;
+        }
+        let all = self.pool(None, cost);
+        if !(all.rates > 0.0) {
+            return false;
+        }
+        let finish = all.even_finish(left);
+        let others = (1.0 - mine.rate / all.rates).max(0.0);
+        let risk = irregularity * finish * others;
+        let share = ((finish - mine.overhead_s) * mine.rate).max(1.0);
+        let halvings = (share / mine.efficient_size(MAX_OVERHEAD).max(1.0)).log2().max(1.0);
+        risk > halvings * mine.overhead_s
     }
 
     /// Whether device `d`, still unmeasured after its probe, grows its
@@ -1848,12 +1892,27 @@ mod tests {
             irregular.record(0, 3000, 3.3);
         }
         irregular.record(1, 1000, 1.0);
-        assert!(irregular.irregular(0) && !regular.irregular(0));
+        assert!(irregular.irregularity(0).unwrap() > IRREGULAR);
+        assert!(regular.irregularity(0).is_none_or(|r| r < IRREGULAR));
         let p0 = irregular.power(0).unwrap();
         let formula = (100.0 * p0 / (2.0 * (p0 + 1000.0))).ceil() as u64;
         assert_eq!(size_of_first(&regular), 68, "its whole share at once");
         assert_eq!(size_of_first(&irregular), formula);
         assert!(formula < 50, "{formula}");
+        // The risk against the cost of cutting: a GPU of 20 M units/s and
+        // 100 us per package beside devices of 1 M (a twentieth) risks
+        // about 150 us of their time on a spread of 1 over 65536 units,
+        // less than its three halvings cost: whole. Beside 10 M (a third
+        // of the rates), about 0.7 ms: cut. Regular: whole.
+        let p = Plan::new(&Scheduler::hguided(), &gpus(2), 65_536, &regular).unwrap();
+        let gpu = Cost {
+            overhead_s: 100e-6,
+            rate: 2e7,
+        };
+        let beside = |r: f64| move |j: usize| Some(if j == 0 { gpu } else { Cost::rate_only(r) });
+        assert!(!p.whole_share_risks_idling(gpu, 65_536, 1.0, &beside(1e6)));
+        assert!(p.whole_share_risks_idling(gpu, 65_536, 1.0, &beside(1e7)));
+        assert!(!p.whole_share_risks_idling(gpu, 65_536, 0.1, &beside(1e7)));
     }
 
     #[test]
