@@ -429,6 +429,10 @@ struct Loop<'r, 'a> {
     submitted_any: bool,
     /// How it waits for its oldest package (see [`wait::mode_for`]).
     wait_mode: wait::WaitMode,
+    /// Whether it stole from the workers in this run: its first steal
+    /// may weigh them at their fastest, later ones at their slowest (see
+    /// [`GpuRole::steal`]).
+    stole: bool,
     /// Packages seen complete (their downloads may still be in flight).
     #[cfg(feature = "test-hooks")]
     ran: usize,
@@ -474,6 +478,7 @@ pub(crate) fn dispatch_loop(
         last_span_end: None,
         upfront_s: upfront_s(role),
         submitted_any: false,
+        stole: false,
         wait_mode: wait::mode_for(
             role.unit.device.info().device_type == crate::vk::DeviceType::Cpu,
         ),
@@ -683,9 +688,11 @@ impl Loop<'_, '_> {
                             let backlog = backlog
                                 .max(downloads)
                                 .saturating_add(duration_s(upfront));
-                            self.role.steal(self.estimates, run_us(self.t0), backlog)
+                            let first = !self.stole;
+                            self.role.steal(self.estimates, (run_us(self.t0), first), backlog)
                         })
                         .filter(|parts| !parts.is_empty())
+                        .inspect(|_| self.stole = true)
                         .map(|parts| (Parts::Many(parts), true))
                 });
             let Some((parts, stolen)) = claimed else {

@@ -23,7 +23,9 @@ impl GpuRole<'_> {
     /// [`gpu_takes`]), to run as one package; empty where no split ends
     /// sooner. Before the GPU is measured, half of each remainder worth
     /// splitting (see [`worth_splitting`]). `now_us`: the run's
-    /// microsecond, the clock of the workers' package starts; `backlog`:
+    /// microsecond, the clock of the workers' package starts; `first`:
+    /// whether this is the GPU's first steal of the run (only that one may
+    /// weigh the workers at their fastest, see [`cautious_takes`]); `backlog`:
     /// how long until the GPU could have the stolen units' results home
     /// at the earliest (a staged run's downloads in flight come first).
     ///
@@ -38,7 +40,7 @@ impl GpuRole<'_> {
     pub(super) fn steal(
         &self,
         estimates: &dyn PowerEstimator,
-        now_us: u64,
+        (now_us, first): (u64, bool),
         backlog: Duration,
     ) -> Vec<Range<u64>> {
         let Some(cpu) = self.cpu.as_ref() else {
@@ -72,7 +74,7 @@ impl GpuRole<'_> {
                         .collect()
                 };
                 let owners = rated(Pick::Slowest);
-                let mut takes = if come_back_on() {
+                let mut takes = if first && come_back_on() {
                     cautious_takes(&owners, &rated(Pick::Fastest), g, (lat, round_trip))
                 } else {
                     gpu_takes(&owners, g, lat)
@@ -248,6 +250,16 @@ fn owner_rate(
 /// and the slowest stands: the GPU does not come back round after round
 /// (a cold fractal's workers rated on the image's edge, BENCHMARKS.md, run
 /// 18).
+///
+/// # Once a run
+/// Only the GPU's first steal of a run weighs the workers at their
+/// fastest; when it comes back, the workers were slower than that, and it
+/// weighs them at their slowest. Without the bound a worker's fastest rate
+/// can stay far above what it runs, and the GPU, taking little at each
+/// visit, left the workers most of a sparse product's rows: on an H200
+/// two of five processes' warm runs took 5.4-9.8 ms with the workers
+/// running 1.0-1.8 M of 2.1 M rows, against 1.5-1.7 ms (BENCHMARKS.md,
+/// h200 run 36).
 fn cautious_takes(
     slow: &[(u64, Option<f64>)],
     fast: &[(u64, Option<f64>)],
