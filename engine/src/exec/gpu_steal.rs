@@ -254,12 +254,12 @@ fn owner_rate(
 /// # Once a run
 /// Only the GPU's first steal of a run weighs the workers at their
 /// fastest; when it comes back, the workers were slower than that, and it
-/// weighs them at their slowest. Without the bound a worker's fastest rate
-/// can stay far above what it runs, and the GPU, taking little at each
-/// visit, left the workers most of a sparse product's rows: on an H200
-/// two of five processes' warm runs took 5.4-9.8 ms with the workers
-/// running 1.0-1.8 M of 2.1 M rows, against 1.5-1.7 ms (BENCHMARKS.md,
-/// h200 run 36).
+/// weighs them at their slowest. The bound is by design: a worker's
+/// fastest rate could stay far above what it runs, and a GPU taking
+/// little at each visit would leave the workers most of the rest. (A
+/// sparse product's warm runs on an H200 that left the workers 0.7-1.8 M
+/// of 2.1 M rows, 5.3-9.8 ms against 1.5-1.7, were seen with the rule on
+/// and off alike: BENCHMARKS.md, h200 run 36.)
 fn cautious_takes(
     slow: &[(u64, Option<f64>)],
     fast: &[(u64, Option<f64>)],

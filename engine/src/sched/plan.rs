@@ -1091,7 +1091,7 @@ impl Plan {
             return false;
         }
         let all = self.pool(None, cost);
-        if !(all.rates > 0.0) {
+        if all.rates.is_nan() || all.rates <= 0.0 {
             return false;
         }
         let finish = all.even_finish(left);
