@@ -278,7 +278,8 @@ impl Engine {
         tracing::debug!(
             scale = ?estimates.scale,
             costs = ?(0..slots.len()).map(|d| estimates.cost(d)).collect::<Vec<_>>(),
-            "a run's sizing: each run device's split scale and cost as the plan reads it"
+            irregularity = ?(0..slots.len()).map(|d| estimates.irregularity(d)).collect::<Vec<_>>(),
+            "a run's sizing: each run device's split scale, cost and irregularity as the plan reads them"
         );
         let queue = WorkQueue::new(geometry.units);
         steps.mark("planned");

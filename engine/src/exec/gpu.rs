@@ -542,6 +542,18 @@ fn lead_for_upload(upload_s: f64, once_s: Option<f64>) -> Duration {
     duration_s(upload_s - once_s.unwrap_or(0.0))
 }
 
+/// What a package is recorded at (see `Loop::net_of_upload`): its host
+/// time `busy`, never below its time on the GPU's own clock `gpu_s`, less
+/// what its upload is expected to take (`upload_s`, where it uploaded;
+/// see [`less_upload`]). Without the GPU's clock, `busy`.
+fn package_sample(busy: f64, gpu_s: Option<f64>, upload_s: Option<f64>) -> f64 {
+    match (gpu_s, upload_s) {
+        (Some(g), Some(up)) => less_upload(busy.max(g), g, up),
+        (Some(g), None) => busy.max(g),
+        (None, _) => busy,
+    }
+}
+
 /// A package's host time `busy` less its upload's expected `upload_s`,
 /// never below its own time on the GPU (`gpu_s`: an upload that ran beside
 /// the previous package's compute took nothing of its time) nor above
@@ -1072,7 +1084,18 @@ impl Loop<'_, '_> {
     /// The time of package `f` (`busy` on the host, `gpu_ns` on the GPU's
     /// own clock) less what its own upload is expected to take (see
     /// [`less_upload`]); `busy` where it uploaded nothing or the GPU's clock
-    /// is not read.
+    /// is not read. Never less than its time on the GPU's own clock.
+    ///
+    /// # Why the GPU's clock bounds it
+    /// A package's host time runs from when it could start (its
+    /// submission, or the completion the loop saw before it) to when the
+    /// loop sees it complete. Where the loop sees two packages complete at
+    /// one look, the second's host time is the few microseconds between
+    /// the two observations: on lavapipe a 13-unit package measured 14 us
+    /// that ran 40 us on the device. The fit clamps its fixed cost to its
+    /// quickest package, and such a sample pinned lavapipe's at 1.5 us
+    /// (it is about 45): every package then looked like work, and a
+    /// regular kernel's packages fell 2-7 times off the fit.
     ///
     /// # Why
     /// A run's transfers are costed apart, by what the mirrors lack (see
@@ -1085,12 +1108,8 @@ impl Loop<'_, '_> {
     /// and its time alone, predicted from that rate, was never tried
     /// (BENCHMARKS.md, section 0e, run 10).
     fn net_of_upload(&self, f: &InFlight, busy: f64, gpu_ns: Option<u64>) -> f64 {
-        match gpu_ns {
-            Some(ns) if f.uploaded > 0 => {
-                less_upload(busy, ns as f64 * 1e-9, self.upload_seconds(f.uploaded))
-            }
-            _ => busy,
-        }
+        let upload_s = (f.uploaded > 0).then(|| self.upload_seconds(f.uploaded));
+        package_sample(busy, gpu_ns.map(|ns| ns as f64 * 1e-9), upload_s)
     }
 
     /// What uploading `bytes` takes at the GPU's upload bandwidth (0 where
@@ -1385,6 +1404,21 @@ mod tests {
         // Nothing uploaded, or a clock past the host's: the host's time.
         assert_eq!(less_upload(0.3e-3, 0.25e-3, 0.0), 0.3e-3);
         assert_eq!(less_upload(0.3e-3, 0.5e-3, 0.1e-3), 0.3e-3);
+    }
+
+    /// A package the loop saw complete right after the one before it
+    /// (14 us on the host, 40 us on the device) is recorded at its device
+    /// time, uploading or not; without the device's clock, at the host's.
+    #[test]
+    fn a_package_is_recorded_at_no_less_than_its_device_time() {
+        assert_eq!(package_sample(14e-6, Some(40e-6), None), 40e-6);
+        assert_eq!(package_sample(14e-6, Some(40e-6), Some(5e-6)), 40e-6);
+        assert_eq!(package_sample(14e-6, None, Some(5e-6)), 14e-6);
+        // A host time past the device's, nothing uploaded: the host's.
+        assert_eq!(package_sample(90e-6, Some(40e-6), None), 90e-6);
+        // Uploading: as `less_upload`.
+        let s = package_sample(1.2e-3, Some(0.1e-3), Some(1.0e-3));
+        assert!((s - 0.2e-3).abs() < 1e-12, "{s}");
     }
 
     #[test]
