@@ -1037,7 +1037,10 @@ impl Plan {
             // A lone claimant whose costs, and everybody's, are learned
             // takes its share of an even finish at once: one dispatch
             // pays one overhead, and the devices that split finely
-            // absorb the estimate's error (see `overshoots`).
+            // absorb the estimate's error (see `overshoots`); unless,
+            // on an irregular kernel, the error could leave them idle
+            // longer than cutting the share costs it (see
+            // `whole_share_risks_idling`).
             let whole_share = !powers.hinted
                 && powers.all_known
                 && self.claimants[d] == 1
