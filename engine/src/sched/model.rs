@@ -274,7 +274,10 @@ impl CostFit {
         }
         // The first warm sample replaces a provisional fit.
         self.drop_provisional();
-        if self.is_outlier(n, seconds) {
+        // The fit this sample is judged against (warm samples only), once
+        // for both judgements.
+        let prior = if self.w > 0.0 { self.fit() } else { None };
+        if self.is_outlier(prior, n, seconds) {
             self.outliers += 1;
             if self.outliers < OUTLIER_RUN {
                 return;
@@ -284,15 +287,15 @@ impl CostFit {
         }
         // The first warm sample replaces the cold ones.
         self.cold = Cold::default();
-        self.weigh_residual(n, seconds, forget(parallel));
+        self.weigh_residual(prior, n, seconds, forget(parallel));
         self.add(n, seconds, 1.0, forget(parallel));
     }
 
-    /// Adds the log ratio of `seconds` to what the trusted fit predicts for
-    /// `n` units to the spread, where that prediction is mostly work (see
-    /// [`WORK_BOUND`]).
-    fn weigh_residual(&mut self, n: f64, seconds: f64, forget: f64) {
-        let Some((c, true)) = self.fit() else {
+    /// Adds the log ratio of `seconds` to what the `prior` fit, where
+    /// trusted, predicts for `n` units to the spread, where that
+    /// prediction is mostly work (see [`WORK_BOUND`]).
+    fn weigh_residual(&mut self, prior: Option<(Cost, bool)>, n: f64, seconds: f64, forget: f64) {
+        let Some((c, true)) = prior else {
             return;
         };
         let predicted = c.time(n);
@@ -333,13 +336,13 @@ impl CostFit {
     }
 
     /// Whether `n` units in `seconds` took more than [`OUTLIER`] times what
-    /// the fit predicts, where the fit is a trusted line over enough
+    /// the `prior` fit predicts, where the fit is a trusted line over enough
     /// packages.
-    fn is_outlier(&self, n: f64, seconds: f64) -> bool {
+    fn is_outlier(&self, prior: Option<(Cost, bool)>, n: f64, seconds: f64) -> bool {
         if !(self.is_line() && self.w >= TRUST_PACKAGES) {
             return false;
         }
-        matches!(self.fit(), Some((c, true)) if seconds > OUTLIER * c.time(n))
+        matches!(prior, Some((c, true)) if seconds > OUTLIER * c.time(n))
     }
 
     /// Records a *cold* package (the first a device ran of a kernel in the
@@ -1105,9 +1108,6 @@ mod tests {
         assert!(close(f.fit().unwrap().0.rate, 64.0 / 1e-3, 1e-9));
     }
 
-    /// A warm package far slower than the trusted line predicts (a late
-    /// one-time cost) is left out: the overhead stays at the truth. A
-    /// lasting change still moves the fit.
     /// Packages on the fit, within a few percent of it, leave the spread
     /// small; packages whose times swing by what their items cost (a
     /// fractal's GPU packages: 50-400 k units/s) put it past
@@ -1140,6 +1140,9 @@ mod tests {
         assert_eq!(tiny.irregularity(), None);
     }
 
+    /// A warm package far slower than the trusted line predicts (a late
+    /// one-time cost) is left out: the overhead stays at the truth. A
+    /// lasting change still moves the fit.
     #[test]
     fn an_outlier_does_not_own_the_overhead() {
         let mut f = CostFit::default();

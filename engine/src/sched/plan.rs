@@ -256,9 +256,6 @@ struct GuidedPowers {
     /// Every other device holds its probe back (`Plan::holds_back`): the
     /// claimant's device sizes its packages as if alone.
     others_hold_back: bool,
-    /// The largest spread of a device's packages around its fitted cost
-    /// (see [`PowerEstimator::irregularity`]); 0 where none is known.
-    irregularity: f64,
 }
 
 /// Per-claimant state (each claimant owns one; not shared, so no atomics):
@@ -740,7 +737,7 @@ impl Plan {
         let x = left as f64 * p_i / (k * powers.sum);
         let mut size = ceil_u64(x).max(*min_package);
         if fresh {
-            size = self.fresh_size(c, size, left, &powers, *min_package, &cost);
+            size = self.fresh_size(c, (size, left), &powers, *min_package, (est, &cost));
             if hints.is_none() {
                 size = self.separating(c, size, left, est);
             }
@@ -919,7 +916,6 @@ impl Plan {
                 all_known: true,
                 hinted: true,
                 others_hold_back: false,
-                irregularity: 0.0,
             };
         }
         let n = self.claimants.len();
@@ -940,7 +936,6 @@ impl Plan {
                 all_known,
                 hinted: false,
                 others_hold_back: false,
-                irregularity: 0.0,
             };
         }
         let mean = msum / count as f64;
@@ -951,9 +946,6 @@ impl Plan {
             all_known,
             hinted: false,
             others_hold_back: false,
-            irregularity: (0..n)
-                .filter_map(|j| est.irregularity(j))
-                .fold(0.0, f64::max),
         }
     }
 
@@ -1026,11 +1018,10 @@ impl Plan {
     fn fresh_size(
         &self,
         c: &ClaimantState,
-        mut size: u64,
-        left: u64,
+        (mut size, left): (u64, u64),
         powers: &GuidedPowers,
         min_package: u64,
-        cost: &dyn Fn(usize) -> Option<Cost>,
+        (est, cost): (&dyn PowerEstimator, &dyn Fn(usize) -> Option<Cost>),
     ) -> u64 {
         let d = c.device;
         if let Some(mine) = cost(d) {
@@ -1044,7 +1035,7 @@ impl Plan {
             let whole_share = !powers.hinted
                 && powers.all_known
                 && self.claimants[d] == 1
-                && !self.whole_share_risks_idling(mine, left, powers.irregularity, cost);
+                && !self.whole_share_risks_idling(mine, left, self.irregularity(est), cost);
             size = size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, cost));
         }
         if !powers.hinted
@@ -1060,6 +1051,16 @@ impl Plan {
             size = size.min((2 * c.last_fresh).max(min_package));
         }
         size
+    }
+
+    /// The largest spread of a run device's packages around its fitted
+    /// cost (see [`PowerEstimator::irregularity`]); 0 where none is known.
+    /// Read only where a claimant would take its whole share at once, not
+    /// on every claim.
+    fn irregularity(&self, est: &dyn PowerEstimator) -> f64 {
+        (0..self.claimants.len())
+            .filter_map(|j| est.irregularity(j))
+            .fold(0.0, f64::max)
     }
 
     /// Whether a lone claimant of cost `mine`, taking its whole share of
