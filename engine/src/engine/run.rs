@@ -253,6 +253,7 @@ impl Engine {
         run.cpu_note = cpu_note;
         run.left_out = left_out;
         steps.mark("devices chosen");
+        self.rouse_claimants(&run);
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
         let (transfers, uploads) = self.transfer_cost(kernel, &args, &run, geometry);
@@ -490,6 +491,23 @@ impl Engine {
             scheduler = Cow::Owned(scheduler.for_devices(&keep));
         }
         Ok((run, scheduler))
+    }
+
+    /// Wakes the pool threads the run will post its claimants to (see
+    /// [`crate::exec::pool::Pool::rouse`]) while it is being planned; not
+    /// where the caller drives a lone GPU's loop itself, nor where the
+    /// environment sets `COEXEC_ROUSE=0`.
+    fn rouse_claimants(&self, run: &RunDevices<'_>) {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let inner = &*self.inner;
+        let inline = !run.cpu && run.gpus.len() == 1 && gpu_inline_in_env();
+        if inline || !crate::switches::on_unless_zero(&ON, "COEXEC_ROUSE") {
+            return;
+        }
+        let gpu = |thread: usize| run.gpus.iter().any(|(_, u)| u.thread == thread);
+        inner
+            .pool
+            .rouse(&|thread| gpu(thread) || (run.cpu && thread < inner.workers));
     }
 
     /// The run's `k`-th GPU ready to claim: its staged plan (`None`:

@@ -584,7 +584,7 @@ impl Loop<'_, '_> {
             let Some(f) = self.inflight.front() else {
                 if self.transfers.as_ref().is_some_and(Pipeline::has_downloads) {
                     // Nothing to run: wait for the oldest download.
-                    self.reap(Some(self.timeout_ns()))?;
+                    self.reap(Some((self.timeout_ns(), self.wait_mode)))?;
                     continue;
                 }
                 if self.queue.is_done() || self.queue.is_aborted() {
@@ -611,7 +611,7 @@ impl Loop<'_, '_> {
                 .and_then(|c| expected_run_s(c, f.len()))
                 .map(|s| started + Duration::from_secs_f64(s));
             let until = now + Duration::from_nanos(wait_ns);
-            let waited = wait::wait_ticket(&self.ring, ticket, until, (expected, self.wait_mode));
+            let waited = wait::wait_ticket(self.ring.completion(), ticket, until, (expected, self.wait_mode));
             #[cfg(feature = "test-hooks")]
             let waited = match &self.injected {
                 Some(i) => i.filter_wait(ticket, waited),
@@ -924,15 +924,15 @@ impl Loop<'_, '_> {
         Ok(bytes)
     }
 
-    /// Staged runs: hands the completed transfers over (with `wait_ns`,
-    /// after waiting that long for the oldest download): each downloaded
-    /// package counts done.
-    fn reap(&mut self, wait_ns: Option<u64>) -> Result<(), Failure> {
+    /// Staged runs: hands the completed transfers over (with `wait`, after
+    /// waiting up to its nanoseconds for the oldest download, see
+    /// [`Pipeline::reap`]): each downloaded package counts done.
+    fn reap(&mut self, wait: Option<(u64, wait::WaitMode)>) -> Result<(), Failure> {
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
             return Ok(());
         };
         let done = t
-            .reap(staging, wait_ns)
+            .reap(staging, wait)
             .map_err(|e| Failure::new(e.into_message()))?;
         for d in done {
             self.downloaded(d);
@@ -1303,7 +1303,7 @@ impl Loop<'_, '_> {
         // must outlive it too. Uploads that completed make their bytes
         // valid in the mirrors.
         if let Some(t) = &self.transfers {
-            if !t.idle(self.timeout_ns()) {
+            if !t.idle(self.timeout_ns(), self.wait_mode) {
                 let _ = device.wait_idle();
             }
         }

@@ -7,6 +7,7 @@
 
 use super::kernel::Package;
 use super::staging::Staging;
+use super::wait::{self, WaitMode};
 use crate::vk::transfer::{Copy, Direction, Stager};
 use crate::vk::Completion;
 use std::collections::VecDeque;
@@ -165,16 +166,30 @@ impl<'r, T> Pipeline<'r, T> {
 
     /// The completed transfers, oldest first: uploads are marked valid in
     /// the mirrors, downloads handed back (their packages are done). With
-    /// `wait_ns`, waits that long for the oldest download first.
+    /// `wait`, waits up to its nanoseconds for the oldest download first,
+    /// polling around the download's expected end as its mode asks (see
+    /// [`wait::wait_ticket`]): a blocking wait on a transfer queue was seen
+    /// to return 100-180 us after a co-executed first run's last download
+    /// came home on an H200, where the GPU alone's run, whose downloads
+    /// share the polled compute queue, ended 10-20 us after its own
+    /// (BENCHMARKS.md, run 37).
     pub(crate) fn reap(
         &mut self,
         staging: &Staging<'_>,
-        wait_ns: Option<u64>,
+        wait: Option<(u64, WaitMode)>,
     ) -> Result<Vec<Download<T>>, TransferError> {
         let failed = |e: crate::error::VkError| TransferError::Failed(e.to_string());
-        if let (Some(ns), Some(d)) = (wait_ns, self.downloads.front()) {
+        if let (Some((ns, mode)), Some(d)) = (wait, self.downloads.front()) {
             let t = Instant::now();
-            let ok = self.stager.wait(d.value, ns).map_err(failed)?;
+            let bw = self.stager.rates().bandwidth(Direction::Download.way());
+            let expected = t + backlog(d.submitted, d.bytes, bw, t);
+            let ok = wait::wait_ticket(
+                self.stager.completion(),
+                d.value,
+                wait::deadline(t, ns),
+                (Some(expected), mode),
+            )
+            .map_err(failed)?;
             self.seconds += t.elapsed().as_secs_f64();
             if !ok {
                 return Err(TransferError::TimedOut(
@@ -223,9 +238,19 @@ impl<'r, T> Pipeline<'r, T> {
         (done, left)
     }
 
-    /// Waits up to `timeout_ns` for every batch submitted.
-    pub(crate) fn idle(&self, timeout_ns: u64) -> bool {
-        matches!(self.stager.drain(timeout_ns), Ok(true))
+    /// Waits up to `timeout_ns` for every batch submitted, polling at
+    /// first as `mode` asks: at the run's end, the last batch is
+    /// [`close`](Self::close)'s empty one, which follows dispatches that
+    /// are done and completes at once (a blocking wait for it returned
+    /// 100 us or more later on an H200: see [`reap`](Self::reap)).
+    pub(crate) fn idle(&self, timeout_ns: u64, mode: WaitMode) -> bool {
+        let now = Instant::now();
+        let last = self.stager.last();
+        let until = wait::deadline(now, timeout_ns);
+        matches!(
+            wait::wait_ticket(self.stager.completion(), last, until, (Some(now), mode)),
+            Ok(true)
+        )
     }
 
     /// Submits one batch without waiting for it.

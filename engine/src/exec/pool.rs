@@ -123,6 +123,9 @@ struct Slot {
     panic: Mutex<Option<JobPanic>>,
     /// Jobs this thread has run (see [`Pool::jobs_run`]).
     jobs: AtomicU64,
+    /// Set by [`Pool::rouse`]: the thread spins for its next command for
+    /// up to [`ROUSE_WINDOW`] before it parks again.
+    roused: AtomicBool,
 }
 
 /// State shared by all threads of one pool.
@@ -234,6 +237,11 @@ fn spin_window() -> Option<Duration> {
     (us > 0).then(|| Duration::from_micros(us))
 }
 
+/// How long a thread woken by [`Pool::rouse`] spins for its command before
+/// it parks again (the run that roused it failed before posting one, or
+/// was slower to plan than this).
+const ROUSE_WINDOW: Duration = Duration::from_millis(1);
+
 /// Whether a hold keeps a thread pinned to `pins` spinning: while a hold
 /// is alive, unless the caller is on one of its PUs (the thread would take
 /// turns with the caller on that core).
@@ -255,6 +263,12 @@ fn on_pu(pins: &[usize], pu: Option<usize>) -> bool {
 /// watching the mail flag, then parks. Returns once mail may have come (the
 /// caller re-checks the mailbox).
 fn wait_for_mail(slot: &Slot, held: &dyn Fn() -> bool, spin_until: &mut Option<Instant>) {
+    // Relaxed: a hint of how to wait (see `Pool::rouse`); the mailbox
+    // orders the data. A load first: no write while nobody roused it.
+    if slot.roused.load(Ordering::Relaxed) && slot.roused.swap(false, Ordering::Relaxed) {
+        let until = Instant::now() + ROUSE_WINDOW;
+        *spin_until = Some(spin_until.map_or(until, |u| u.max(until)));
+    }
     // `held` reads hints only: a thread that misses a new hold parks and
     // is unparked by the next post as ever, one that misses its release
     // spins one more round.
@@ -361,6 +375,7 @@ impl Pool {
                     mail: AtomicBool::new(false),
                     panic: Mutex::new(None),
                     jobs: AtomicU64::new(0),
+                    roused: AtomicBool::new(false),
                 })
                 .collect(),
             remaining: AtomicUsize::new(0),
@@ -489,6 +504,26 @@ impl Pool {
         // Relaxed: see `wait_for_mail` (a hint; the mailbox orders data).
         self.shared.holds.fetch_add(1, Ordering::Relaxed);
         AwakeHold { pool: self }
+    }
+
+    /// Wakes the threads for which `wake` is true ahead of a broadcast to
+    /// them: each spins for its command (for up to [`ROUSE_WINDOW`])
+    /// instead of parking, so that the broadcast finds it running. A
+    /// parked thread takes tens of microseconds to run again once
+    /// unparked (a GPU's dispatch loop of a co-executed first run on an
+    /// H200 started 40-70 us after the run posted its job), which this
+    /// spends while the caller prepares the run. The thread pinned to the
+    /// caller's PU is left parked: spinning there, it would take turns
+    /// with the caller.
+    pub fn rouse(&self, wake: &dyn Fn(usize) -> bool) {
+        let here = current_pu();
+        for (i, (slot, thread)) in self.shared.slots.iter().zip(&self.threads).enumerate() {
+            if wake(i) && !on_pu(&self.pins[i], here) {
+                // Relaxed: a hint (see `wait_for_mail`).
+                slot.roused.store(true, Ordering::Relaxed);
+                thread.unpark();
+            }
+        }
     }
 
     /// Notes the PU the caller runs on (see `Shared::caller_pu`).
@@ -774,6 +809,37 @@ mod tests {
         assert!(pool.broadcast_to(&|_| false, &|_| unreachable!()).is_ok());
     }
 
+    /// A roused thread takes its flag once woken and spins for its
+    /// command; one not chosen is left alone; broadcasts after a rouse run
+    /// every job once, and a rouse with no broadcast after it leaves the
+    /// pool as usable as ever.
+    #[test]
+    fn roused_threads_run_the_next_broadcast_as_ever() {
+        let pool = unpinned(3);
+        let roused = |i: usize| pool.shared.slots[i].roused.load(Ordering::Relaxed);
+        pool.rouse(&|i| i != 1);
+        let t = Instant::now();
+        while (roused(0) || roused(2)) && t.elapsed() < Duration::from_secs(10) {
+            thread::yield_now();
+        }
+        assert!(!roused(0) && !roused(2), "woken threads take their flags");
+        assert!(!roused(1), "a thread not chosen is not roused");
+        let counts: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
+        pool.broadcast(&|i| {
+            counts[i].fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        // Past the window, parked again: woken by the next post as ever.
+        pool.rouse(&|_| true);
+        thread::sleep(ROUSE_WINDOW * 3);
+        pool.broadcast(&|i| {
+            counts[i].fetch_add(1, Ordering::Relaxed);
+        })
+        .unwrap();
+        let got: Vec<usize> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        assert_eq!(got, vec![2, 2, 2]);
+    }
+
     #[test]
     fn thread_names_and_indices() {
         let pool = Pool::new(ThreadSpec::cpu_workers(&[
@@ -929,6 +995,7 @@ mod tests {
             mail: AtomicBool::new(false),
             panic: Mutex::new(None),
             jobs: AtomicU64::new(0),
+            roused: AtomicBool::new(false),
         });
         let poster = {
             let slot = slot.clone();
@@ -966,6 +1033,7 @@ mod tests {
             mail: AtomicBool::new(false),
             panic: Mutex::new(None),
             jobs: AtomicU64::new(0),
+            roused: AtomicBool::new(false),
         });
         let holds = Arc::new(AtomicUsize::new(1));
         // Mail without unpark: only a spinning thread sees it.

@@ -1,4 +1,5 @@
-//! How a GPU's dispatch loop waits for its oldest package.
+//! How a GPU's dispatch loop waits for its oldest package (and a staged
+//! GPU's for its transfers).
 //!
 //! A blocking wait (`vkWaitSemaphores`) leaves the core to others, but the
 //! driver may report the completion late: on the H200, a resident SAXPY
@@ -9,11 +10,16 @@
 //! timeline instead ([`WaitMode::Hybrid`], the default): it blocks until
 //! [`SPIN_LEAD`] before the end the cost model expects, polls until as long
 //! after it, and blocks again past that (the estimate was wrong: a core is not
-//! burnt for a package of unknown length). The loop's core is reserved for it
-//! (the CPU workers leave one per GPU), so the polling takes no worker's time.
+//! burnt for a package of unknown length beyond that). A package of unknown
+//! length (a kernel's first, unmeasured: a small probe) is polled for from
+//! the start of its wait, for as long as the lead. The loop's core is
+//! reserved for it (the CPU workers leave one per GPU), so the polling takes
+//! no worker's time. A staged GPU's waits for its transfer queue (its oldest
+//! download, the last batch of a run) poll the same way (see
+//! [`crate::exec::pipeline::Pipeline::reap`]).
 
 use crate::error::VkError;
-use crate::vk::DispatchRing;
+use crate::vk::Completion;
 use std::time::{Duration, Instant};
 
 /// How the dispatch loop waits (`COEXEC_GPU_WAIT`: `block`, `spin` or
@@ -81,15 +87,22 @@ pub(crate) fn spin_window(
             let from = end.checked_sub(SPIN_LEAD).unwrap_or(now).max(now);
             (from.min(until), (end + SPIN_LEAD).min(until))
         }
+        // A kernel's first package, unmeasured, is small (a probe): its
+        // end is polled for from the start, for as long as the lead (a
+        // cold co-executed run's first package, 6 us on an H200's clock,
+        // was seen complete 128 us after its submission, while the
+        // learned sizes of the next waited on it: BENCHMARKS.md, run 37).
+        (WaitMode::Hybrid, None) => (now, (now + SPIN_LEAD).min(until)),
         _ => (until, until),
     }
 }
 
-/// Waits until `ticket` completed (`Ok(true)`) or `until` passed
+/// Waits until `ticket` of `ring` (a dispatch ring's or a transfer
+/// queue's completion) completed (`Ok(true)`) or `until` passed
 /// (`Ok(false)`), polling in the window [`spin_window`] gives under `mode`
 /// and blocking outside it.
 pub(crate) fn wait_ticket(
-    ring: &DispatchRing,
+    ring: &Completion,
     ticket: u64,
     until: Instant,
     (expected, mode): (Option<Instant>, WaitMode),
@@ -110,6 +123,14 @@ pub(crate) fn wait_ticket(
         return ring.is_complete(ticket);
     }
     ring.wait(ticket, nanos(until - now))
+}
+
+/// The instant `ns` nanoseconds after `now` (a day where that is past what
+/// an `Instant` holds: an engine's timeout may be set that long).
+pub(crate) fn deadline(now: Instant, ns: u64) -> Instant {
+    now.checked_add(Duration::from_nanos(ns))
+        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(now)
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -140,8 +161,14 @@ mod tests {
         // An end past the wait: no polling past `until`.
         let late = now + ms(200);
         assert_eq!(spin_window(WaitMode::Hybrid, now, until, Some(late)), (until, until));
-        // An unknown end, or blocking: no polling at all.
-        assert_eq!(spin_window(WaitMode::Hybrid, now, until, None), (until, until));
+        // An unknown end: polled from the start, for the lead.
+        assert_eq!(
+            spin_window(WaitMode::Hybrid, now, until, None),
+            (now, now + SPIN_LEAD)
+        );
+        let short = now + Duration::from_micros(50);
+        assert_eq!(spin_window(WaitMode::Hybrid, now, short, None), (now, short));
+        // Blocking: no polling at all.
         assert_eq!(spin_window(WaitMode::Block, now, until, Some(end)), (until, until));
         // Spinning: the whole wait.
         assert_eq!(spin_window(WaitMode::Spin, now, until, None), (now, until));
@@ -157,5 +184,13 @@ mod tests {
             assert_eq!(mode_given(Some(m), true), m);
             assert_eq!(mode_given(Some(m), false), m);
         }
+    }
+
+    /// A deadline past what an `Instant` holds is a day, never a panic.
+    #[test]
+    fn a_deadline_past_an_instant_s_reach_is_a_day() {
+        let now = Instant::now();
+        assert_eq!(deadline(now, 5_000), now + Duration::from_micros(5));
+        assert_eq!(deadline(now, u64::MAX), now + Duration::from_nanos(u64::MAX));
     }
 }
