@@ -121,6 +121,13 @@ struct Types {
     arrays: HashMap<u32, (u32, Option<u32>)>, // id -> (elem, length id)
 }
 
+/// The largest binding number a kernel may declare. Vulkan sets none, but
+/// drivers size a descriptor set layout by its largest binding number: a
+/// fuzzed module declaring binding 3082270647 made lavapipe ask for 345 GB
+/// at layout creation. A kernel's buffers are matched to its bindings in
+/// their order, so numbers this large serve no kernel.
+pub const MAX_BINDING: u32 = 4095;
+
 /// Reads the compute interface of `words` for entry point `entry`.
 pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
     if words.len() < 5 {
@@ -307,6 +314,11 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
                 if set != 0 {
                     return Err(Error::Interface(format!(
                         "binding {binding} is in descriptor set {set}; coexec kernels use set 0 only"
+                    )));
+                }
+                if binding > MAX_BINDING {
+                    return Err(Error::Interface(format!(
+                        "binding {binding} is past coexec's largest binding number, {MAX_BINDING} (a descriptor set layout is sized by its largest binding number)"
                     )));
                 }
                 let members = types.structs.get(&pointee).map_or(0, |m| m.len()) as u32;
@@ -564,6 +576,22 @@ mod tests {
             "#version 450\nlayout(local_size_x=1) in; layout(set=1, binding=0) buffer B { uint o[]; }; void main(){ o[0]=1u; }",
         );
         assert!(matches!(reflect(&w, "main"), Err(Error::Interface(m)) if m.contains("set 1")));
+    }
+
+    /// A binding number past [`MAX_BINDING`] is refused before any driver
+    /// sizes a layout by it; the largest allowed one is accepted.
+    #[test]
+    fn a_binding_number_past_the_limit_is_refused() {
+        let src = |b: u32| {
+            format!("#version 450\nlayout(local_size_x=1) in; layout(binding={b}) buffer B {{ uint o[]; }}; void main(){{ o[0]=1u; }}")
+        };
+        let ok = reflect(&compile(&src(MAX_BINDING)), "main").unwrap();
+        assert_eq!(ok.bindings[0].binding, MAX_BINDING);
+        let err = reflect(&compile(&src(MAX_BINDING + 1)), "main");
+        assert!(
+            matches!(&err, Err(Error::Interface(m)) if m.contains("binding 4096") && m.contains("largest binding number")),
+            "{err:?}"
+        );
     }
 }
 
