@@ -791,3 +791,26 @@ fn a_buffer_outliving_its_engine_stays_valid() {
     let log = instance.validation_log();
     assert_eq!(log.errors(), 0, "{:?}", log.error_messages());
 }
+
+/// A kernel whose work-group (shared) memory exceeds the device's
+/// `maxComputeSharedMemorySize` is refused with an interface error naming
+/// the limit, before any driver sees it; one within the limit builds.
+#[test]
+fn shared_memory_past_the_device_limit_is_refused() {
+    let Some(e) = engine() else { return };
+    let glsl = |floats: u64| {
+        format!(
+            "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer O {{ float o[]; }};
+shared float s[{floats}];
+void main() {{ s[gl_LocalInvocationID.x] = 1.0; barrier(); o[gl_GlobalInvocationID.x] = s[63u - gl_LocalInvocationID.x]; }}"
+        )
+    };
+    e.kernel_glsl("small", &glsl(64), None).unwrap();
+    let err = e.kernel_glsl("huge", &glsl(1 << 28), None).unwrap_err();
+    assert!(
+        matches!(&err, coexec::Error::Interface(m) if m.contains("maxComputeSharedMemorySize")),
+        "{err}"
+    );
+}

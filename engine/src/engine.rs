@@ -1067,6 +1067,12 @@ impl Engine {
                         iface.local_size, info.name, info.max_group_size, info.max_group_invocations
                     )));
                 }
+                if iface.shared_memory_bytes > u64::from(info.max_shared_memory) {
+                    return Err(Error::Interface(format!(
+                        "work-group (shared) memory of {} bytes exceeds {}'s maxComputeSharedMemorySize of {} bytes",
+                        iface.shared_memory_bytes, info.name, info.max_shared_memory
+                    )));
+                }
                 if iface.push_constant_bytes > info.max_push_constants {
                     return Err(Error::Interface(format!(
                         "push constants of {} bytes exceed maxPushConstantsSize {}",

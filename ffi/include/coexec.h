@@ -125,7 +125,9 @@ typedef enum coexec_status {
     COEXEC_ERROR_INVALID_SPIRV = 11,
     /**
      * The arguments do not match the kernel (binding count, read-only
-     * bindings, push-constant size, missing CPU or GPU implementation).
+     * bindings, push-constant size, missing CPU or GPU implementation), or
+     * the kernel exceeds what the engine or the device allows (work-group
+     * size, work-group memory, push constants, binding numbers past 4095).
      */
     COEXEC_ERROR_INTERFACE = 12,
     /**

@@ -42,6 +42,7 @@ const DEC_OFFSET: u32 = 35;
 
 const SC_UNIFORM_CONSTANT: u32 = 0;
 const SC_UNIFORM: u32 = 2;
+const SC_WORKGROUP: u32 = 4;
 const SC_PUSH_CONSTANT: u32 = 9;
 const SC_STORAGE_BUFFER: u32 = 12;
 
@@ -73,6 +74,10 @@ pub struct ShaderInterface {
     pub push_constant_bytes: u32,
     /// The module uses `LocalSizeId` (needs maintenance4 on Vulkan 1.3).
     pub uses_local_size_id: bool,
+    /// Bytes of work-group (`shared`) memory its variables take, as
+    /// declared (a type whose size is not known counts 0); checked against
+    /// the device's `maxComputeSharedMemorySize` when a kernel is built.
+    pub shared_memory_bytes: u64,
 }
 
 impl ShaderInterface {
@@ -285,11 +290,16 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
 
     let mut bindings = Vec::new();
     let mut push_constant_bytes = 0u32;
+    let mut shared_memory_bytes = 0u64;
     for &(ptr_ty, var, class) in &variables {
         let Some(&(_, pointee)) = types.pointers.get(&ptr_ty) else {
             continue;
         };
         match class {
+            SC_WORKGROUP => {
+                let size = type_size(&types, &member_offsets, &decorations, pointee, 0);
+                shared_memory_bytes = shared_memory_bytes.saturating_add(size.unwrap_or(0));
+            }
             SC_PUSH_CONSTANT => {
                 let size = type_size(&types, &member_offsets, &decorations, pointee, 0)?;
                 push_constant_bytes = push_constant_bytes.max(size as u32);
@@ -359,6 +369,7 @@ pub fn reflect(words: &[u32], entry: &str) -> Result<ShaderInterface> {
         bindings,
         push_constant_bytes,
         uses_local_size_id,
+        shared_memory_bytes,
     })
 }
 
@@ -399,7 +410,7 @@ fn type_size(
             Some(s) => s,
             None => type_size(t, offsets, decorations, elem, depth + 1)?,
         };
-        return Ok(n * stride);
+        return Ok(n.saturating_mul(stride));
     }
     Err(Error::InvalidSpirv(format!(
         "push-constant block uses type %{id} whose size is unknown"
@@ -576,6 +587,20 @@ mod tests {
             "#version 450\nlayout(local_size_x=1) in; layout(set=1, binding=0) buffer B { uint o[]; }; void main(){ o[0]=1u; }",
         );
         assert!(matches!(reflect(&w, "main"), Err(Error::Interface(m)) if m.contains("set 1")));
+    }
+
+    /// Work-group memory is summed over the module's `shared` variables,
+    /// by their declared types; a module without any declares none.
+    #[test]
+    fn reflects_the_work_group_memory_declared() {
+        let w = compile(
+            "#version 450\nlayout(local_size_x=8) in; layout(binding=0) buffer B { float o[]; };\nshared float s[64]; shared vec4 v[8]; shared uint n;\nvoid main(){ s[gl_LocalInvocationID.x] = 1.0; v[gl_LocalInvocationID.x] = vec4(2.0); n = 3u; barrier(); o[0] = s[7] + v[1].x + float(n); }",
+        );
+        assert_eq!(reflect(&w, "main").unwrap().shared_memory_bytes, 64 * 4 + 8 * 16 + 4);
+        let w = compile(
+            "#version 450\nlayout(local_size_x=1) in; layout(binding=0) buffer B { uint o[]; }; void main(){ o[0]=1u; }",
+        );
+        assert_eq!(reflect(&w, "main").unwrap().shared_memory_bytes, 0);
     }
 
     /// A binding number past [`MAX_BINDING`] is refused before any driver
