@@ -1055,30 +1055,7 @@ impl Engine {
             Some(w) => {
                 let iface = vk::spirv::reflect(w, "main")?;
                 let info = self.device().info();
-                let [x, y, z] = iface.local_size;
-                if x > info.max_group_size[0]
-                    || y > info.max_group_size[1]
-                    || z > info.max_group_size[2]
-                    || u64::from(x) * u64::from(y) * u64::from(z)
-                        > u64::from(info.max_group_invocations)
-                {
-                    return Err(Error::Interface(format!(
-                        "work-group size {:?} exceeds {}'s limits (maxComputeWorkGroupSize {:?}, maxComputeWorkGroupInvocations {})",
-                        iface.local_size, info.name, info.max_group_size, info.max_group_invocations
-                    )));
-                }
-                if iface.shared_memory_bytes > u64::from(info.max_shared_memory) {
-                    return Err(Error::Interface(format!(
-                        "work-group (shared) memory of {} bytes exceeds {}'s maxComputeSharedMemorySize of {} bytes",
-                        iface.shared_memory_bytes, info.name, info.max_shared_memory
-                    )));
-                }
-                if iface.push_constant_bytes > info.max_push_constants {
-                    return Err(Error::Interface(format!(
-                        "push constants of {} bytes exceed maxPushConstantsSize {}",
-                        iface.push_constant_bytes, info.max_push_constants
-                    )));
-                }
+                check_device_limits(&iface, info)?;
                 if iface.uses_local_size_id && !info.maintenance4 {
                     return Err(Error::InvalidSpirv(
                         "the shader uses LocalSizeId, which needs maintenance4; compile for Vulkan 1.2".into(),
@@ -1234,6 +1211,44 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// What a kernel's shader declares against the device's limits, checked
+/// before any driver sees the module (a driver sizes what it allocates by
+/// them: the Vulkan rules leave a shader past a limit undefined): the
+/// work-group size, the storage buffers bound, the work-group memory and
+/// the push constants.
+fn check_device_limits(iface: &vk::ShaderInterface, info: &vk::PhysicalDeviceInfo) -> Result<()> {
+    let [x, y, z] = iface.local_size;
+    if x > info.max_group_size[0]
+        || y > info.max_group_size[1]
+        || z > info.max_group_size[2]
+        || u64::from(x) * u64::from(y) * u64::from(z) > u64::from(info.max_group_invocations)
+    {
+        return Err(Error::Interface(format!(
+            "work-group size {:?} exceeds {}'s limits (maxComputeWorkGroupSize {:?}, maxComputeWorkGroupInvocations {})",
+            iface.local_size, info.name, info.max_group_size, info.max_group_invocations
+        )));
+    }
+    if iface.bindings.len() as u64 > u64::from(info.max_storage_buffers) {
+        return Err(Error::Interface(format!(
+            "{} storage buffers exceed {}'s maxPerStageDescriptorStorageBuffers / maxDescriptorSetStorageBuffers of {}",
+            iface.bindings.len(), info.name, info.max_storage_buffers
+        )));
+    }
+    if iface.shared_memory_bytes > u64::from(info.max_shared_memory) {
+        return Err(Error::Interface(format!(
+            "work-group (shared) memory of {} bytes exceeds {}'s maxComputeSharedMemorySize of {} bytes",
+            iface.shared_memory_bytes, info.name, info.max_shared_memory
+        )));
+    }
+    if iface.push_constant_bytes > info.max_push_constants {
+        return Err(Error::Interface(format!(
+            "push constants of {} bytes exceed maxPushConstantsSize {}",
+            iface.push_constant_bytes, info.max_push_constants
+        )));
+    }
+    Ok(())
 }
 
 /// What the kernel's shader declares against the run's arguments: the
@@ -1535,6 +1550,62 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Each device limit a kernel's shader is checked against refuses it
+    /// one past the limit, naming the limit, and accepts it at the limit.
+    #[test]
+    fn a_shader_past_any_device_limit_is_refused_naming_it() {
+        use super::{check_device_limits, Engine, EngineOptions, Error};
+        let Ok(e) = Engine::with_options(EngineOptions {
+            workers: Some(1),
+            profiles: false,
+            ..Default::default()
+        }) else {
+            eprintln!("skipping: no Vulkan device");
+            return;
+        };
+        let glsl = "#version 450
+layout(local_size_x = 8, local_size_y = 2) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) buffer Y { float y[]; };
+layout(push_constant) uniform P { float a; uint n; } p;
+shared float s[16];
+void main() { s[gl_LocalInvocationIndex] = x[0]; barrier(); y[0] = p.a * s[1] + float(p.n); }";
+        let words = crate::shader::compile_glsl(glsl, "limits").unwrap();
+        let iface = crate::vk::spirv::reflect(&words, "main").unwrap();
+        assert_eq!(iface.shared_memory_bytes, 64);
+        let at = |f: &dyn Fn(&mut crate::vk::PhysicalDeviceInfo)| {
+            let mut info = e.device().info().clone();
+            f(&mut info);
+            check_device_limits(&iface, &info)
+        };
+        let refused = |f: &dyn Fn(&mut crate::vk::PhysicalDeviceInfo), limit: &str| {
+            let r = at(f);
+            assert!(
+                matches!(&r, Err(Error::Interface(m)) if m.contains(limit)),
+                "{limit}: {r:?}"
+            );
+        };
+        at(&|i| {
+            i.max_group_size = [8, 2, 1];
+            i.max_group_invocations = 16;
+            i.max_storage_buffers = 2;
+            i.max_shared_memory = 64;
+            i.max_push_constants = 8;
+        })
+        .unwrap();
+        refused(&|i| i.max_group_size[0] = 7, "maxComputeWorkGroupSize");
+        refused(
+            &|i| i.max_group_invocations = 15,
+            "maxComputeWorkGroupInvocations",
+        );
+        refused(
+            &|i| i.max_storage_buffers = 1,
+            "maxPerStageDescriptorStorageBuffers",
+        );
+        refused(&|i| i.max_shared_memory = 63, "maxComputeSharedMemorySize");
+        refused(&|i| i.max_push_constants = 7, "maxPushConstantsSize");
     }
 
     /// A failing call reports its own messages even after the instance

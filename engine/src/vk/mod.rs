@@ -231,6 +231,11 @@ pub struct PhysicalDeviceInfo {
     pub max_shared_memory: u32,
     /// `maxPushConstantsSize`.
     pub max_push_constants: u32,
+    /// Storage buffers one compute shader may bind: the smaller of
+    /// `maxPerStageDescriptorStorageBuffers` and
+    /// `maxDescriptorSetStorageBuffers` (a kernel's bindings are all in one
+    /// set and one stage).
+    pub max_storage_buffers: u32,
     /// `maxStorageBufferRange`.
     pub max_storage_buffer_range: u32,
     /// `minStorageBufferOffsetAlignment`.
@@ -391,6 +396,9 @@ impl PhysicalDeviceInfo {
             max_group_invocations: l.max_compute_work_group_invocations,
             max_shared_memory: l.max_compute_shared_memory_size,
             max_push_constants: l.max_push_constants_size,
+            max_storage_buffers: l
+                .max_per_stage_descriptor_storage_buffers
+                .min(l.max_descriptor_set_storage_buffers),
             max_storage_buffer_range: l.max_storage_buffer_range,
             min_storage_offset_alignment: l.min_storage_buffer_offset_alignment,
             timestamp_period: l.timestamp_period,
