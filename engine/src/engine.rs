@@ -1554,6 +1554,7 @@ mod tests {
 
     /// Each device limit a kernel's shader is checked against refuses it
     /// one past the limit, naming the limit, and accepts it at the limit.
+    #[cfg(feature = "glsl")]
     #[test]
     fn a_shader_past_any_device_limit_is_refused_naming_it() {
         use super::{check_device_limits, Engine, EngineOptions, Error};
