@@ -339,6 +339,12 @@ fn thread_main(shared: Arc<Shared>, index: usize, pool_id: u64, pins: Vec<usize>
                 // broadcast, whose join (the Release decrement below)
                 // orders it.
                 slot.jobs.fetch_add(1, Ordering::Relaxed);
+                // Relaxed: a hint (see `Pool::rouse`). A rouse whose job came
+                // before the thread woke is spent: the thread parks after
+                // the job as ever, not spinning for a job nobody will post.
+                if slot.roused.load(Ordering::Relaxed) {
+                    slot.roused.store(false, Ordering::Relaxed);
+                }
                 let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
                 // `job` is not used past this point: the caller may return (and the borrow end)
                 // as soon as `remaining` reaches 0 below.
@@ -838,6 +844,11 @@ mod tests {
         .unwrap();
         let got: Vec<usize> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         assert_eq!(got, vec![2, 2, 2]);
+        // A rouse whose job is posted at once is spent by the job: no thread
+        // keeps its flag (to spin after the job) once the broadcast is done.
+        pool.rouse(&|_| true);
+        pool.broadcast(&|_| {}).unwrap();
+        assert!((0..3).all(|i| !roused(i)), "a rouse outlived its job");
     }
 
     #[test]
