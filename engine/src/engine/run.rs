@@ -66,6 +66,18 @@ impl RunDevices<'_> {
         !self.cpu && self.gpus.len() == 1
     }
 
+    /// Whether pool thread `thread` runs a claimant of the run: a GPU's
+    /// dispatch loop, or one of the engine's `workers` CPU workers.
+    fn posts_to(&self, thread: usize, workers: usize) -> bool {
+        self.gpus.iter().any(|(_, u)| u.thread == thread) || (self.cpu && thread < workers)
+    }
+
+    /// The pool thread whose job the caller runs itself: a lone GPU's
+    /// dispatch loop (see `gpu_inline_in_env`).
+    fn on_caller(&self) -> Option<usize> {
+        (self.alone() && gpu_inline_in_env()).then(|| self.gpus[0].1.thread)
+    }
+
     /// The run device index of the `k`-th GPU of the run: the CPU (when it
     /// takes part) comes first.
     fn gpu_device(&self, k: usize) -> usize {
@@ -499,15 +511,13 @@ impl Engine {
     /// environment sets `COEXEC_ROUSE=0`.
     fn rouse_claimants(&self, run: &RunDevices<'_>) {
         static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let inner = &*self.inner;
-        let inline = !run.cpu && run.gpus.len() == 1 && gpu_inline_in_env();
-        if inline || !crate::switches::on_unless_zero(&ON, "COEXEC_ROUSE") {
+        if run.on_caller().is_some() || !crate::switches::on_unless_zero(&ON, "COEXEC_ROUSE") {
             return;
         }
-        let gpu = |thread: usize| run.gpus.iter().any(|(_, u)| u.thread == thread);
-        inner
+        let workers = self.inner.workers;
+        self.inner
             .pool
-            .rouse(&|thread| gpu(thread) || (run.cpu && thread < inner.workers));
+            .rouse(&|thread| run.posts_to(thread, workers));
     }
 
     /// The run's `k`-th GPU ready to claim: its staged plan (`None`:
@@ -666,11 +676,9 @@ impl Engine {
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
         let gpu_of = |thread: usize| run.gpus.iter().position(|(_, u)| u.thread == thread);
-        let wake = |thread: usize| gpu_of(thread).is_some() || (use_cpu && thread < inner.workers);
-        // One GPU alone: the caller drives its dispatch loop (see
-        // `gpu_inline_in_env`).
-        let inline =
-            (!use_cpu && run.gpus.len() == 1 && gpu_inline_in_env()).then(|| run.gpus[0].1.thread);
+        let wake = |thread: usize| run.posts_to(thread, inner.workers);
+        // One GPU alone: the caller drives its dispatch loop.
+        let inline = run.on_caller();
         let job = |thread: usize| {
             if let Some(k) = gpu_of(thread) {
                 let slot = &mut *prepared[k].lock().unwrap_or_else(|p| p.into_inner());

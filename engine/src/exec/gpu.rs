@@ -579,12 +579,12 @@ impl Loop<'_, '_> {
         let mut idle = Idle::new();
         loop {
             let prefetch_at = self.fill()?;
-            self.reap(None)?;
+            self.reap(false)?;
             let ticket = self.role.bell.ticket();
             let Some(f) = self.inflight.front() else {
                 if self.transfers.as_ref().is_some_and(Pipeline::has_downloads) {
                     // Nothing to run: wait for the oldest download.
-                    self.reap(Some((self.timeout_ns(), self.wait_mode)))?;
+                    self.reap(true)?;
                     continue;
                 }
                 if self.queue.is_done() || self.queue.is_aborted() {
@@ -925,9 +925,11 @@ impl Loop<'_, '_> {
     }
 
     /// Staged runs: hands the completed transfers over (with `wait`, after
-    /// waiting up to its nanoseconds for the oldest download, see
-    /// [`Pipeline::reap`]): each downloaded package counts done.
-    fn reap(&mut self, wait: Option<(u64, wait::WaitMode)>) -> Result<(), Failure> {
+    /// waiting up to the GPU's timeout for the oldest download, as the
+    /// loop waits, see [`Pipeline::reap`]): each downloaded package counts
+    /// done.
+    fn reap(&mut self, wait: bool) -> Result<(), Failure> {
+        let wait = wait.then(|| (self.timeout_ns(), self.wait_mode));
         let (Some(t), Some(staging)) = (self.transfers.as_mut(), self.role.staging) else {
             return Ok(());
         };
