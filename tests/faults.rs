@@ -69,6 +69,18 @@ fn engine() -> Option<Engine> {
     })
 }
 
+/// As [`engine`], with two CPU workers (`None` where the machine cannot
+/// give two).
+fn two_worker_engine() -> Option<Engine> {
+    common::engine_from(EngineOptions {
+        workers: Some(2),
+        validation: Validation::IfAvailable,
+        gpu_timeout: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .filter(|e| e.workers() == 2)
+}
+
 fn kernel(e: &Engine, kind: Kind) -> coexec::Kernel {
     let (qualifier, store) = match kind {
         Kind::Hash => ("", "o[i] = h"),
@@ -289,17 +301,9 @@ fn a_failed_package_of_stolen_parts_is_counted_once() {
         GpuFault::DeviceLost,
         GpuFault::HangThenLost,
     ] {
-        let Some(e) = common::engine_from(EngineOptions {
-            workers: Some(2),
-            validation: Validation::IfAvailable,
-            gpu_timeout: Duration::from_millis(300),
-            ..Default::default()
-        }) else {
+        let Some(e) = two_worker_engine() else {
             return;
         };
-        if e.workers() != 2 {
-            return;
-        }
         let glsl = GLSL
             .replace("QUALIFIER", "writeonly")
             .replace("STORE", "o[i] = h");
@@ -366,6 +370,40 @@ fn failure_under_static_gives_back_the_unclaimed_share() {
     .unwrap();
     assert!(r.devices[1].failure.is_some());
     assert_eq!(r.devices[0].items, 100_000);
+}
+
+/// The CPU workers but the run's standby leave once nothing is left to
+/// claim or steal; a GPU that fails after that gives its package back to
+/// the standby, which runs it: every item once, none lost.
+#[test]
+fn a_gpu_failing_after_the_workers_left_leaves_its_share_to_the_standby() {
+    let Some(e) = two_worker_engine() else {
+        return;
+    };
+    // Lavapipe runs on the host's cores: a run beside it has a standby
+    // only when asked.
+    e.standby_beside_any_device(true);
+    let k = kernel(&e, Kind::WriteOnly);
+    // The GPU's one package hangs past the timeout (the workers' shares
+    // take far less), then the device is lost: the package never ran.
+    e.inject_gpu_fault(FaultInjection {
+        fault: GpuFault::HangThenLost,
+        after_packages: 0,
+    });
+    let n = 20_000;
+    let sched = Scheduler::Static {
+        powers: Some(vec![0.2, 0.8]),
+    };
+    let r = run(&e, &k, n, &sched, Devices::ALL).unwrap();
+    assert!(r.devices[1].failure.is_some());
+    assert_eq!(r.devices[0].items, u64::from(n));
+    // The GPU's share (Static's 80%, in whole work-groups) ran on the CPU
+    // after the GPU's failure, the CPU's own share before it.
+    let cpu = r.packages.iter().filter(|p| p.device == 0);
+    let (late, early): (Vec<_>, Vec<_>) = cpu.partition(|p| p.start_s > 0.25);
+    let items = |v: &[&coexec::PackageRecord]| v.iter().map(|p| p.work_items).sum::<u64>();
+    assert_eq!(items(&late) + items(&early), u64::from(n));
+    assert!(items(&late) >= u64::from(n) * 3 / 4, "{late:?}");
 }
 
 #[test]
@@ -436,15 +474,19 @@ mod prop {
         // Each case builds an engine (a fault leaves its GPU out for good).
         #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
 
-        /// Whatever the size, scheduler, fault and when it strikes, every
+        /// Whatever the size, scheduler, fault and when it strikes, with
+        /// or without a standby (see `standby_beside_any_device`), every
         /// item is done exactly once (checked item by item in `run`, the
         /// accumulating kernel included) and the report accounts for all
         /// of them.
         #[test]
-        fn exactly_once_under_injected_faults(n in 1u32..150_000, sched in schedulers(), (fault, kind) in cases(), after in 0usize..4) {
+        fn exactly_once_under_injected_faults(n in 1u32..150_000, sched in schedulers(), (fault, kind) in cases(), after in 0usize..4, standby in any::<bool>()) {
             static SKIP: OnceLock<bool> = OnceLock::new();
             if *SKIP.get_or_init(|| engine().is_none()) { return Ok(()); }
             let e = engine().unwrap();
+            // With a standby, the other claimants may have left when the
+            // fault strikes.
+            e.standby_beside_any_device(standby);
             let k = kernel(&e, kind);
             e.inject_gpu_fault(FaultInjection { fault, after_packages: after });
             let r = run(&e, &k, n, &sched, Devices::ALL).unwrap();

@@ -433,6 +433,10 @@ struct Inner {
     cold_delay: Mutex<Option<std::time::Duration>>,
     /// See [`Engine::sync_per_cpu_package`].
     cpu_package_sync: std::sync::atomic::AtomicBool,
+    /// Co-executed runs have a standby beside any device (test hook; see
+    /// [`Engine::standby_beside_any_device`]).
+    #[cfg(feature = "test-hooks")]
+    standby_anywhere: std::sync::atomic::AtomicBool,
     /// Work-group counts engine devices report at most (test hook; see
     /// [`Engine::cap_dispatch_groups`]).
     #[cfg(feature = "test-hooks")]
@@ -594,6 +598,8 @@ impl Engine {
                 #[cfg(feature = "test-hooks")]
                 cold_delay: Mutex::new(None),
                 cpu_package_sync: std::sync::atomic::AtomicBool::new(false),
+                #[cfg(feature = "test-hooks")]
+                standby_anywhere: std::sync::atomic::AtomicBool::new(false),
                 #[cfg(feature = "test-hooks")]
                 group_caps: Mutex::new(Vec::new()),
             }),
@@ -866,6 +872,31 @@ impl Engine {
             .cold_delay
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = delay;
+    }
+
+    /// From now on, co-executed runs have a standby (the one CPU worker
+    /// that stays until the run is done while the other claimants leave
+    /// once nothing is left, the caller running the claimant of its own
+    /// core) also beside a device that runs on the host's cores, where
+    /// they otherwise have none: so that lavapipe runs that path (test
+    /// hook; cargo feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
+    pub fn standby_beside_any_device(&self, on: bool) {
+        // Relaxed: a setting read by the next runs, which the caller
+        // starts after this call (program order).
+        self.inner.standby_anywhere.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether [`standby_beside_any_device`](Self::standby_beside_any_device)
+    /// is on (never without test hooks).
+    pub(crate) fn standby_anywhere(&self) -> bool {
+        #[cfg(feature = "test-hooks")]
+        {
+            // Relaxed: as in `standby_beside_any_device`.
+            self.inner.standby_anywhere.load(Ordering::Relaxed)
+        }
+        #[cfg(not(feature = "test-hooks"))]
+        false
     }
 
     /// The delay of [`delay_cold_gpu_packages`](Self::delay_cold_gpu_packages).

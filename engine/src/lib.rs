@@ -47,6 +47,8 @@ mod program;
 pub mod shader;
 mod split;
 mod switches;
+#[cfg(test)]
+mod test_engines;
 
 layer!(exec);
 layer!(mem);

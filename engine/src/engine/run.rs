@@ -6,7 +6,9 @@ use super::{Devices, Engine};
 use crate::error::{Error, Result};
 use crate::exec::cpu::{self, CpuRole};
 use crate::exec::gpu::{self, GpuRole, GpuUnit};
+use crate::exec::idle::Standby;
 use crate::exec::kernel::{Args, Geometry, Kernel};
+use crate::exec::pool::Pool;
 use crate::exec::reduce;
 use crate::exec::report::{DeviceReport, PackageLog, Report};
 use crate::exec::staging::Staging;
@@ -19,7 +21,7 @@ use crate::sched::{
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A GPU of a run once its dispatch loop is done: its staged plan, or
 /// why it could not take part (its mirrors or binding set could not be
@@ -70,6 +72,38 @@ impl RunDevices<'_> {
     /// dispatch loop, or one of the engine's `workers` CPU workers.
     fn posts_to(&self, thread: usize, workers: usize) -> bool {
         self.gpus.iter().any(|(_, u)| u.thread == thread) || (self.cpu && thread < workers)
+    }
+
+    /// The pool thread of `pool` (whose first `workers` threads are the
+    /// CPU workers) whose claimant the caller runs itself, the one on the
+    /// caller's own core where one of the run's is pinned there, and the
+    /// run's standby (see [`Standby`]): a CPU worker, that one where it is
+    /// one, else the first. A GPU never stands by, as it may fail and
+    /// leave the others' share to nobody: a run without CPU workers has
+    /// no standby (every claimant stays until it is done, the caller
+    /// parked).
+    fn standby(&self, pool: &Pool, workers: usize) -> (Option<usize>, Standby) {
+        if !self.cpu || workers == 0 {
+            return (None, Standby::none());
+        }
+        let wake = |thread: usize| self.posts_to(thread, workers);
+        let here = pool.thread_here(&wake);
+        let worker = here.filter(|&t| t < workers).unwrap_or(0);
+        (
+            here,
+            Standby {
+                thread: Some(worker),
+            },
+        )
+    }
+
+    /// Whether the run may have a standby, which polls (see [`Standby`]):
+    /// no device of the run runs on the host's cores (a CPU implementation
+    /// of Vulkan).
+    fn polls(&self) -> bool {
+        self.gpus
+            .iter()
+            .all(|(_, u)| u.device.info().device_type != crate::vk::DeviceType::Cpu)
     }
 
     /// The pool thread whose job the caller runs itself: a lone GPU's
@@ -633,6 +667,17 @@ impl Engine {
         let per_package = AtomicU64::new(0);
         let cpu_sync = per_cpu_package.then_some(&per_package);
         steps.mark("host synced");
+        let wake = |thread: usize| run.posts_to(thread, inner.workers);
+        // One GPU alone: the caller drives its dispatch loop.
+        let inline = run.on_caller();
+        // Otherwise the caller runs the claimant of its own core (`here`),
+        // where the run has a standby.
+        let (here, standby) = match inline {
+            None if standby_in_env() && (run.polls() || self.standby_anywhere()) => {
+                run.standby(&inner.pool, inner.workers)
+            }
+            _ => (None, Standby::none()),
+        };
         let use_cpu = run.cpu;
         let board = StealBoard::new(
             if use_cpu && stealing() {
@@ -652,6 +697,7 @@ impl Engine {
             board: &board,
             thieves: (0..run.gpus.len()).map(|k| run.gpu_device(k)).collect(),
             bell: shared.bell,
+            standby,
             sync: cpu_sync,
             #[cfg(feature = "test-hooks")]
             hold_units: (!run.gpus.is_empty())
@@ -676,9 +722,6 @@ impl Engine {
         let t0 = Instant::now();
         let (plan, queue, estimates) = (shared.plan, shared.queue, shared.estimates);
         let gpu_of = |thread: usize| run.gpus.iter().position(|(_, u)| u.thread == thread);
-        let wake = |thread: usize| run.posts_to(thread, inner.workers);
-        // One GPU alone: the caller drives its dispatch loop.
-        let inline = run.on_caller();
         let job = |thread: usize| {
             if let Some(k) = gpu_of(thread) {
                 let slot = &mut *prepared[k].lock().unwrap_or_else(|p| p.into_inner());
@@ -702,7 +745,7 @@ impl Engine {
                             "a GPU's run prepared"
                         );
                         if let Some(mut role) =
-                            self.gpu_role(kernel, args, run, k, shared, &set, &board)
+                            self.gpu_role(kernel, args, run, k, shared, &set, (&board, standby))
                         {
                             role.staging = staging.as_ref();
                             role.steal_set = steal_set.as_deref();
@@ -738,9 +781,13 @@ impl Engine {
                 }
             }
         };
+        let spin = match standby.thread {
+            Some(_) => CALLER_POLL,
+            None => Duration::ZERO,
+        };
         let results = match inline {
             Some(thread) => inner.pool.run_here(thread, &job),
-            None => inner.pool.broadcast_to(&wake, &job),
+            None => inner.pool.broadcast_with_caller(&wake, &job, here, spin),
         }
         .map_err(|e| Error::Cpu {
             message: "waking the pinned threads".into(),
@@ -1054,7 +1101,7 @@ impl Engine {
         k: usize,
         shared: &Shared<'r>,
         set: &'r crate::vk::BindingSet,
-        board: &'r StealBoard,
+        (board, standby): (&'r StealBoard, Standby),
     ) -> Option<GpuRole<'r>> {
         let inner = &*self.inner;
         let &(g, unit) = run.gpus.get(k)?;
@@ -1068,6 +1115,7 @@ impl Engine {
             geometry: shared.geometry,
             timeout: inner.options.gpu_timeout,
             bell: shared.bell,
+            standby,
             warm,
             #[cfg(feature = "test-hooks")]
             cold_delay: self.cold_delay(),
@@ -1361,6 +1409,20 @@ fn gpu_inline_in_env() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::switches::on_unless_zero(&ON, "COEXEC_GPU_INLINE")
 }
+
+/// Whether a co-executed run has a standby (see [`Standby`]): the
+/// caller runs the claimant of its own core, which stays until the run is
+/// done, and the others leave once nothing is left to claim or steal
+/// (`COEXEC_STANDBY`, on unless `0`). Read once per process.
+fn standby_in_env() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_STANDBY")
+}
+
+/// How long the caller of a run with a standby yields before it parks to
+/// wait for the run's claimants: past its own claimant's end,
+/// the others' (a GPU's loop leaving the run) take tens of microseconds.
+const CALLER_POLL: Duration = Duration::from_millis(1);
 
 /// Whether packages may be split by work stealing: yes, unless the
 /// environment sets `COEXEC_STEAL=0` (to measure what stealing changes).

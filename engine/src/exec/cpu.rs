@@ -1,7 +1,7 @@
 //! The CPU executor: each pinned worker claims packages and calls the
 //! kernel's closure on them.
 
-use super::idle::{Bell, Idle};
+use super::idle::{nothing_left, Bell, Standby};
 use super::kernel::{Args, CpuFn, Geometry};
 use super::reduce;
 use super::report::{DeviceReport, PackageLog, PackageRecord};
@@ -25,6 +25,9 @@ pub(crate) struct CpuRole<'a> {
     pub(crate) thieves: Vec<usize>,
     /// Rung when the run is done or aborted.
     pub(crate) bell: &'a Bell,
+    /// Which claimant stays until the run is done (worker `i` is pool
+    /// thread `i`); the others leave once nothing is left.
+    pub(crate) standby: Standby,
     /// Lazy host coherence: each package first downloads the stale bytes
     /// it reads; the bytes downloaded are added here (`None`: the run
     /// synced every buffer at its start, or there is nothing stale).
@@ -304,7 +307,7 @@ pub(crate) fn worker_loop(
 ) {
     let mut state = plan.claimant(role.device, worker);
     let mut lane = Lane::default();
-    let mut idle = Idle::new();
+    let mut idle = role.standby.idle(worker);
     let mut chunker = Chunker::new();
     // Each claimant's time is recorded divided by the number of workers, so
     // that the estimator's units/second is the whole CPU device's throughput
@@ -334,17 +337,22 @@ pub(crate) fn worker_loop(
             });
         let Some((units, stolen)) = claimed else {
             // Nothing to claim now: publish what this worker still holds, so
-            // that the run can be seen done. Then stay until every unit is
-            // done: another device may still fail and give its packages back.
+            // that the run can be seen done. Then the run's standby stays
+            // until every unit is done (another device may still fail and
+            // give its packages back); the others leave once nothing is
+            // left to claim or steal.
             let ticket = role.bell.ticket();
             pending.flush((role.device, share), queue, estimates, role.bell);
             if queue.is_done() || queue.is_aborted() {
                 break;
             }
+            if role.standby.may_leave(worker) && nothing_left(queue, Some(role.board)) {
+                break;
+            }
             idle.wait(role.bell, ticket);
             continue;
         };
-        idle = Idle::new();
+        idle = idle.restart();
         // Shared on the board, the package is run chunk by chunk and
         // siblings may take its end; otherwise it is run whole.
         // With its start, so that a GPU that steals from it sees how fast

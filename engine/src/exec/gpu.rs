@@ -2,7 +2,7 @@
 //! flight, claiming the next while the current one runs, so the GPU does not
 //! wait for the host round trip between packages.
 
-use super::idle::{Bell, Idle};
+use super::idle::{nothing_left, Bell, Standby};
 #[cfg(feature = "test-hooks")]
 use super::inject::Injected;
 use super::kernel::Geometry;
@@ -60,6 +60,9 @@ pub(crate) struct GpuRole<'a> {
     pub(crate) timeout: Duration,
     /// Rung when the run is done or aborted, or work is given back.
     pub(crate) bell: &'a Bell,
+    /// Which claimant stays until the run is done; the others leave once
+    /// nothing is left (the loop is pool thread `unit.thread`).
+    pub(crate) standby: Standby,
     /// The CPU device's workers, whose unstarted remainders the GPU may
     /// take when it has nothing else to run.
     pub(crate) cpu: Option<CpuPeers<'a>>,
@@ -576,7 +579,8 @@ impl Loop<'_, '_> {
     /// Runs packages until the queue is done or aborted. `Err` when the GPU
     /// failed; the packages in flight are left in flight.
     fn run(&mut self) -> Result<(), Failure> {
-        let mut idle = Idle::new();
+        let thread = self.role.unit.thread;
+        let mut idle = self.role.standby.idle(thread);
         loop {
             let prefetch_at = self.fill()?;
             self.reap(false)?;
@@ -590,10 +594,14 @@ impl Loop<'_, '_> {
                 if self.queue.is_done() || self.queue.is_aborted() {
                     return Ok(());
                 }
+                let board = self.role.cpu.as_ref().map(|c| c.board);
+                if self.role.standby.may_leave(thread) && nothing_left(self.queue, board) {
+                    return Ok(());
+                }
                 idle.wait(self.role.bell, ticket);
                 continue;
             };
-            idle = Idle::new();
+            idle = idle.restart();
             // Wait for the oldest package; wake up early when the next one
             // is due to be claimed. A package may run `timeout` from when it
             // could start (its submission, or the end of the one before it).

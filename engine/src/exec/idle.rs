@@ -7,7 +7,9 @@
 //! package on the H200, on runs of 2 ms.
 
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::sched::{StealBoard, WorkQueue};
 
 /// A run's bell: rung when its queue is done or aborted, or when a failed
 /// device gives its share back.
@@ -42,32 +44,189 @@ impl Bell {
     }
 }
 
-/// One claimant's idle spell.
-pub(crate) struct Idle(u32);
+/// How long the run's standby (see [`Standby`]) yields its core instead
+/// of sleeping once it has nothing to claim, where it polls: the rest of
+/// a run after the CPU's last package (a GPU's last packages and
+/// downloads) took up to 1-2 ms on the H200.
+const STANDBY_POLL: Duration = Duration::from_millis(3);
 
-impl Idle {
-    pub(crate) fn new() -> Self {
-        Idle(0)
+/// Which claimant of a run stays until its last unit is done. Every other
+/// claimant leaves once nothing of the run is left to claim or steal
+/// ([`nothing_left`]), and the standby yields its core while it waits
+/// (see [`STANDBY_POLL`]) rather than sleeping at once: the run's end then
+/// waits for the standby alone, which is running, and not for every idle
+/// claimant to wake from its sleep (on the H200 a co-executed run ended
+/// 90-250 us after its last results were home, the GPU alone's 10-20:
+/// BENCHMARKS.md, run 38). The standby alone takes what a failing device
+/// gives back. A run beside a device that runs on the host's cores
+/// (lavapipe) has none: a claimant yielding there takes that device's
+/// cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Standby {
+    /// The pool thread whose claimant stays (`None`: every claimant stays
+    /// until the run is done, as a run without a standby always did).
+    pub(crate) thread: Option<usize>,
+}
+
+impl Standby {
+    /// Every claimant stays until the run is done.
+    pub(crate) fn none() -> Self {
+        Standby { thread: None }
     }
 
-    /// Spins briefly, then yields, then sleeps in short steps (until the
-    /// bell rings after `ticket`).
-    pub(crate) fn wait(&mut self, bell: &Bell, ticket: u64) {
-        self.0 = self.0.saturating_add(1);
-        if self.0 < 64 {
-            std::hint::spin_loop();
-        } else if self.0 < 256 {
-            std::thread::yield_now();
-        } else {
-            bell.sleep(ticket, Duration::from_micros(50));
+    /// Whether the claimant on pool thread `thread` may leave before the
+    /// run is done.
+    pub(crate) fn may_leave(&self, thread: usize) -> bool {
+        self.thread.is_some_and(|t| t != thread)
+    }
+
+    /// How the claimant on `thread` idles: the standby polls.
+    pub(crate) fn idle(&self, thread: usize) -> Idle {
+        match self.thread == Some(thread) {
+            true => Idle::polling(),
+            false => Idle::new(),
         }
     }
+}
+
+/// Whether nothing of the run is left to claim or steal: every unit was
+/// handed out, nothing was given back, and no CPU worker's package has
+/// unstarted units on `board` (where the run has CPU workers). What is
+/// left then is in the hands of the claimants that hold it; only a failing
+/// device can give some back.
+pub(crate) fn nothing_left(queue: &WorkQueue, board: Option<&StealBoard>) -> bool {
+    queue.remaining() == 0
+        && queue.requeued_units() == 0
+        && board.is_none_or(|b| b.remainders(usize::MAX).is_empty())
+}
+
+/// One claimant's idle spell.
+pub(crate) struct Idle {
+    tries: u32,
+    /// Until when it yields instead of sleeping (`None`: only briefly).
+    poll_until: Option<Instant>,
+}
+
+impl Idle {
+    /// An idle spell that spins, yields, then sleeps.
+    pub(crate) fn new() -> Self {
+        Idle {
+            tries: 0,
+            poll_until: None,
+        }
+    }
+
+    /// An idle spell that yields for [`STANDBY_POLL`] from its first wait
+    /// before it sleeps.
+    pub(crate) fn polling() -> Self {
+        Idle {
+            tries: 0,
+            poll_until: Some(Instant::now() + STANDBY_POLL),
+        }
+    }
+
+    /// The same kind of spell, from its start again.
+    pub(crate) fn restart(&self) -> Self {
+        match self.poll_until {
+            Some(_) => Idle::polling(),
+            None => Idle::new(),
+        }
+    }
+
+    /// Spins briefly, then yields (for as long as the spell polls), then
+    /// sleeps in short steps (until the bell rings after `ticket`).
+    pub(crate) fn wait(&mut self, bell: &Bell, ticket: u64) {
+        match self.step(Instant::now()) {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => std::thread::yield_now(),
+            Step::Sleep => bell.sleep(ticket, Duration::from_micros(50)),
+        }
+    }
+
+    /// What the spell's next wait does, at `now`.
+    fn step(&mut self, now: Instant) -> Step {
+        self.tries = self.tries.saturating_add(1);
+        if self.tries < 64 {
+            Step::Spin
+        } else if self.tries < 256 || self.poll_until.is_some_and(|t| now < t) {
+            Step::Yield
+        } else {
+            Step::Sleep
+        }
+    }
+}
+
+/// One wait of an idle spell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Spin,
+    Yield,
+    Sleep,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
+
+    /// Only the standby stays: every other claimant may leave, none may
+    /// where the run has no standby; the standby alone polls.
+    #[test]
+    fn only_the_standby_stays_and_only_it_polls() {
+        let s = Standby { thread: Some(2) };
+        assert!(!s.may_leave(2));
+        assert!(s.may_leave(0) && s.may_leave(3));
+        assert!(s.idle(2).poll_until.is_some());
+        assert!(s.idle(0).poll_until.is_none());
+        let none = Standby::none();
+        assert!((0..4).all(|t| !none.may_leave(t)));
+        assert!((0..4).all(|t| none.idle(t).poll_until.is_none()));
+        // A spell restarts as the kind it is.
+        assert!(s.idle(2).restart().poll_until.is_some());
+        assert!(s.idle(0).restart().poll_until.is_none());
+    }
+
+    /// Something is left while units are unclaimed, given back, or
+    /// unstarted in a worker's package on the board; nothing once all of
+    /// them are in hand.
+    #[test]
+    fn nothing_is_left_once_every_unit_is_in_hand() {
+        let queue = WorkQueue::new(100);
+        let board = StealBoard::new(2, 100, true);
+        assert!(!nothing_left(&queue, Some(&board)));
+        let a = queue.claim(|_| 60).unwrap();
+        assert!(!nothing_left(&queue, None));
+        let b = queue.claim(|_| 40).unwrap();
+        assert!(nothing_left(&queue, None));
+        // Worker 0 shares its package: its unstarted units can be stolen.
+        assert!(board.publish(0, a.clone()));
+        assert!(!nothing_left(&queue, Some(&board)));
+        while board.next_chunk(0, 16).is_some() {}
+        assert!(nothing_left(&queue, Some(&board)));
+        // A failing device gives units back.
+        queue.requeue(b);
+        assert!(!nothing_left(&queue, Some(&board)));
+        assert!(queue.claim(|_| 0).is_some());
+        assert!(nothing_left(&queue, Some(&board)));
+    }
+
+    /// A spell spins, then yields, then sleeps; a polling one yields
+    /// until its window is over.
+    #[test]
+    fn a_polling_spell_yields_until_its_window_is_over() {
+        let steps = |mut idle: Idle, now: Instant| -> Vec<Step> {
+            (0..300).map(|_| idle.step(now)).collect()
+        };
+        let plain = steps(Idle::new(), Instant::now());
+        assert!(plain[..63].iter().all(|&s| s == Step::Spin));
+        assert!(plain[63..255].iter().all(|&s| s == Step::Yield));
+        assert!(plain[255..].iter().all(|&s| s == Step::Sleep));
+        let polling = Idle::polling();
+        let within = polling.poll_until.unwrap() - STANDBY_POLL / 2;
+        let s = steps(Idle::polling(), within);
+        assert!(s[63..].iter().all(|&s| s == Step::Yield));
+        let after = polling.poll_until.unwrap() + Duration::from_micros(1);
+        assert_eq!(steps(polling, after)[255..], plain[255..]);
+    }
 
     #[test]
     fn a_ring_ends_a_sleep_and_a_stale_ticket_does_not_sleep() {

@@ -238,14 +238,18 @@ impl<'r, T> Pipeline<'r, T> {
         (done, left)
     }
 
-    /// Waits up to `timeout_ns` for every batch submitted, polling at
-    /// first as `mode` asks: at the run's end, the last batch is
-    /// [`close`](Self::close)'s empty one, which follows dispatches that
-    /// are done and completes at once (a blocking wait for it returned
-    /// 100 us or more later on an H200: see [`reap`](Self::reap)).
+    /// Waits up to `timeout_ns` for every batch that copied anything,
+    /// polling at first as `mode` asks. Not for [`close`](Self::close)'s
+    /// empty batch: it touches none of the run's buffers, and waiting for
+    /// its round trip was most of the 100-185 us by which a co-executed
+    /// first run on an H200 ended after its last results were home
+    /// (BENCHMARKS.md, run 38).
     pub(crate) fn idle(&self, timeout_ns: u64, mode: WaitMode) -> bool {
         let now = Instant::now();
-        let last = self.stager.last();
+        let last = self.stager.last_copies();
+        if last == 0 {
+            return true;
+        }
         let until = wait::deadline(now, timeout_ns);
         matches!(
             wait::wait_ticket(self.stager.completion(), last, until, (Some(now), mode)),

@@ -49,7 +49,9 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::Backoff;
 use tracing::warn;
 
-use super::topology::{current_pu, pin_current_thread, CoreSet};
+use super::topology::{
+    bind_current_thread_quietly, current_pu, current_thread_pus, pin_current_thread, CoreSet,
+};
 
 /// Errors of [`Pool`].
 #[derive(Debug, thiserror::Error)]
@@ -187,16 +189,22 @@ impl std::fmt::Debug for Pool {
 /// the only way out of `broadcast` once a job was posted, including by unwinding.
 struct WaitAll<'a> {
     remaining: &'a AtomicUsize,
+    /// How long the caller yields before it parks, from when it starts to
+    /// wait (zero: parks once the short backoff is over).
+    spin: Duration,
 }
 
 impl Drop for WaitAll<'_> {
     fn drop(&mut self) {
         let backoff = Backoff::new();
+        let yield_until = (!self.spin.is_zero()).then(|| Instant::now() + self.spin);
         // Acquire: pairs with the Release decrements of the pool threads, so everything the
         // jobs did (and their result slots) happens-before the caller continues, and no thread
         // touches the job after we see 0.
         while self.remaining.load(Ordering::Acquire) != 0 {
-            if backoff.is_completed() {
+            if backoff.is_completed() && yield_until.is_some_and(|t| Instant::now() < t) {
+                thread::yield_now();
+            } else if backoff.is_completed() {
                 // A token from an unpark sent before this park (or spurious wake-up) just
                 // re-checks the counter.
                 thread::park();
@@ -600,6 +608,47 @@ impl Pool {
         self.broadcast_from(current_pu(), wake, job)
     }
 
+    /// The thread among those `wake` selects that is pinned to the PU the
+    /// caller runs on now, if one is: the thread whose job
+    /// [`broadcast_with_caller`](Self::broadcast_with_caller) can run on
+    /// the caller.
+    pub fn thread_here(&self, wake: &dyn Fn(usize) -> bool) -> Option<usize> {
+        let here = current_pu()?;
+        (0..self.pins.len()).find(|&i| wake(i) && on_pu(&self.pins[i], Some(here)))
+    }
+
+    /// [`broadcast_to`](Self::broadcast_to), except that the caller runs
+    /// the job of thread `inline` itself (where given and `wake` selects
+    /// it; see [`thread_here`](Self::thread_here)) instead of waking that
+    /// thread, bound to the PUs that thread is pinned to (its own binding
+    /// restored after), and then yields for up to `spin` before it parks
+    /// to wait for the others. A thread woken on the caller's PU would take
+    /// turns with the caller there; the caller instead runs that thread's
+    /// job and is running when the run ends.
+    ///
+    /// # Errors
+    ///
+    /// As [`broadcast`](Self::broadcast).
+    pub fn broadcast_with_caller(
+        &self,
+        wake: &dyn Fn(usize) -> bool,
+        job: &(dyn Fn(usize) + Sync),
+        inline: Option<usize>,
+        spin: Duration,
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        let inline = inline.filter(|&i| i < self.threads.len() && wake(i));
+        self.broadcast_inner(current_pu(), wake, job, inline, spin)
+    }
+
+    /// Binds the calling thread to the PUs thread `index` is pinned to,
+    /// where it is pinned and the caller's own binding is known and the OS
+    /// agrees; returns the caller's binding, to restore.
+    fn borrow_core(&self, index: usize) -> Option<Vec<usize>> {
+        let pins = self.pins.get(index).filter(|p| !p.is_empty())?;
+        let own = current_thread_pus()?;
+        bind_current_thread_quietly(pins).then_some(own)
+    }
+
     /// [`broadcast_to`](Self::broadcast_to) from a caller on PU `here`.
     fn broadcast_from(
         &self,
@@ -607,16 +656,32 @@ impl Pool {
         wake: &dyn Fn(usize) -> bool,
         job: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
+        self.broadcast_inner(here, wake, job, None, Duration::ZERO)
+    }
+
+    /// A broadcast from a caller on PU `here` to the threads `wake`
+    /// selects, the caller running thread `inline`'s job itself (that
+    /// thread is not woken) and yielding for `spin` before it parks.
+    fn broadcast_inner(
+        &self,
+        here: Option<usize>,
+        wake: &dyn Fn(usize) -> bool,
+        job: &(dyn Fn(usize) + Sync),
+        inline: Option<usize>,
+        spin: Duration,
+    ) -> Result<Vec<Result<(), JobPanic>>, PoolError> {
         if CURRENT_POOL.with(Cell::get) == self.id {
             return Err(PoolError::Reentrant);
         }
         let _serial = lock(&self.run_lock);
         let caller = thread::current();
+        let mut inline_panic = None;
         {
             // Declared before any job is posted, so it is dropped (waiting for every posted
             // job) on every path out of this block, unwinding included.
             let _wait = WaitAll {
                 remaining: &self.shared.remaining,
+                spin,
             };
             // SAFETY: only the lifetime is changed (same fat-pointer layout). The erased
             // reference is used by pool threads only between taking their command and their
@@ -630,7 +695,7 @@ impl Pool {
                 unsafe { std::mem::transmute::<&(dyn Fn(usize) + Sync), ErasedJob>(job) };
             self.saw_caller(here);
             for index in wake_order(&self.pins, here) {
-                if !wake(index) {
+                if !wake(index) || inline == Some(index) {
                     continue;
                 }
                 let (slot, thread) = (&self.shared.slots[index], &self.threads[index]);
@@ -644,13 +709,33 @@ impl Pool {
                 });
                 thread.unpark();
             }
+            if let Some(index) = inline {
+                // As a pool thread's job: inside this pool (a broadcast from
+                // it is refused), its panic caught and reported as that
+                // thread's, on that thread's core (the caller could
+                // otherwise move onto a core another claimant or a device
+                // that runs on the host's cores is using). `_wait` waits
+                // for the others after it.
+                let restore = self.borrow_core(index);
+                let outer = CURRENT_POOL.with(|c| c.replace(self.id));
+                let outcome = catch_unwind(AssertUnwindSafe(|| job(index)));
+                CURRENT_POOL.with(|c| c.set(outer));
+                if let Some(pus) = restore {
+                    bind_current_thread_quietly(&pus);
+                }
+                inline_panic = caught(index, outcome).map(|p| (index, p));
+            }
         }
-        Ok(self
+        let mut results: Vec<Result<(), JobPanic>> = self
             .shared
             .slots
             .iter()
             .map(|slot| lock(&slot.panic).take().map_or(Ok(()), Err))
-            .collect())
+            .collect();
+        if let Some((index, p)) = inline_panic {
+            results[index] = Err(p);
+        }
+        Ok(results)
     }
 }
 
@@ -813,6 +898,42 @@ mod tests {
         assert_eq!(pool.jobs_run(), vec![0, 10, 0, 10]);
         // Nobody to wake: returns at once.
         assert!(pool.broadcast_to(&|_| false, &|_| unreachable!()).is_ok());
+    }
+
+    /// The caller runs the job of the thread it is given, in place of
+    /// that thread (not woken, its job not counted as the thread's), the
+    /// other chosen threads theirs; a panic of the caller's job is that
+    /// thread's entry; a thread not chosen is not run by the caller either.
+    #[test]
+    fn the_caller_runs_the_job_of_its_thread_in_its_place() {
+        let pool = unpinned(3);
+        let ran_on: Vec<Mutex<Option<thread::ThreadId>>> = (0..3).map(|_| Mutex::new(None)).collect();
+        let record = |i: usize| *ran_on[i].lock().unwrap() = Some(thread::current().id());
+        let spin = Duration::from_millis(1);
+        let results = pool
+            .broadcast_with_caller(&|_| true, &record, Some(1), spin)
+            .unwrap();
+        assert!(results.iter().all(Result::is_ok));
+        let caller = thread::current().id();
+        let ids: Vec<_> = ran_on.iter().map(|m| m.lock().unwrap().take()).collect();
+        assert_eq!(ids[1], Some(caller));
+        assert!(ids[0].is_some_and(|t| t != caller) && ids[2].is_some_and(|t| t != caller));
+        assert_eq!(pool.jobs_run(), vec![1, 0, 1]);
+        // Its panic is its thread's entry; the others ran as ever.
+        let results = pool
+            .broadcast_with_caller(&|_| true, &|i| assert_ne!(i, 2, "the caller's job"), Some(2), spin)
+            .unwrap();
+        assert!(results[0].is_ok() && results[1].is_ok());
+        assert!(results[2].as_ref().is_err_and(|p| p.message.contains("the caller's job")));
+        assert_eq!(pool.jobs_run(), vec![2, 1, 1]);
+        // A thread the broadcast does not choose runs nothing, in place or not.
+        let count = AtomicUsize::new(0);
+        pool.broadcast_with_caller(&|i| i != 0, &|_| {
+            count.fetch_add(1, Ordering::Relaxed);
+        }, Some(0), Duration::ZERO)
+        .unwrap();
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+        assert_eq!(pool.jobs_run(), vec![2, 2, 2]);
     }
 
     /// A roused thread takes its flag once woken and spins for its

@@ -672,7 +672,7 @@ fn mirror_of(i: usize, raw: &RawBuffer, gpu: usize) -> Result<Option<vk::Buffer>
 #[cfg(all(test, feature = "glsl"))]
 mod tests {
     use super::{bytes_per_unit, upfront_bytes};
-    use crate::{Args, Devices, Engine, EngineOptions, Footprint, IndexSpace, MemoryPlacement};
+    use crate::{Args, Devices, Footprint, IndexSpace, MemoryPlacement};
 
     /// What a staged GPU must bring up before its first package: an input
     /// read whole, all of it, until it is resident; one read by its items,
@@ -680,14 +680,7 @@ mod tests {
     /// part of it from an earlier run, the rest up front.
     #[test]
     fn what_comes_up_before_the_first_package() {
-        let Ok(e) = Engine::with_options(EngineOptions {
-            workers: Some(1),
-            validation: crate::vk::Validation::IfAvailable,
-            profiles: false,
-            memory: MemoryPlacement::Staged,
-            ..Default::default()
-        }) else {
-            eprintln!("skipping: no Vulkan device");
+        let Some(e) = crate::test_engines::staged() else {
             return;
         };
         if e.memory_placement() != MemoryPlacement::Staged {

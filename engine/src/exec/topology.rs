@@ -459,6 +459,23 @@ pub fn pin_current_thread(set: &CoreSet) -> bool {
     false
 }
 
+/// Binds the calling thread to `pus` with `sched_setaffinity` (Linux),
+/// quietly: `false` where the OS refuses or elsewhere (a caller that runs
+/// a pool thread's job in its place for a while, see
+/// [`Pool::broadcast_with_caller`](crate::exec::pool::Pool::broadcast_with_caller),
+/// then runs where it was).
+pub(crate) fn bind_current_thread_quietly(pus: &[usize]) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        !pus.is_empty() && affinity::bind_current_thread(pus)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pus;
+        false
+    }
+}
+
 /// OS indices of the PUs the calling thread is currently bound to, as reported by hwloc (cargo
 /// feature `hwloc`) or else by `sched_getaffinity` (Linux); `None` if neither can tell.
 pub fn current_thread_pus() -> Option<Vec<usize>> {

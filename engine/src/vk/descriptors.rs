@@ -44,7 +44,7 @@ impl ComputePipeline {
     /// `maxStorageBufferRange`.
     pub fn bind(&self, buffers: &[BufferBinding<'_>]) -> Result<BindingSet> {
         self.check_bindings(buffers)?;
-        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let set = match spare {
             Some(set) => set,
             None => self.allocate_set()?,

@@ -17,11 +17,19 @@ pub struct ComputePipeline {
     pub(super) interface: ShaderInterface,
     /// The binding sets of its latest runs ([`ComputePipeline::bind_cached`]).
     pub(super) sets: super::set_cache::SetCache,
-    /// A set of its layout allocated when it was made, not yet written:
-    /// the first [`ComputePipeline::bind`] writes it (see
+    /// Sets of its layout allocated when it was made ([`SPARE_SETS`]), not
+    /// yet written: the first [`ComputePipeline::bind`]s write them (see
     /// [`ComputePipeline::new`]).
-    pub(super) spare: std::sync::Mutex<Option<super::BindingSet>>,
+    pub(super) spare: std::sync::Mutex<Vec<super::BindingSet>>,
 }
+
+/// The binding sets a new pipeline allocates ahead of its first runs: the
+/// run's own set, and a staged co-executed run's set for the packages its
+/// GPU steals from the CPU workers (see `GpuRole::steal_set`), which a
+/// first co-executed run otherwise allocated on the GPU's thread before
+/// its first package (the GPU of a co-executed first run on an H200 began
+/// 70-90 us into the run, the GPU alone's 15-20: BENCHMARKS.md, run 38).
+const SPARE_SETS: usize = 2;
 
 impl std::fmt::Debug for ComputePipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -148,10 +156,15 @@ impl ComputePipeline {
             sets: Default::default(),
             spare: Default::default(),
         };
-        match made.allocate_set() {
-            Ok(set) => *made.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some(set),
-            // The first run makes its own: this only moves a cost earlier.
-            Err(e) => tracing::debug!(error = %e, "no spare set for the new pipeline"),
+        for _ in 0..SPARE_SETS {
+            match made.allocate_set() {
+                Ok(set) => made.spare.lock().unwrap_or_else(|p| p.into_inner()).push(set),
+                // A run makes its own: this only moves a cost earlier.
+                Err(e) => {
+                    tracing::debug!(error = %e, "no spare set for the new pipeline");
+                    break;
+                }
+            }
         }
         Ok(made)
     }
@@ -174,7 +187,9 @@ impl Drop for ComputePipeline {
         drop(std::mem::take(
             &mut *self.sets.0.lock().unwrap_or_else(|p| p.into_inner()),
         ));
-        drop(self.spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+        drop(std::mem::take(
+            &mut *self.spare.lock().unwrap_or_else(|p| p.into_inner()),
+        ));
         self.device.settle_prime(self.pipeline);
         let raw = self.device.raw();
         // SAFETY: runs borrow the pipeline and wait for their GPU work before
@@ -190,11 +205,12 @@ impl Drop for ComputePipeline {
 
 #[cfg(all(test, feature = "glsl"))]
 mod tests {
+    use super::SPARE_SETS;
     use crate::{Args, Devices, Engine, EngineOptions, IndexSpace, Scheduler};
 
-    /// A new pipeline holds a set of its layout for its first run (a
+    /// A new pipeline holds sets of its layout for its first runs (a
     /// driver's first descriptor set of a process took 350-420 us on the
-    /// H200, in a cold run's GPU start): the first bind writes that set,
+    /// H200, in a cold run's GPU start): the first binds write those sets,
     /// later binds make their own, every run's output is right, and
     /// validation stays clean.
     #[test]
@@ -214,24 +230,28 @@ layout(std430, binding = 0) buffer O { uint o[]; };
 void main() { o[gl_GlobalInvocationID.x] += 1u; }";
         let k = e.kernel_glsl("spare", glsl, None).unwrap();
         let pipeline = k.pipeline.clone().unwrap();
-        let spare = || pipeline.spare.lock().unwrap().is_some();
-        assert!(spare());
+        let spare = || pipeline.spare.lock().unwrap().len();
+        assert_eq!(spare(), SPARE_SETS);
         let mut out = e.buffer::<u32>(256).unwrap();
         let space = IndexSpace::D1(256);
         let dynamic = Scheduler::Dynamic { packages: 2 };
         for runs in 1..=2u32 {
             e.run(&k, Args::new().output(&mut out), space, &dynamic, Devices::GPU)
                 .unwrap();
-            assert!(!spare(), "run {runs}");
+            // The run's one set is kept for the next run of the buffer.
+            assert_eq!(spare(), SPARE_SETS - 1, "run {runs}");
             assert!(out.iter().all(|&v| v == runs), "run {runs}");
         }
-        // Binds beyond the first make their own sets.
+        // The other spare goes to the next bind; binds beyond the spares
+        // make their own sets.
         let other = e.buffer::<u32>(256).unwrap();
         let bound = || crate::mem::BufferBinding::of(other.raw());
-        let a = pipeline.bind(&[bound()]).unwrap();
-        let b = pipeline.bind(&[bound()]).unwrap();
-        assert_ne!(a.serial, b.serial);
-        drop((a, b));
+        let sets: Vec<_> = (0..SPARE_SETS + 1)
+            .map(|_| pipeline.bind(&[bound()]).unwrap())
+            .collect();
+        assert_eq!(spare(), 0);
+        assert!(sets.windows(2).all(|w| w[0].serial != w[1].serial));
+        drop(sets);
         assert_eq!(e.validation_errors(), 0, "{:?}", e.validation_messages());
     }
 }

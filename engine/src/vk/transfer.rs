@@ -79,6 +79,9 @@ pub(crate) struct Stager {
     rates: Arc<TransferRates>,
     /// The highest dispatch ticket a batch waited for (separate queues).
     covered: u64,
+    /// The value of the last batch that copied anything (0: none): those
+    /// after it are [`Stager::after_dispatches`]' empty ones.
+    copied: u64,
 }
 
 impl Stager {
@@ -128,6 +131,7 @@ impl Stager {
             done,
             rates: Arc::default(),
             covered: 0,
+            copied: 0,
         })
     }
 
@@ -169,6 +173,9 @@ impl Stager {
         let r = unsafe { self.done.submit(cb, after, timeout_ns) };
         if let (Ok(Some(_)), Some((_, v))) = (&r, after) {
             self.covered = self.covered.max(v);
+        }
+        if let (Ok(Some(value)), true) = (&r, copies.iter().any(|c| c.bytes > 0)) {
+            self.copied = *value;
         }
         r
     }
@@ -215,6 +222,15 @@ impl Stager {
     /// The value of the batch submitted last (0: none).
     pub(crate) fn last(&self) -> u64 {
         self.done.last()
+    }
+
+    /// The value of the last batch that copied anything (0: none). The
+    /// batches after it are empty ones that only order later batches
+    /// after dispatches ([`Stager::after_dispatches`]): they touch no
+    /// buffer, so nothing waits for them but the next batch on their
+    /// command buffers.
+    pub(crate) fn last_copies(&self) -> u64 {
+        self.copied
     }
 
     /// Waits up to `timeout_ns` for batch `value`; `Ok(false)` on timeout.
@@ -369,5 +385,46 @@ impl Drop for Stager {
         }
         // SAFETY: nothing pending uses the pool's command buffer (above).
         unsafe { self.device.raw().destroy_command_pool(self.pool, None) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A stager tells the last batch that copied anything from the empty
+    /// ones after it (the closing batches a run no longer waits for).
+    #[test]
+    fn the_last_batch_that_copied_is_told_from_empty_ones() {
+        use super::*;
+        let Some(e) = crate::test_engines::staged() else {
+            return;
+        };
+        let mut stager = Stager::new(e.device().clone(), QueueLane::ComputeCopies).unwrap();
+        let (mut a, b) = (e.buffer::<u32>(64).unwrap(), e.buffer::<u32>(64).unwrap());
+        a.iter_mut().enumerate().for_each(|(i, v)| *v = i as u32);
+        let copy = Copy {
+            src: a.raw().handle(),
+            dst: b.raw().handle(),
+            offset: 0,
+            bytes: 256,
+        };
+        let ns = 10_000_000_000;
+        let submit = |stager: &mut Stager, copies: &[Copy]| {
+            // SAFETY: both buffers are the engine's staged host buffers of
+            // this device (transfer usage), 256 bytes long, alive until
+            // the batch is waited for below.
+            let v = unsafe { stager.submit(Direction::Download, copies, None, ns) };
+            let v = v.unwrap().unwrap();
+            assert!(stager.wait(v, ns).unwrap());
+            v
+        };
+        assert_eq!((stager.last(), stager.last_copies()), (0, 0));
+        assert_eq!(submit(&mut stager, &[]), 1);
+        assert_eq!(stager.last_copies(), 0);
+        let copied = submit(&mut stager, &[copy]);
+        assert_eq!(stager.last_copies(), copied);
+        let empty = submit(&mut stager, &[]);
+        assert_eq!((stager.last(), stager.last_copies()), (empty, copied));
+        assert!(b.iter().enumerate().all(|(i, &v)| v == i as u32));
+        assert_eq!(e.validation_errors(), 0, "{:?}", e.validation_messages());
     }
 }
