@@ -4,7 +4,9 @@
 //! done or the run is aborted. Before the bell, every idle CPU worker slept
 //! 50 us at a time (60-110 us with the kernel's timer slack), and the run
 //! ended only when the last of them woke: 0.1-0.3 ms after its last
-//! package on the H200, on runs of 2 ms.
+//! package on the H200, on runs of 2 ms. Where a run has a [`Standby`],
+//! only it waits for the end (yielding, not sleeping); the other claimants
+//! leave once nothing is left for them.
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};

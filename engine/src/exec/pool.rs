@@ -35,6 +35,9 @@
 //! the CPU workers never woken (CG 4096^2 on the H200: 1.34-1.38 against
 //! 0.84-0.90 ms per iteration).
 //!
+//! [`Pool::broadcast_with_caller`] runs one thread's job on the caller instead (bound to that
+//! thread's core), so that the caller is running, not parked, when the others end.
+//!
 //! Broadcasts from several caller threads are serialized by a mutex held for the whole
 //! broadcast. A job that calls `broadcast` on its own pool gets [`PoolError::Reentrant`]
 //! instead of a deadlock.
