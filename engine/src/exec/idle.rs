@@ -105,7 +105,10 @@ pub(crate) fn nothing_left(queue: &WorkQueue, board: Option<&StealBoard>) -> boo
 /// One claimant's idle spell.
 pub(crate) struct Idle {
     tries: u32,
-    /// Until when it yields instead of sleeping (`None`: only briefly).
+    /// Whether it yields for [`STANDBY_POLL`] from its first wait.
+    polls: bool,
+    /// Until when it yields instead of sleeping: set at its first wait
+    /// where it polls.
     poll_until: Option<Instant>,
 }
 
@@ -114,6 +117,7 @@ impl Idle {
     pub(crate) fn new() -> Self {
         Idle {
             tries: 0,
+            polls: false,
             poll_until: None,
         }
     }
@@ -122,16 +126,16 @@ impl Idle {
     /// before it sleeps.
     pub(crate) fn polling() -> Self {
         Idle {
-            tries: 0,
-            poll_until: Some(Instant::now() + STANDBY_POLL),
+            polls: true,
+            ..Idle::new()
         }
     }
 
     /// The same kind of spell, from its start again.
     pub(crate) fn restart(&self) -> Self {
-        match self.poll_until {
-            Some(_) => Idle::polling(),
-            None => Idle::new(),
+        match self.polls {
+            true => Idle::polling(),
+            false => Idle::new(),
         }
     }
 
@@ -145,8 +149,11 @@ impl Idle {
         }
     }
 
-    /// What the spell's next wait does, at `now`.
+    /// What the spell's next wait, at `now`, does.
     fn step(&mut self, now: Instant) -> Step {
+        if self.polls && self.poll_until.is_none() {
+            self.poll_until = Some(now + STANDBY_POLL);
+        }
         self.tries = self.tries.saturating_add(1);
         if self.tries < 64 {
             Step::Spin
@@ -177,14 +184,14 @@ mod tests {
         let s = Standby { thread: Some(2) };
         assert!(!s.may_leave(2));
         assert!(s.may_leave(0) && s.may_leave(3));
-        assert!(s.idle(2).poll_until.is_some());
-        assert!(s.idle(0).poll_until.is_none());
+        assert!(s.idle(2).polls);
+        assert!(!s.idle(0).polls);
         let none = Standby::none();
         assert!((0..4).all(|t| !none.may_leave(t)));
-        assert!((0..4).all(|t| none.idle(t).poll_until.is_none()));
+        assert!((0..4).all(|t| !none.idle(t).polls));
         // A spell restarts as the kind it is.
-        assert!(s.idle(2).restart().poll_until.is_some());
-        assert!(s.idle(0).restart().poll_until.is_none());
+        assert!(s.idle(2).restart().polls);
+        assert!(!s.idle(0).restart().polls);
     }
 
     /// Something is left while units are unclaimed, given back, or
@@ -212,22 +219,25 @@ mod tests {
     }
 
     /// A spell spins, then yields, then sleeps; a polling one yields
-    /// until its window is over.
+    /// until its window, from its first wait, is over, however long after
+    /// it was made that wait comes.
     #[test]
     fn a_polling_spell_yields_until_its_window_is_over() {
-        let steps = |mut idle: Idle, now: Instant| -> Vec<Step> {
-            (0..300).map(|_| idle.step(now)).collect()
+        let steps = |idle: &mut Idle, at: &dyn Fn(usize) -> Instant| -> Vec<Step> {
+            (0..300).map(|i| idle.step(at(i))).collect()
         };
-        let plain = steps(Idle::new(), Instant::now());
+        let t0 = Instant::now() + Duration::from_secs(60);
+        let plain = steps(&mut Idle::new(), &|_| t0);
         assert!(plain[..63].iter().all(|&s| s == Step::Spin));
         assert!(plain[63..255].iter().all(|&s| s == Step::Yield));
         assert!(plain[255..].iter().all(|&s| s == Step::Sleep));
-        let polling = Idle::polling();
-        let within = polling.poll_until.unwrap() - STANDBY_POLL / 2;
-        let s = steps(Idle::polling(), within);
-        assert!(s[63..].iter().all(|&s| s == Step::Yield));
-        let after = polling.poll_until.unwrap() + Duration::from_micros(1);
-        assert_eq!(steps(polling, after)[255..], plain[255..]);
+        // Its first wait a minute after it was made: it yields through
+        // the window from there.
+        let within = steps(&mut Idle::polling(), &|_| t0);
+        assert!(within[63..].iter().all(|&s| s == Step::Yield));
+        let past = t0 + STANDBY_POLL + Duration::from_micros(1);
+        let s = steps(&mut Idle::polling(), &|i| if i == 0 { t0 } else { past });
+        assert_eq!(s[255..], plain[255..]);
     }
 
     #[test]
