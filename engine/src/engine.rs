@@ -1588,13 +1588,8 @@ mod tests {
     #[cfg(feature = "glsl")]
     #[test]
     fn a_shader_past_any_device_limit_is_refused_naming_it() {
-        use super::{check_device_limits, Engine, EngineOptions, Error};
-        let Ok(e) = Engine::with_options(EngineOptions {
-            workers: Some(1),
-            profiles: false,
-            ..Default::default()
-        }) else {
-            eprintln!("skipping: no Vulkan device");
+        use super::{check_device_limits, Error};
+        let Some(e) = crate::test_engines::one_worker(crate::MemoryPlacement::Auto) else {
             return;
         };
         let glsl = "#version 450

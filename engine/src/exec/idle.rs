@@ -99,7 +99,7 @@ impl Standby {
 pub(crate) fn nothing_left(queue: &WorkQueue, board: Option<&StealBoard>) -> bool {
     queue.remaining() == 0
         && queue.requeued_units() == 0
-        && board.is_none_or(|b| b.remainders(usize::MAX).is_empty())
+        && !board.is_some_and(StealBoard::has_unstarted)
 }
 
 /// One claimant's idle spell.

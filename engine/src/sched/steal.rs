@@ -337,6 +337,19 @@ impl StealBoard {
         }
     }
 
+    /// Whether any claimant's package has unstarted units, as read now
+    /// (what [`remainders`](Self::remainders) would list, without
+    /// building the list). False on a disabled board.
+    pub fn has_unstarted(&self) -> bool {
+        // Relaxed: a snapshot, as in `remainders`; a word only changes by
+        // its owner's publish or a CAS that takes units.
+        self.enabled
+            && self.words.iter().any(|w| {
+                let (next, end) = unpack(w.load(Ordering::Relaxed));
+                end > next
+            })
+    }
+
     /// The unstarted remainders of the other claimants' packages (`me` as
     /// in [`steal`](Self::steal)), those with at least one unit left, as
     /// read now: what a thief that takes from several at once
@@ -472,9 +485,11 @@ mod tests {
         assert_eq!(b.steal_from(7, |left| left), None, "not a claimant");
         assert_eq!(b.next_chunk(0, 100), Some(150..160));
         assert!(b.remainders(usize::MAX).is_empty());
+        assert!(!b.has_unstarted());
         // The last chunk a claimant ran, until it publishes a new package.
         assert!(b.publish(2, 700..800));
         b.chunk_ran(2, 4, Duration::from_micros(2));
+        assert!(b.has_unstarted());
         let p = b.remainders(usize::MAX)[0].progress;
         assert_eq!(p.last_chunk, Some((4, 2_000)));
         assert!((p.last_rate().unwrap() - 2e6).abs() < 1e-3);
@@ -482,6 +497,7 @@ mod tests {
         assert_eq!(b.remainders(usize::MAX)[0].progress.last_chunk, None);
         let off = StealBoard::new(1, 100, false);
         assert!(off.remainders(usize::MAX).is_empty());
+        assert!(!off.publish(0, 0..10) && !off.has_unstarted());
         assert_eq!(off.steal_from(0, |left| left), None);
     }
 

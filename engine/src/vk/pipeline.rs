@@ -206,7 +206,7 @@ impl Drop for ComputePipeline {
 #[cfg(all(test, feature = "glsl"))]
 mod tests {
     use super::SPARE_SETS;
-    use crate::{Args, Devices, Engine, EngineOptions, IndexSpace, Scheduler};
+    use crate::{Args, Devices, IndexSpace, MemoryPlacement, Scheduler};
 
     /// A new pipeline holds sets of its layout for its first runs (a
     /// driver's first descriptor set of a process took 350-420 us on the
@@ -215,13 +215,7 @@ mod tests {
     /// validation stays clean.
     #[test]
     fn the_first_bind_writes_the_set_made_with_the_pipeline() {
-        let Ok(e) = Engine::with_options(EngineOptions {
-            workers: Some(1),
-            validation: crate::vk::Validation::IfAvailable,
-            profiles: false,
-            ..Default::default()
-        }) else {
-            eprintln!("skipping: no Vulkan device");
+        let Some(e) = crate::test_engines::one_worker(MemoryPlacement::Auto) else {
             return;
         };
         let glsl = "#version 450
