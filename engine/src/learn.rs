@@ -329,20 +329,30 @@ impl Learning {
     /// before its first package, see [`StartCost`], as the cost model
     /// counts it; `first`: the same with the GPUs' uploads, which a first
     /// run from a profile adds to the profile's times, see
-    /// [`crate::outcomes::Outcomes::first_from_profile`]), that sit it out (see
-    /// [`sit_out`](Self::sit_out)), and under HGuided without hints, the
-    /// configuration this is (recorded after the run): the cost model's
+    /// [`crate::outcomes::Outcomes::first_from_profile`]; `shipping`: each
+    /// staged GPU's downloads per unit, by estimator slot), that sit it out
+    /// (see [`sit_out`](Self::sit_out)), and under HGuided without hints,
+    /// the configuration this is (recorded after the run): the cost model's
     /// choice unless the kernel's measured runs over this space say
-    /// otherwise (see [`crate::outcomes::Outcomes::choose`]).
+    /// otherwise (see [`crate::outcomes::Outcomes::choose`]). What a
+    /// configuration is predicted to take weighs each staged GPU with its
+    /// downloads (see [`Shipped`]).
     pub(crate) fn decide(
         &self,
         kernel: &Kernel,
         scheduler: &Scheduler,
         present: &[(usize, usize)],
-        (start, first): (&[StartCost], &[StartCost]),
+        (start, first, shipping): (&[StartCost], &[StartCost], &[(usize, f64)]),
         units: u64,
     ) -> (Vec<bool>, Option<Mode>) {
         let est = &*kernel.estimator;
+        // What a configuration's run is predicted to take counts each
+        // staged GPU's downloads; the model's own choice does not (see
+        // `Shipped`).
+        let shipped = &Shipped {
+            inner: est,
+            transfers: shipping,
+        };
         let class = self.present_classes(present);
         // Devices whose rate was measured on too small a part of the work
         // to stand for all of it (see `MIN_COVERAGE`), each counted with
@@ -385,7 +395,7 @@ impl Learning {
             co_gain(&costs(present, est), start, units)
         };
         let candidates = candidates(present, &class);
-        let predict = |m: Mode| predict(m, (present, start, &partial), &class, est, units);
+        let predict = |m: Mode| predict(m, (present, start, &partial), &class, shipped, units);
         // What the debug line shows is gathered only where it is printed:
         // every run of the learner decides, and a run that leaves a device
         // out must cost what a run without it costs.
@@ -494,6 +504,80 @@ fn costs(present: &[(usize, usize)], est: &dyn PowerEstimator) -> Vec<(Option<Co
         .iter()
         .map(|&(slot, claimants)| (est.cost(slot), claimants))
         .collect()
+}
+
+/// A kernel's fitted costs as the learner predicts a configuration's run
+/// from them (see [`crate::outcomes::Outcomes::choose`]): each staged
+/// GPU's rate no faster than its downloads can carry its results home (one
+/// unit per the seconds its outputs' bytes take, see
+/// [`crate::sched::transfers`]).
+///
+/// # Why
+/// A GPU's fitted cost is its compute: a package's time less its upload,
+/// on the GPU's own clock where that is read. What a staged GPU's run
+/// takes is often the download of its results: a Jacobi sweep over 8192
+/// x 4096 points computed in 0.17 ms on an H200 and came home in 2.9. At
+/// its compute alone the GPU alone was predicted at 0.3 ms, measured at
+/// 3.0 against 2.2 co-executed, and tried again on that prediction (one
+/// slow sample against a model that expects far better), a second lone
+/// run of 3.0 ms in every process's first six runs (BENCHMARKS.md,
+/// section 0, h200 run 39).
+///
+/// # Why the slower of the two, not their sum
+/// A lone GPU with a transfer queue of its own downloads one package while
+/// it computes the next, so its run takes about the longer of its compute
+/// and its downloads. Their sum (as a co-executed run's plan counts a
+/// package) put a Mandelbrot image of 4096^2 on the GPU alone at 5.7 ms
+/// where it took 1.5, out of reach of the dominant device's try: the
+/// learner co-executed at 2.1-2.9 ms for a whole process (run 39).
+///
+/// # Why not the model's choice
+/// Counted in the gain that the fallback and the model's choice read, the
+/// downloads made the learner co-execute GPU-heavy kernels for their
+/// first runs where the GPU alone was faster (a histogram's GPU alone 0.46
+/// ms, co-executed 0.49-0.61; Mandelbrot's second run 2.2-2.4 ms against
+/// 1.8-2.1; run 39): a co-executed GPU's downloads overlap its compute
+/// less than a lone one's, and the bandwidth learned from its packages'
+/// batches was below the link's. The outcomes of measured runs decide
+/// between the two; the prediction only keeps a lone GPU from being
+/// retried on a figure it cannot reach.
+struct Shipped<'a> {
+    inner: &'a ThroughputEstimator,
+    /// Estimator slot and download seconds per unit of each staged GPU.
+    transfers: &'a [(usize, f64)],
+}
+
+impl PowerEstimator for Shipped<'_> {
+    /// The learner only reads: a record goes to the fitted estimator.
+    fn record(&self, device: usize, units: u64, seconds: f64) {
+        self.inner.record(device, units, seconds);
+    }
+    fn power(&self, device: usize) -> Option<f64> {
+        self.cost(device).map(|c| c.rate)
+    }
+    fn cost(&self, device: usize) -> Option<Cost> {
+        let cost = self.inner.cost(device)?;
+        // An unusable rate (none measured) stays one: transfers alone
+        // would make it look measured.
+        let carried = self
+            .transfers
+            .iter()
+            .find(|t| t.0 == device && t.1.is_finite() && t.1 > 0.0)
+            .map(|t| 1.0 / t.1);
+        Some(match carried {
+            Some(most) if cost.is_usable() => Cost {
+                rate: cost.rate.min(most),
+                ..cost
+            },
+            _ => cost,
+        })
+    }
+    fn one_size(&self, device: usize) -> Option<u64> {
+        self.inner.one_size(device)
+    }
+    fn irregularity(&self, device: usize) -> Option<f64> {
+        self.inner.irregularity(device)
+    }
 }
 
 /// Per device of a run, what makes its cost doubtful (see
@@ -1263,6 +1347,41 @@ mod tests {
             off.sit_out(&hg, &[(0, 1), (1, 1)], &[], &est, 1 << 20, Doubts::NONE),
             [false, false]
         );
+    }
+
+    /// A staged GPU alone is predicted no faster than its downloads carry
+    /// its results: a GPU that computes 100 times faster than the CPU but
+    /// ships each unit in 1.5 us is predicted at 1.5 us a unit, not 0.01;
+    /// a GPU whose compute is the slower keeps its rate; the CPU ships
+    /// nothing; an unmeasured cost stays unmeasured.
+    #[test]
+    fn a_staged_gpu_alone_is_predicted_with_its_downloads() {
+        let est = ThroughputEstimator::new(2);
+        let present = [(0, 1), (1, 1)];
+        let units = 1 << 20;
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        let transfers = [(1, 1.5e-6)];
+        let shipped = Shipped {
+            inner: &est,
+            transfers: &transfers,
+        };
+        assert!(shipped.cost(1).is_none_or(|c| !c.is_usable()));
+        est.seed(1, Cost::rate_only(1e8), 4.0);
+        let gpu = shipped.cost(1).expect("seeded");
+        assert!((gpu.rate - 1.0 / 1.5e-6).abs() < 1e-6, "{gpu:?}");
+        assert_eq!(shipped.power(1), Some(gpu.rate));
+        assert_eq!(shipped.cost(0), est.cost(0), "the CPU ships nothing");
+        let alone = |e: &dyn PowerEstimator, m: Mode| {
+            predict(m, (&present, &[], &[]), &DISTINCT, e, units).expect("known")
+        };
+        assert!((alone(&est, Mode::Alone(1)) - 1e-8).abs() < 1e-12);
+        assert!((alone(&shipped, Mode::Alone(1)) - 1.5e-6).abs() < 1e-12);
+        assert_eq!(alone(&shipped, Mode::Alone(0)), alone(&est, Mode::Alone(0)));
+        // Compute slower than the downloads: its own rate.
+        est.reset();
+        est.seed(0, Cost::rate_only(1e6), 4.0);
+        est.seed(1, Cost::rate_only(5e5), 4.0);
+        assert_eq!(shipped.cost(1), est.cost(1));
     }
 
     /// The devices alone that ran at least half of the co-executed runs'

@@ -287,13 +287,16 @@ impl Engine {
             }
             false => Vec::new(),
         };
+        // What each staged GPU's transfers add to its cost: the learner
+        // weighs every device as it ships its results, not as it computes.
+        let shipping = self.transfer_by_slot(kernel, &args, &units, geometry);
         steps.mark("learner prepared");
         let (mut run, scheduler) = self.sit_out(
             kernel,
             scheduler,
             devices,
             (use_cpu, units, cpu_start),
-            gpu_start,
+            (gpu_start, &shipping),
             geometry.units,
         )?;
         run.cpu_note = cpu_note;
@@ -473,14 +476,16 @@ impl Engine {
     /// measures), and the scheduler for them: hints are given for the
     /// devices asked for (the CPU, then each GPU asked for in engine
     /// order), so those of devices that cannot take part are dropped, then
-    /// those of devices that sit out.
+    /// those of devices that sit out. `shipping`: each staged GPU's
+    /// downloads per unit, by estimator slot (see
+    /// [`transfer_by_slot`](Self::transfer_by_slot)).
     fn sit_out<'a>(
         &'a self,
         kernel: &Kernel,
         scheduler: &'a Scheduler,
         devices: Devices,
         (use_cpu, units, cpu_start): (bool, Units<'a>, StartCost),
-        gpu_start: Vec<StartCost>,
+        (gpu_start, shipping): (Vec<StartCost>, &[(usize, f64)]),
         n_units: u64,
     ) -> Result<(RunDevices<'a>, Cow<'a, Scheduler>)> {
         let inner = &*self.inner;
@@ -516,10 +521,13 @@ impl Engine {
         }
         let mut first = start.clone();
         first.extend(gpu_start);
-        let (sit, mode) =
-            inner
-                .learning
-                .decide(kernel, &scheduler, &present, (&start, &first), n_units);
+        let (sit, mode) = inner.learning.decide(
+            kernel,
+            &scheduler,
+            &present,
+            (&start, &first, shipping),
+            n_units,
+        );
         let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
         let mode = mode.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
@@ -1047,30 +1055,67 @@ impl Engine {
         run: &RunDevices<'_>,
         geometry: &Geometry,
     ) -> (PerUnit, PerUnit) {
-        let Some(pipeline) = kernel.pipeline.as_ref() else {
-            return (Vec::new(), Vec::new());
-        };
-        if self.inner.memory.placement() != MemoryPlacement::Staged {
-            return (Vec::new(), Vec::new());
-        }
         let (mut out, mut uploads) = (Vec::new(), Vec::new());
-        for (k, &(g, unit)) in run.gpus.iter().enumerate() {
-            let Some(stagers) = unit.stagers.as_ref() else {
-                continue;
-            };
-            let rates = stagers.rates().clone();
-            let (up, down) = crate::exec::staging::bytes_per_unit(
-                &args.buffers,
-                pipeline.interface(),
-                geometry.space,
-                // Bytes of the whole space over its units: per unit.
-                geometry.total,
-                g,
-            );
-            out.push((run.gpu_device(k), rates.seconds_per_unit(up, down)));
-            uploads.push((run.gpu_device(k), rates.seconds_per_unit(up, 0.0)));
+        for (k, gpu) in run.gpus.iter().enumerate() {
+            if let Some((both, up)) = self.gpu_transfer_s(kernel, args, *gpu, geometry) {
+                out.push((run.gpu_device(k), both));
+                uploads.push((run.gpu_device(k), up));
+            }
         }
         (out, uploads)
+    }
+
+    /// Each staged GPU of `gpus` as its estimator slot (`1 + g`) and the
+    /// seconds per unit its downloads are expected to take: what the
+    /// learner's cost model counts beside its compute (see
+    /// [`crate::learn::Learning::decide`]). Every run brings its outputs
+    /// home; what a GPU uploads is mostly what its mirror lacks once
+    /// (inputs unchanged between runs), and counted per unit it made a
+    /// histogram's GPU alone look 1.6 times slower than it ran.
+    fn transfer_by_slot(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        gpus: &[(usize, &GpuUnit)],
+        geometry: &Geometry,
+    ) -> PerUnit {
+        gpus.iter()
+            .filter_map(|&gpu| {
+                let (both, up) = self.gpu_transfer_s(kernel, args, gpu, geometry)?;
+                Some((1 + gpu.0, (both - up).max(0.0)))
+            })
+            .collect()
+    }
+
+    /// The seconds per unit engine GPU `g` (`unit`) is expected to spend
+    /// moving bytes for `kernel` over `args` (both ways, and up alone),
+    /// as if it ran every unit (see
+    /// [`crate::exec::staging::bytes_per_unit`]); `None` where it moves
+    /// none (zero-copy memory, no staging, no pipeline).
+    fn gpu_transfer_s(
+        &self,
+        kernel: &Kernel,
+        args: &Args<'_>,
+        (g, unit): (usize, &GpuUnit),
+        geometry: &Geometry,
+    ) -> Option<(f64, f64)> {
+        let pipeline = kernel.pipeline.as_ref()?;
+        if self.inner.memory.placement() != MemoryPlacement::Staged {
+            return None;
+        }
+        let rates = unit.stagers.as_ref()?.rates().clone();
+        let (up, down) = crate::exec::staging::bytes_per_unit(
+            &args.buffers,
+            pipeline.interface(),
+            geometry.space,
+            // Bytes of the whole space over its units: per unit.
+            geometry.total,
+            g,
+        );
+        Some((
+            rates.seconds_per_unit(up, down),
+            rates.seconds_per_unit(up, 0.0),
+        ))
     }
 
     /// On a first run from a profile, what engine GPU `g`'s first package
@@ -1491,6 +1536,62 @@ mod tests {
             scale: Vec::new(),
             lone_packages: None,
             class: Vec::new(),
+        }
+    }
+
+    /// What the learner is told a staged GPU's transfers add per unit: by
+    /// its estimator slot, what its outputs bring home (4 bytes an item
+    /// at the seeded bandwidth), not what its inputs bring up; nothing
+    /// over zero-copy memory.
+    #[test]
+    #[cfg(feature = "glsl")]
+    fn the_learner_is_told_each_staged_gpus_transfers() {
+        use crate::exec::kernel::{Args, Geometry};
+        use crate::sched::transfers::SEED_BANDWIDTH;
+        use crate::{IndexSpace, MemoryPlacement};
+        let glsl = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { uint x[]; };
+layout(std430, binding = 1) writeonly buffer O { uint o[]; };
+void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
+        for memory in [MemoryPlacement::Staged, MemoryPlacement::ZeroCopy] {
+            let Some(e) = crate::test_engines::one_worker(memory) else {
+                return;
+            };
+            let k = e.kernel_glsl("shipped", glsl, None).unwrap();
+            let n = 64 * 64;
+            let x = e.buffer_from_slice(&vec![1u32; n]).unwrap();
+            let mut out = e.buffer::<u32>(n).unwrap();
+            let space = IndexSpace::D1(n as u64);
+            let geometry = Geometry::new(space, k.local, k.tiles).unwrap();
+            let units: Vec<_> = e.inner.gpus.iter().enumerate().collect();
+            let per_unit = |e: &crate::Engine, out: &mut crate::Buffer<u32>| {
+                let args = Args::new()
+                    .input(&x)
+                    .footprint(crate::Footprint::Items { per_item: 1 })
+                    .output(out);
+                e.transfer_by_slot(&k, &args, &units, &geometry)
+            };
+            if memory == MemoryPlacement::ZeroCopy {
+                assert!(per_unit(&e, &mut out).is_empty());
+                continue;
+            }
+            // 64 items a unit: 256 bytes down (and 256 up, `x` not
+            // resident, which the plan counts and the learner does not).
+            let unit_s = 256.0 / SEED_BANDWIDTH;
+            let told = per_unit(&e, &mut out);
+            assert_eq!(told.len(), 1, "{told:?}");
+            assert_eq!(told[0].0, 1, "the first GPU's slot");
+            assert!((told[0].1 - unit_s).abs() < 1e-15, "{told:?}");
+            let args = Args::new()
+                .input(&x)
+                .footprint(crate::Footprint::Items { per_item: 1 })
+                .output(&mut out);
+            let (both, up) = units
+                .iter()
+                .find_map(|&u| e.gpu_transfer_s(&k, &args, u, &geometry))
+                .expect("staged");
+            assert!((both - 2.0 * unit_s).abs() < 1e-15 && (up - unit_s).abs() < 1e-15);
         }
     }
 

@@ -306,6 +306,15 @@ fn upload_lead_on() -> bool {
     crate::switches::on_unless_zero(&ON, "COEXEC_UPLOAD_LEAD")
 }
 
+/// Whether a staged GPU's claim counts the downloads its package's upload
+/// waits for (see [`upload_waits`]): yes, unless the environment sets
+/// `COEXEC_UPLOAD_WAITS=0` (to measure what the rule changes). Read once
+/// per process.
+fn upload_waits_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_UPLOAD_WAITS")
+}
+
 /// [`PREFETCH_LEAD`], or the environment variable `COEXEC_PREFETCH_LEAD_US`
 /// (microseconds) where set: a knob for measuring the rule, not for tuning
 /// runs. Read once per process, not per run.
@@ -521,6 +530,28 @@ fn cold_start_s(role: &GpuRole<'_>) -> f64 {
     }
 }
 
+/// When a staged GPU's next package can start: after `compute`, the
+/// packages in flight, and where its packages upload (`uploads`, see
+/// [`PowerEstimator::upload_s_per_unit`]), after `downloads`, those in
+/// flight on the transfer queue it shares with them.
+///
+/// # Why
+/// A transfer queue runs its batches in order, so a package's upload
+/// waits for the downloads submitted before it. A co-executed cold
+/// Jacobi sweep's GPU (each unit 0.5 MB up and 0.5 MB down on an H200)
+/// claimed a last package of 6 units, 3.2 MB up, while 9.5 MB of an
+/// earlier one's results were still on their way home: it ended 560 us
+/// later, 1 ms after the CPU workers, who had been told that package
+/// started at once (BENCHMARKS.md, section 0, h200 run 39). A package
+/// that uploads nothing (a warm run's, its inputs resident) starts behind
+/// the compute in flight only.
+fn upload_waits(compute: Duration, downloads: Duration, uploads: bool) -> Duration {
+    match uploads {
+        true => compute.max(downloads),
+        false => compute,
+    }
+}
+
 /// `s` seconds as a duration: none where `s` is not a positive number,
 /// the longest where it is too long for one.
 fn duration_s(s: f64) -> Duration {
@@ -673,7 +704,14 @@ impl Loop<'_, '_> {
             // downloads in flight: counted there, a staged GPU declined
             // fresh work while its last package's results came home, and
             // warm runs of a download-bound stencil took 8% longer on the
-            // H200: BENCHMARKS.md, run 19.)
+            // H200: BENCHMARKS.md, run 19. Unless its packages upload:
+            // see `upload_waits`.)
+            let uploads = upload_waits_on()
+                && self
+                    .estimates
+                    .upload_s_per_unit(self.role.device)
+                    .is_some();
+            backlog = upload_waits(backlog, self.download_backlog(), uploads);
             // The first package also waits for what the GPU reads whole to
             // come up (a sparse matrix's 234 MB: 5.4 ms on the H200).
             // And a cold GPU's first package pays its cold start (see
@@ -1375,6 +1413,18 @@ mod tests {
         let us = (end - t).as_secs_f64() * 1e6;
         assert!((us - 8448.0 / 7.0).abs() < 0.01, "{us}");
         assert_eq!(expected_end(&inflight, t, cold_throughput(None)), None);
+    }
+
+    /// A package that uploads starts after the downloads ahead of it on
+    /// the transfer queue as well as the compute in flight; one that
+    /// uploads nothing, after the compute only.
+    #[test]
+    fn an_upload_waits_for_the_downloads_ahead_of_it() {
+        let us = Duration::from_micros;
+        assert_eq!(upload_waits(us(100), us(400), true), us(400));
+        assert_eq!(upload_waits(us(500), us(400), true), us(500));
+        assert_eq!(upload_waits(us(100), us(400), false), us(100));
+        assert_eq!(upload_waits(Duration::ZERO, Duration::ZERO, true), Duration::ZERO);
     }
 
     /// The next claim comes earlier by the last package's upload, not by

@@ -134,6 +134,8 @@ struct Runs {
     /// Every timed run's CPU work-items, in order: which configuration
     /// each timed run was (all items: the CPU alone; 0: the GPUs alone).
     cpu_items: Vec<u64>,
+    /// Every timed run's devices, briefly (see [`brief_devices`]).
+    devices: Vec<Vec<Value>>,
     energy: Option<BenchEnergy>,
 }
 
@@ -150,6 +152,7 @@ fn repeat(
     let warmup = warmup.max(1);
     let mut times = Vec::new();
     let mut items = Vec::new();
+    let mut briefs = Vec::new();
     let mut first = None;
     let mut last = None;
     let mut window = None;
@@ -161,6 +164,7 @@ fn repeat(
         if rep >= warmup {
             times.push(r.time_s);
             items.push(cpu_items(&r));
+            briefs.push(brief_devices(&r));
         }
         if let Some(win) = &mut window {
             win.add(meter, &r);
@@ -186,6 +190,7 @@ fn repeat(
         time_s: median(times.clone()),
         times_s: times,
         cpu_items: items,
+        devices: briefs,
         energy,
     })
 }
@@ -330,6 +335,7 @@ fn json_record(a: &BenchArgs, w: &dyn Workload, v: &Verification, runs: &Runs) -
         "time_s": runs.time_s,
         "times_s": runs.times_s,
         "times_cpu_items": runs.cpu_items,
+        "times_devices": runs.devices,
         "verified": v.ok,
         "mismatches": v.mismatches,
         "balance": report.balance(),
