@@ -251,15 +251,15 @@ def main():
                 # solo ones. Where the devices share a resource (DRAM, cores)
                 # this is what co-running reaches without any scheduling
                 # loss, the yardstick HGuided's loss is told apart by.
-                sweep = {p_cpu: st["time_s"]}
+                splits = {p_cpu: st["time_s"]}
                 for f in (0.7, 0.85, 1.15, 1.3):
                     p = min(0.95, max(0.05, p_cpu * f))
-                    sweep[p] = bench(binary, kernel, size, workers, "all", "static", 1, reps, off,
-                                     cpu_power=p)["time_s"]
-                p_best = min(sweep, key=sweep.get)
-                row["static_best"] = fig(sweep[p_best], {"cpu_power": p_best,
-                                                         "sweep": {str(k): v for k, v in sweep.items()}})
-                row["warm"]["HE_of_best_static"] = sweep[p_best] / warm["time_s"]
+                    splits[p] = bench(binary, kernel, size, workers, "all", "static", 1, reps, off,
+                                      cpu_power=p)["time_s"]
+                p_best = min(splits, key=splits.get)
+                row["static_best"] = fig(splits[p_best], {"cpu_power": p_best,
+                                                         "sweep": {str(k): v for k, v in splits.items()}})
+                row["warm"]["HE_of_best_static"] = splits[p_best] / warm["time_s"]
         except Exception as e:  # keep the other kernels' figures
             row["error"] = str(e)
         results.append(row)

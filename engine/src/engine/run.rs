@@ -287,8 +287,8 @@ impl Engine {
             }
             false => Vec::new(),
         };
-        // What each staged GPU's transfers add to its cost: the learner
-        // weighs every device as it ships its results, not as it computes.
+        // What each staged GPU's downloads take per unit: the learner
+        // predicts its run no faster than they carry its results home.
         let shipping = self.transfer_by_slot(kernel, &args, &units, geometry);
         steps.mark("learner prepared");
         let (mut run, scheduler) = self.sit_out(
@@ -1057,8 +1057,8 @@ impl Engine {
     ) -> (PerUnit, PerUnit) {
         let (mut out, mut uploads) = (Vec::new(), Vec::new());
         for (k, gpu) in run.gpus.iter().enumerate() {
-            if let Some((both, up)) = self.gpu_transfer_s(kernel, args, *gpu, geometry) {
-                out.push((run.gpu_device(k), both));
+            if let Some((up, down)) = self.gpu_transfer_s(kernel, args, *gpu, geometry) {
+                out.push((run.gpu_device(k), up + down));
                 uploads.push((run.gpu_device(k), up));
             }
         }
@@ -1081,15 +1081,15 @@ impl Engine {
     ) -> PerUnit {
         gpus.iter()
             .filter_map(|&gpu| {
-                let (both, up) = self.gpu_transfer_s(kernel, args, gpu, geometry)?;
-                Some((1 + gpu.0, (both - up).max(0.0)))
+                let (_, down) = self.gpu_transfer_s(kernel, args, gpu, geometry)?;
+                Some((1 + gpu.0, down))
             })
             .collect()
     }
 
     /// The seconds per unit engine GPU `g` (`unit`) is expected to spend
-    /// moving bytes for `kernel` over `args` (both ways, and up alone),
-    /// as if it ran every unit (see
+    /// moving bytes for `kernel` over `args` (up, and down), as if it ran
+    /// every unit (see
     /// [`crate::exec::staging::bytes_per_unit`]); `None` where it moves
     /// none (zero-copy memory, no staging, no pipeline).
     fn gpu_transfer_s(
@@ -1113,8 +1113,8 @@ impl Engine {
             g,
         );
         Some((
-            rates.seconds_per_unit(up, down),
             rates.seconds_per_unit(up, 0.0),
+            rates.seconds_per_unit(0.0, down),
         ))
     }
 
@@ -1587,11 +1587,11 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
                 .input(&x)
                 .footprint(crate::Footprint::Items { per_item: 1 })
                 .output(&mut out);
-            let (both, up) = units
+            let (up, down) = units
                 .iter()
                 .find_map(|&u| e.gpu_transfer_s(&k, &args, u, &geometry))
                 .expect("staged");
-            assert!((both - 2.0 * unit_s).abs() < 1e-15 && (up - unit_s).abs() < 1e-15);
+            assert!((up - unit_s).abs() < 1e-15 && (down - unit_s).abs() < 1e-15);
         }
     }
 
