@@ -705,13 +705,14 @@ impl Loop<'_, '_> {
             // fresh work while its last package's results came home, and
             // warm runs of a download-bound stencil took 8% longer on the
             // H200: BENCHMARKS.md, run 19. Unless its packages upload:
-            // see `upload_waits`.)
+            // see `upload_waits`. A steal, below, reads the host copies
+            // where it writes them, and keeps the compute's backlog.)
             let uploads = upload_waits_on()
                 && self
                     .estimates
                     .upload_s_per_unit(self.role.device)
                     .is_some();
-            backlog = upload_waits(backlog, self.download_backlog(), uploads);
+            let claim_backlog = upload_waits(backlog, self.download_backlog(), uploads);
             // The first package also waits for what the GPU reads whole to
             // come up (a sparse matrix's 234 MB: 5.4 ms on the H200).
             // And a cold GPU's first package pays its cold start (see
@@ -719,7 +720,7 @@ impl Loop<'_, '_> {
             let first = self.inflight.is_empty() && self.state.units() == 0;
             let cold = if first { cold_start_s(self.role) } else { 0.0 };
             let upfront = if first { self.upfront_s } else { 0.0 } + cold;
-            self.state.set_backlog_s(backlog.as_secs_f64() + upfront);
+            self.state.set_backlog_s(claim_backlog.as_secs_f64() + upfront);
             self.state.set_cold_start_s(cold);
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
