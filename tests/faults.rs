@@ -61,24 +61,24 @@ fn hash(i: u32) -> u32 {
 }
 
 fn engine() -> Option<Engine> {
-    common::engine_from(EngineOptions {
-        workers: Some(1),
-        validation: Validation::IfAvailable,
-        gpu_timeout: Duration::from_millis(300),
-        ..Default::default()
-    })
+    engine_of(1)
 }
 
 /// As [`engine`], with two CPU workers (`None` where the machine cannot
 /// give two).
 fn two_worker_engine() -> Option<Engine> {
+    engine_of(2).filter(|e| e.workers() == 2)
+}
+
+/// An engine of `workers` CPU workers, validation on where available, a
+/// short GPU timeout.
+fn engine_of(workers: usize) -> Option<Engine> {
     common::engine_from(EngineOptions {
-        workers: Some(2),
+        workers: Some(workers),
         validation: Validation::IfAvailable,
         gpu_timeout: Duration::from_millis(300),
         ..Default::default()
     })
-    .filter(|e| e.workers() == 2)
 }
 
 fn kernel(e: &Engine, kind: Kind) -> coexec::Kernel {

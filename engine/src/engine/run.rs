@@ -287,9 +287,12 @@ impl Engine {
             }
             false => Vec::new(),
         };
-        // What each staged GPU's downloads take per unit: the learner
-        // predicts its run no faster than they carry its results home.
-        let shipping = self.transfer_by_slot(kernel, &args, &units, geometry);
+        // What each staged GPU's transfers take per unit, read once for
+        // the run: the learner predicts a GPU's run no faster than its
+        // downloads carry its results home, the plan sizes packages with
+        // both ways.
+        let moves = self.gpu_transfers(kernel, &args, &units, geometry);
+        let shipping = downloads_by_slot(&moves);
         steps.mark("learner prepared");
         let (mut run, scheduler) = self.sit_out(
             kernel,
@@ -305,7 +308,7 @@ impl Engine {
         self.rouse_claimants(&run);
         let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
         scheduler.validate(slots.len())?;
-        let (transfers, uploads) = self.transfer_cost(kernel, &args, &run, geometry);
+        let (transfers, uploads) = transfer_cost(&run, &moves);
         let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
         run.own_queue = match depth {
             Some((_, d)) => d.own_queue,
@@ -478,7 +481,7 @@ impl Engine {
     /// order), so those of devices that cannot take part are dropped, then
     /// those of devices that sit out. `shipping`: each staged GPU's
     /// downloads per unit, by estimator slot (see
-    /// [`transfer_by_slot`](Self::transfer_by_slot)).
+    /// [`downloads_by_slot`]).
     fn sit_out<'a>(
         &'a self,
         kernel: &Kernel,
@@ -961,7 +964,7 @@ impl Engine {
     /// size packages as asked), with that GPU's estimator slot; `None` for
     /// any other run, and for a run whose packages move nothing
     /// (`transfers`, the run devices' transfer seconds per unit from
-    /// [`transfer_cost`](Self::transfer_cost), holds none for it): with
+    /// [`transfer_cost`], holds none for it): with
     /// no download to run beside the next package's compute, more packages
     /// only add their fixed costs. (A program's steps under lazy host
     /// coherence, whose data stay in the mirrors: conjugate gradient's
@@ -1045,77 +1048,42 @@ impl Engine {
         out
     }
 
-    /// Each staged GPU's run device index and the seconds per unit its
-    /// transfers are expected to add, and the same for its uploads alone
-    /// (empty: zero-copy, or no GPU).
-    fn transfer_cost(
-        &self,
-        kernel: &Kernel,
-        args: &Args<'_>,
-        run: &RunDevices<'_>,
-        geometry: &Geometry,
-    ) -> (PerUnit, PerUnit) {
-        let (mut out, mut uploads) = (Vec::new(), Vec::new());
-        for (k, gpu) in run.gpus.iter().enumerate() {
-            if let Some((up, down)) = self.gpu_transfer_s(kernel, args, *gpu, geometry) {
-                out.push((run.gpu_device(k), up + down));
-                uploads.push((run.gpu_device(k), up));
-            }
-        }
-        (out, uploads)
-    }
-
-    /// Each staged GPU of `gpus` as its estimator slot (`1 + g`) and the
-    /// seconds per unit its downloads are expected to take: what the
-    /// learner's cost model counts beside its compute (see
-    /// [`crate::learn::Learning::decide`]). Every run brings its outputs
-    /// home; what a GPU uploads is mostly what its mirror lacks once
-    /// (inputs unchanged between runs), and counted per unit it made a
-    /// histogram's GPU alone look 1.6 times slower than it ran.
-    fn transfer_by_slot(
+    /// Each staged GPU of `gpus` with the seconds per unit it is expected
+    /// to spend moving bytes for `kernel` over `args` (up, and down), as
+    /// if it ran every unit (see [`crate::exec::staging::bytes_per_unit`]);
+    /// empty where nothing moves (zero-copy memory, no pipeline), and
+    /// without the GPUs that have no stagers.
+    fn gpu_transfers(
         &self,
         kernel: &Kernel,
         args: &Args<'_>,
         gpus: &[(usize, &GpuUnit)],
         geometry: &Geometry,
-    ) -> PerUnit {
+    ) -> Moves {
+        let Some(pipeline) = kernel.pipeline.as_ref() else {
+            return Vec::new();
+        };
+        if self.inner.memory.placement() != MemoryPlacement::Staged {
+            return Vec::new();
+        }
         gpus.iter()
-            .filter_map(|&gpu| {
-                let (_, down) = self.gpu_transfer_s(kernel, args, gpu, geometry)?;
-                Some((1 + gpu.0, down))
+            .filter_map(|&(g, unit)| {
+                let rates = unit.stagers.as_ref()?.rates();
+                let (up, down) = crate::exec::staging::bytes_per_unit(
+                    &args.buffers,
+                    pipeline.interface(),
+                    geometry.space,
+                    // Bytes of the whole space over its units: per unit.
+                    geometry.total,
+                    g,
+                );
+                Some((
+                    g,
+                    rates.seconds_per_unit(up, 0.0),
+                    rates.seconds_per_unit(0.0, down),
+                ))
             })
             .collect()
-    }
-
-    /// The seconds per unit engine GPU `g` (`unit`) is expected to spend
-    /// moving bytes for `kernel` over `args` (up, and down), as if it ran
-    /// every unit (see
-    /// [`crate::exec::staging::bytes_per_unit`]); `None` where it moves
-    /// none (zero-copy memory, no staging, no pipeline).
-    fn gpu_transfer_s(
-        &self,
-        kernel: &Kernel,
-        args: &Args<'_>,
-        (g, unit): (usize, &GpuUnit),
-        geometry: &Geometry,
-    ) -> Option<(f64, f64)> {
-        let pipeline = kernel.pipeline.as_ref()?;
-        if self.inner.memory.placement() != MemoryPlacement::Staged {
-            return None;
-        }
-        let rates = unit.stagers.as_ref()?.rates().clone();
-        let (up, down) = crate::exec::staging::bytes_per_unit(
-            &args.buffers,
-            pipeline.interface(),
-            geometry.space,
-            // Bytes of the whole space over its units: per unit.
-            geometry.total,
-            g,
-        );
-        Some((
-            rates.seconds_per_unit(up, 0.0),
-            rates.seconds_per_unit(0.0, down),
-        ))
     }
 
     /// On a first run from a profile, what engine GPU `g`'s first package
@@ -1444,6 +1412,37 @@ impl PowerEstimator for Remap<'_> {
 /// its uploads alone).
 type PerUnit = Vec<(usize, f64)>;
 
+/// Each staged GPU of a run's candidates (engine GPU index) with the
+/// seconds per unit its uploads and its downloads take (see
+/// `Engine::gpu_transfers`).
+type Moves = Vec<(usize, f64, f64)>;
+
+/// Each staged GPU of `run` as its run device index with the seconds per
+/// unit its transfers are expected to add, and the same for its uploads
+/// alone (empty: zero-copy, or no GPU), from what `moves` read for the
+/// run's candidates.
+fn transfer_cost(run: &RunDevices<'_>, moves: &Moves) -> (PerUnit, PerUnit) {
+    let (mut out, mut uploads) = (Vec::new(), Vec::new());
+    for (k, &(g, _)) in run.gpus.iter().enumerate() {
+        if let Some(&(_, up, down)) = moves.iter().find(|m| m.0 == g) {
+            out.push((run.gpu_device(k), up + down));
+            uploads.push((run.gpu_device(k), up));
+        }
+    }
+    (out, uploads)
+}
+
+/// Each staged GPU of `moves` as its estimator slot (`1 + g`) and the
+/// seconds per unit its downloads are expected to take: what the
+/// learner's cost model counts beside its compute (see
+/// [`crate::learn::Learning::decide`]). Every run brings its outputs
+/// home; what a GPU uploads is mostly what its mirror lacks once (inputs
+/// unchanged between runs), and counted per unit it made a histogram's
+/// GPU alone look 1.6 times slower than it ran.
+fn downloads_by_slot(moves: &Moves) -> PerUnit {
+    moves.iter().map(|&(g, _, down)| (1 + g, down)).collect()
+}
+
 /// Whether a run of one GPU alone runs its dispatch loop on the caller's
 /// thread (`COEXEC_GPU_INLINE`, on unless `0`): it then pays no wake-up of
 /// the loop's pool thread, nor of the caller when the run ends (two futex
@@ -1480,7 +1479,7 @@ fn stealing() -> bool {
 /// Whether the run's first GPU could take its transfer queue to profit:
 /// it has one beside its compute queue, HGuided cuts its share in
 /// packages, and they move bytes (`transfers`, see
-/// `Engine::transfer_cost`).
+/// `transfer_cost`).
 fn own_queue_pays(run: &RunDevices<'_>, scheduler: &Scheduler, transfers: &[(usize, f64)]) -> bool {
     let Some(&(_, unit)) = run.gpus.first() else {
         return false;
@@ -1565,32 +1564,26 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
             let space = IndexSpace::D1(n as u64);
             let geometry = Geometry::new(space, k.local, k.tiles).unwrap();
             let units: Vec<_> = e.inner.gpus.iter().enumerate().collect();
-            let per_unit = |e: &crate::Engine, out: &mut crate::Buffer<u32>| {
+            let moves_of = |e: &crate::Engine, out: &mut crate::Buffer<u32>| {
                 let args = Args::new()
                     .input(&x)
                     .footprint(crate::Footprint::Items { per_item: 1 })
                     .output(out);
-                e.transfer_by_slot(&k, &args, &units, &geometry)
+                e.gpu_transfers(&k, &args, &units, &geometry)
             };
             if memory == MemoryPlacement::ZeroCopy {
-                assert!(per_unit(&e, &mut out).is_empty());
+                assert!(super::downloads_by_slot(&moves_of(&e, &mut out)).is_empty());
                 continue;
             }
             // 64 items a unit: 256 bytes down (and 256 up, `x` not
             // resident, which the plan counts and the learner does not).
             let unit_s = 256.0 / SEED_BANDWIDTH;
-            let told = per_unit(&e, &mut out);
+            let moves = moves_of(&e, &mut out);
+            let told = super::downloads_by_slot(&moves);
             assert_eq!(told.len(), 1, "{told:?}");
             assert_eq!(told[0].0, 1, "the first GPU's slot");
             assert!((told[0].1 - unit_s).abs() < 1e-15, "{told:?}");
-            let args = Args::new()
-                .input(&x)
-                .footprint(crate::Footprint::Items { per_item: 1 })
-                .output(&mut out);
-            let (up, down) = units
-                .iter()
-                .find_map(|&u| e.gpu_transfer_s(&k, &args, u, &geometry))
-                .expect("staged");
+            let (_, up, down) = moves[0];
             assert!((up - unit_s).abs() < 1e-15 && (down - unit_s).abs() < 1e-15);
         }
     }

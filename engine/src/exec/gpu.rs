@@ -712,7 +712,11 @@ impl Loop<'_, '_> {
                     .estimates
                     .upload_s_per_unit(self.role.device)
                     .is_some();
-            let claim_backlog = upload_waits(backlog, self.download_backlog(), uploads);
+            let downloads = match uploads {
+                true => self.download_backlog(),
+                false => Duration::ZERO,
+            };
+            let claim_backlog = upload_waits(backlog, downloads, uploads);
             // The first package also waits for what the GPU reads whole to
             // come up (a sparse matrix's 234 MB: 5.4 ms on the H200).
             // And a cold GPU's first package pays its cold start (see
@@ -1148,7 +1152,7 @@ impl Loop<'_, '_> {
     ///
     /// # Why
     /// A run's transfers are costed apart, by what the mirrors lack (see
-    /// `Engine::transfer_cost`); a package's time that holds its upload
+    /// `engine::run::transfer_cost`); a package's time that holds its upload
     /// counted it twice, and a GPU measured only on a kernel's first run,
     /// whose every package brought up its own inputs, kept a rate bound by
     /// its uploads: a histogram's H200 rated 15 times slower than 30 CPU

@@ -84,10 +84,7 @@ impl Standby {
 
     /// How the claimant on `thread` idles: the standby polls.
     pub(crate) fn idle(&self, thread: usize) -> Idle {
-        match self.thread == Some(thread) {
-            true => Idle::polling(),
-            false => Idle::new(),
-        }
+        Idle::new(self.thread == Some(thread))
     }
 }
 
@@ -113,30 +110,20 @@ pub(crate) struct Idle {
 }
 
 impl Idle {
-    /// An idle spell that spins, yields, then sleeps.
-    pub(crate) fn new() -> Self {
+    /// A new idle spell: it spins, yields, then sleeps; where it `polls`,
+    /// it yields for [`STANDBY_POLL`] from its first wait before it
+    /// sleeps.
+    fn new(polls: bool) -> Self {
         Idle {
             tries: 0,
-            polls: false,
+            polls,
             poll_until: None,
-        }
-    }
-
-    /// An idle spell that yields for [`STANDBY_POLL`] from its first wait
-    /// before it sleeps.
-    pub(crate) fn polling() -> Self {
-        Idle {
-            polls: true,
-            ..Idle::new()
         }
     }
 
     /// The same kind of spell, from its start again.
     pub(crate) fn restart(&self) -> Self {
-        match self.polls {
-            true => Idle::polling(),
-            false => Idle::new(),
-        }
+        Idle::new(self.polls)
     }
 
     /// Spins briefly, then yields (for as long as the spell polls), then
@@ -227,16 +214,16 @@ mod tests {
             (0..300).map(|i| idle.step(at(i))).collect()
         };
         let t0 = Instant::now() + Duration::from_secs(60);
-        let plain = steps(&mut Idle::new(), &|_| t0);
+        let plain = steps(&mut Idle::new(false), &|_| t0);
         assert!(plain[..63].iter().all(|&s| s == Step::Spin));
         assert!(plain[63..255].iter().all(|&s| s == Step::Yield));
         assert!(plain[255..].iter().all(|&s| s == Step::Sleep));
         // Its first wait a minute after it was made: it yields through
         // the window from there.
-        let within = steps(&mut Idle::polling(), &|_| t0);
+        let within = steps(&mut Idle::new(true), &|_| t0);
         assert!(within[63..].iter().all(|&s| s == Step::Yield));
         let past = t0 + STANDBY_POLL + Duration::from_micros(1);
-        let s = steps(&mut Idle::polling(), &|i| if i == 0 { t0 } else { past });
+        let s = steps(&mut Idle::new(true), &|i| if i == 0 { t0 } else { past });
         assert_eq!(s[255..], plain[255..]);
     }
 
