@@ -169,6 +169,10 @@ fn check(o: &Operands, m: &Csr, x: &[u32]) {
     }
 }
 
+/// Runs of a test whose premise (the CPU worker took some of the rows)
+/// depends on which device claims first.
+const ATTEMPTS: usize = 5;
+
 #[test]
 fn a_staged_gpu_uploads_only_its_rows_of_the_columns_and_values() {
     let Some(e) = staged() else { return };
@@ -183,25 +187,35 @@ fn a_staged_gpu_uploads_only_its_rows_of_the_columns_and_values() {
         },
         Scheduler::Dynamic { packages: 15 },
     ] {
-        let mut o = operands(&e, &m, &x);
-        let r = run(&e, &k, &mut o, &sched).unwrap();
-        check(&o, &m, &x);
-        let rows = gpu_items(&r);
-        let nnz: u64 = rows
-            .iter()
-            .map(|r| u64::from(m.row_ptr[r.end as usize] - m.row_ptr[r.start as usize]))
-            .sum();
-        if rows.is_empty() {
-            continue;
+        // Dynamic packages go to whichever device claims first: on a
+        // loaded two-core machine the GPU may take all fifteen before the
+        // one worker starts, so a run where it did is tried again (its
+        // bytes checked all the same) before the GPU's rows must be part.
+        for attempt in 1..=ATTEMPTS {
+            let mut o = operands(&e, &m, &x);
+            let r = run(&e, &k, &mut o, &sched).unwrap();
+            check(&o, &m, &x);
+            let rows = gpu_items(&r);
+            let nnz: u64 = rows
+                .iter()
+                .map(|r| u64::from(m.row_ptr[r.end as usize] - m.row_ptr[r.start as usize]))
+                .sum();
+            if rows.is_empty() {
+                break;
+            }
+            // The row pointer and x whole, the GPU's rows of cols and vals:
+            // every byte once.
+            let want = 4 * (n as u64 + 1) + 4 * n as u64 + 2 * 4 * nnz;
+            assert_eq!(upload_bytes(&r), want, "{sched:?}: GPU rows {rows:?}");
+            if nnz == m.cols.len() as u64 && attempt < ATTEMPTS {
+                continue;
+            }
+            assert!(
+                nnz < m.cols.len() as u64,
+                "{sched:?}: the GPU ran every row"
+            );
+            break;
         }
-        // The row pointer and x whole, the GPU's rows of cols and vals:
-        // every byte once.
-        let want = 4 * (n as u64 + 1) + 4 * n as u64 + 2 * 4 * nnz;
-        assert_eq!(upload_bytes(&r), want, "{sched:?}: GPU rows {rows:?}");
-        assert!(
-            nnz < m.cols.len() as u64,
-            "{sched:?}: the GPU ran every row"
-        );
     }
     common::assert_validation_clean(&e);
 }
