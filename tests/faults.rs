@@ -314,8 +314,10 @@ fn a_failed_package_of_stolen_parts_is_counted_once() {
             }
         });
         // A kernel object per run: the GPU's first package of each (its
-        // cold one) is held back until both workers have started.
-        e.delay_cold_gpu_packages(Some(Duration::from_millis(5)));
+        // cold one) is held back so that both workers have started by its
+        // end (on a loaded machine a worker may start later still: see
+        // below).
+        e.delay_cold_gpu_packages(Some(Duration::from_millis(20)));
         let kernel = || {
             e.kernel_glsl("faulty-slow-cpu", &glsl, Some(cpu.clone()))
                 .unwrap()
@@ -324,14 +326,27 @@ fn a_failed_package_of_stolen_parts_is_counted_once() {
             powers: Some(vec![0.9, 0.1]),
         };
         // Healthy, the GPU's second package has parts (records of the same
-        // times); the fault comes on that package.
-        let r = run(&e, &kernel(), 80 * 64, &sched, Devices::ALL).unwrap();
-        let gpu: Vec<_> = r.packages.iter().filter(|p| p.device == 1).collect();
-        let second: Vec<_> = gpu.iter().filter(|p| p.start_s > gpu[0].start_s).collect();
-        let parts = second
-            .iter()
-            .filter(|p| p.start_s == second[0].start_s && p.end_s == second[0].end_s);
-        assert!(parts.count() >= 2, "{gpu:?}");
+        // times); the fault comes on that package. A run in which one
+        // worker started only after the GPU's first steal (seen once in a
+        // CI run under load: the GPU took the two remainders one at a
+        // time) is tried again, up to five times, before the premise must
+        // hold.
+        const ATTEMPTS: usize = 5;
+        for attempt in 1..=ATTEMPTS {
+            let r = run(&e, &kernel(), 80 * 64, &sched, Devices::ALL).unwrap();
+            let gpu: Vec<_> = r.packages.iter().filter(|p| p.device == 1).collect();
+            let second: Vec<_> = gpu.iter().filter(|p| p.start_s > gpu[0].start_s).collect();
+            let parts = second.first().map_or(0, |s0| {
+                second
+                    .iter()
+                    .filter(|p| p.start_s == s0.start_s && p.end_s == s0.end_s)
+                    .count()
+            });
+            if parts >= 2 {
+                break;
+            }
+            assert!(attempt < ATTEMPTS, "{gpu:?}");
+        }
         e.inject_gpu_fault(FaultInjection {
             fault,
             after_packages: 1,
