@@ -437,6 +437,10 @@ struct Inner {
     /// [`Engine::standby_beside_any_device`]).
     #[cfg(feature = "test-hooks")]
     standby_anywhere: std::sync::atomic::AtomicBool,
+    /// Units a wave of every GPU holds, 0 where its own width stands (test
+    /// hook; see [`Engine::assume_gpu_wave`]).
+    #[cfg(feature = "test-hooks")]
+    assumed_wave: AtomicU64,
     /// Work-group counts engine devices report at most (test hook; see
     /// [`Engine::cap_dispatch_groups`]).
     #[cfg(feature = "test-hooks")]
@@ -600,6 +604,8 @@ impl Engine {
                 cpu_package_sync: std::sync::atomic::AtomicBool::new(false),
                 #[cfg(feature = "test-hooks")]
                 standby_anywhere: std::sync::atomic::AtomicBool::new(false),
+                #[cfg(feature = "test-hooks")]
+                assumed_wave: AtomicU64::new(0),
                 #[cfg(feature = "test-hooks")]
                 group_caps: Mutex::new(Vec::new()),
             }),
@@ -885,6 +891,33 @@ impl Engine {
         // Relaxed: a setting read by the next runs, which the caller
         // starts after this call (program order).
         self.inner.standby_anywhere.store(on, Ordering::Relaxed);
+    }
+
+    /// From now on, every GPU's wave holds `units` units of a run (its
+    /// package granule, and what a run must exceed for an unmeasured CPU
+    /// to probe: see `Plan::holds_back`), where a GPU's own width is
+    /// unknown or otherwise; `None`: each GPU's own again (test hook;
+    /// cargo feature `test-hooks`). Lavapipe reports no width: this makes
+    /// its runs hold the CPU's probe back as an H200's small runs do.
+    #[cfg(feature = "test-hooks")]
+    pub fn assume_gpu_wave(&self, units: Option<u64>) {
+        // Relaxed: a setting read by the next runs, which the caller
+        // starts after this call (program order).
+        self.inner
+            .assumed_wave
+            .store(units.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// The wave of [`assume_gpu_wave`](Self::assume_gpu_wave), if set
+    /// (never without test hooks).
+    pub(crate) fn assumed_wave(&self) -> Option<u64> {
+        #[cfg(feature = "test-hooks")]
+        {
+            // Relaxed: as in `assume_gpu_wave`.
+            Some(self.inner.assumed_wave.load(Ordering::Relaxed)).filter(|&w| w > 0)
+        }
+        #[cfg(not(feature = "test-hooks"))]
+        None
     }
 
     /// Whether [`standby_beside_any_device`](Self::standby_beside_any_device)

@@ -50,6 +50,47 @@ pub(crate) type SlotRates = (usize, f64, f64);
 /// seconds without its upload (see [`Learning::profile_cold`]).
 pub(crate) type ColdPackage = (usize, u64, f64);
 
+/// A run that measures a device no run has measured well enough to predict
+/// it alone: the device starts alone, and the run's other devices join it
+/// once `box_s` seconds have passed, taking what is left.
+///
+/// # Why
+/// A run that fits in one wave of the GPUs holds the CPU's probe back
+/// (see `Plan::holds_back`): the CPU is never measured, so the learner
+/// can neither predict it alone nor try it. Where the GPU's run is mostly
+/// fixed costs (a staged H200's uploads, downloads and round trips, 0.13
+/// to 0.75 ms), the CPU alone is often faster: spmv over 2^13 rows ran in
+/// 0.041 ms on the CPU alone and 0.300 on the GPU alone, which the learner
+/// kept (BENCHMARKS.md, section 0, h200 run 39). Letting the probe run
+/// risks what it holds back: one work-group on one core of an unknown
+/// kernel can take as long as the GPU's whole run (an n-body step: the
+/// run took 2.5 times the GPU alone's). A box bounds the risk of the
+/// measurement by what the budget affords: the others join once it has
+/// passed, and a GPU whose run is its fixed costs ends the rest in about
+/// the time it took for all of it, so the run costs about the box more
+/// than the incumbent. The device's probe runs, and its packages after
+/// it, on the whole range as if alone; where it ends the run within the
+/// box it ran alone, which is recorded as such.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Measure {
+    /// The estimator slot of the device measured.
+    pub(crate) slot: usize,
+    /// How long it runs alone before the others join, seconds.
+    pub(crate) box_s: f64,
+}
+
+/// What the learner decided for a run (see [`Learning::decide`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decision {
+    /// Per device of the run's `present`, whether it sits the run out.
+    pub(crate) sit: Vec<bool>,
+    /// The configuration measured (recorded after the run).
+    pub(crate) mode: Option<Mode>,
+    /// A run that measures a device first (see [`Measure`]): nobody sits
+    /// out, and no configuration is measured.
+    pub(crate) measure: Option<Measure>,
+}
+
 /// The engine's profile store and the descriptions of its devices.
 #[derive(Debug)]
 pub(crate) struct Learning {
@@ -150,7 +191,7 @@ impl Learning {
     pub(crate) fn after_run(
         &self,
         kernel: &Kernel,
-        outcome: Option<(Mode, f64, u64)>,
+        (outcome, measured): (Option<(Mode, f64, u64)>, Option<Measured>),
         shares: &[Share],
         lone: Option<(usize, u64, f64, u64)>,
         (timed, uploaded): (bool, bool),
@@ -187,6 +228,10 @@ impl Learning {
         if let Some((Mode::Together | Mode::Without(_), ..)) = outcome {
             let first = learned.runs == 1;
             record_coverage(&mut learned.coverage, shares, first);
+        }
+        if let Some(m) = measured {
+            let runs = learned.runs;
+            record_measured(&mut learned, m, shares, timed && runs > 1);
         }
         let lone_slot = lone.map(|(slot, ..)| slot);
         let after_others = uploaded && learned.lone_before != lone_slot;
@@ -344,7 +389,7 @@ impl Learning {
         present: &[(usize, usize)],
         (start, first, shipping): (&[StartCost], &[StartCost], &[(usize, f64)]),
         units: u64,
-    ) -> (Vec<bool>, Option<Mode>) {
+    ) -> Decision {
         let est = &*kernel.estimator;
         // What a configuration's run is predicted to take counts each
         // staged GPU's downloads; the model's own choice does not (see
@@ -377,7 +422,11 @@ impl Learning {
             && self.fallback
             && present.len() > 1;
         if !learner {
-            return (sit, None);
+            return Decision {
+                sit,
+                mode: None,
+                measure: None,
+            };
         }
         // A device alone stands for its class (see `candidates`).
         let mode_of = |sit: &[bool]| match sit.iter().filter(|s| !**s).count() {
@@ -400,7 +449,7 @@ impl Learning {
         // every run of the learner decides, and a run that leaves a device
         // out must cost what a run without it costs.
         let debug = tracing::enabled!(tracing::Level::DEBUG);
-        let (chosen, shown) = {
+        let (chosen, shown, measure) = {
             let mut learned = lock(kernel);
             let dominant = dominant(&learned.coverage, &candidates);
             let from_profile = learned.from_profile;
@@ -414,7 +463,15 @@ impl Learning {
                 Some(m) => m,
                 None => o.choose(&candidates, (model, gain), &predict, (units, &dominant)),
             };
-            (chosen, debug.then(|| (o.incumbent(), o.measured())))
+            // Only a run that explores nothing else measures a device.
+            let measure = (Some(chosen) == o.incumbent())
+                .then(|| to_measure(o, (present, &class, &partial), est, units))
+                .flatten();
+            (
+                chosen,
+                debug.then(|| (o.incumbent(), o.measured())),
+                measure,
+            )
         };
         if let Some((incumbent, measured)) = shown {
             let predicted: Vec<(Mode, Option<f64>)> =
@@ -428,10 +485,22 @@ impl Learning {
                 ?incumbent,
                 ?measured,
                 ?partial,
+                ?measure,
                 "configuration of the next run"
             );
         }
-        (sits(present, chosen), Some(chosen))
+        match measure {
+            Some(_) => Decision {
+                sit: vec![false; present.len()],
+                mode: None,
+                measure,
+            },
+            None => Decision {
+                sit: sits(present, chosen),
+                mode: Some(chosen),
+                measure: None,
+            },
+        }
     }
 
     /// Which of the run's devices sit it out, in the order of `present`
@@ -494,6 +563,80 @@ impl Learning {
         }
         out
     }
+}
+
+/// How a run that measured a device in a time box (see [`Measure`]) went.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Measured {
+    /// The device and its box.
+    pub(crate) measure: Measure,
+    /// The run's seconds and units.
+    pub(crate) seconds: f64,
+    /// The run's units.
+    pub(crate) units: u64,
+    /// The device ran every item: the others never joined.
+    pub(crate) alone: bool,
+    /// The device ran some item (on a loaded host its claimants may not
+    /// have started within the box).
+    pub(crate) ran: bool,
+}
+
+/// Records a run that measured a device in a time box (`m`): the part of
+/// the items each device ran (as a co-executed run's, see
+/// [`MIN_COVERAGE`]), and, where its time measures it (`timed`), the
+/// device alone's sample where it ran every item, else the run as an
+/// exploration's cost (see [`crate::outcomes::Outcomes::charge`]). A box
+/// in which the device ran nothing measured nothing: it is remembered as
+/// given, and the next box the budget affords tries again.
+fn record_measured(learned: &mut Learned, m: Measured, shares: &[Share], timed: bool) {
+    record_coverage(&mut learned.coverage, shares, false);
+    let (slot, box_s) = (m.measure.slot, m.measure.box_s);
+    let o = &mut learned.outcomes;
+    if timed && m.alone {
+        o.record_variant(Mode::Alone(slot), 0, m.seconds, m.units);
+    } else if timed {
+        o.charge(m.seconds, m.units);
+    }
+    o.boxed(slot, if m.ran { box_s } else { 0.0 }, m.units);
+}
+
+/// The device of `present` to measure in this run (see [`Measure`]), with
+/// its box: the CPU workers (the one device whose probe is held back, and
+/// whose claimants do not wait for a box), beside another device, where
+/// they either have no cost yet (no run measured them) or, measured in a
+/// box before, still cover too little of the work to predict them alone
+/// (`partial`), and `outcomes` affords a box (see
+/// [`crate::outcomes::Outcomes::measuring_box`]). `class` as in
+/// [`candidates`]. None where `COEXEC_MEASURE_BOX=0` (to measure what the
+/// rule changes).
+fn to_measure(
+    outcomes: &crate::outcomes::Outcomes,
+    (present, class, partial): (&[(usize, usize)], &[usize], &[bool]),
+    est: &ThroughputEstimator,
+    units: u64,
+) -> Option<Measure> {
+    if present.len() < 2 || !measure_box_on() {
+        return None;
+    }
+    let i = present.iter().position(|&(slot, _)| slot == CPU_SLOT)?;
+    let unmeasured = est.cost(CPU_SLOT).is_none()
+        || (partial.get(i) == Some(&true) && outcomes.was_boxed(CPU_SLOT));
+    if class_of(class, i) != i || !unmeasured {
+        return None;
+    }
+    let box_s = outcomes.measuring_box(CPU_SLOT, units)?;
+    Some(Measure {
+        slot: CPU_SLOT,
+        box_s,
+    })
+}
+
+/// Whether the learner measures a device its runs never measured in a
+/// time box (see [`Measure`]): yes unless `COEXEC_MEASURE_BOX=0`. Read
+/// once per process.
+fn measure_box_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_MEASURE_BOX")
 }
 
 /// Each device of `present` (its estimator slot and claimants) as its

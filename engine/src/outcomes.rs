@@ -346,6 +346,9 @@ pub(crate) struct Outcomes {
     /// [`seed_first`](Self::seed_first)): what a first run from a profile
     /// decides by, never this process's own.
     seeded_firsts: Vec<(Mode, f64)>,
+    /// Per estimator slot, the time box of the last run that measured it
+    /// (see [`measuring_box`](Self::measuring_box)), seconds per unit.
+    boxes: Vec<(usize, f64)>,
 }
 
 impl Outcomes {
@@ -376,6 +379,77 @@ impl Outcomes {
         }
         self.times_mut(mode).push(per_unit, variant);
         self.elect();
+    }
+
+    /// The time box of a run that measures the device of estimator slot
+    /// `slot`, which no run measured well enough to predict it alone
+    /// (see [`crate::learn::Measure`]), on a run of `units` units, in
+    /// seconds: at most the incumbent's run. `None` before the incumbent
+    /// is confirmed, and where `slot` alone was measured or is the
+    /// incumbent. Its first box is [`EXPLORE_START`] of the incumbent's run
+    /// or what the exploration budget affords, if more, whatever the budget
+    /// (once per space, as the dominant device's try: the measurement a
+    /// first run did not make, bounded at a quarter of a run; noisy runs
+    /// that other explorations were charged for must not keep a device
+    /// unmeasured). Every later box is what the budget affords, where that
+    /// is at least twice the last box (one that ended with the device
+    /// measured on too little of the work to stand for all of it: its rate
+    /// reached a quarter of the run at most, see
+    /// [`crate::learn::MIN_COVERAGE`]), or a quarter of the incumbent's run
+    /// after a box in which the device ran nothing, and the last box was
+    /// shorter than the incumbent's run.
+    pub(crate) fn measuring_box(&self, slot: usize, units: u64) -> Option<f64> {
+        let inc = self.incumbent?;
+        if self.runs == 0 || self.samples(inc) < CONFIRM || inc == Mode::Alone(slot) {
+            return None;
+        }
+        if self.samples(Mode::Alone(slot)) > 0 {
+            return None;
+        }
+        let g = units.max(1) as f64;
+        let inc_run = self.per_unit_s(inc)? * g;
+        let quarter = EXPLORE_START * inc_run;
+        let budget = self.budget_s(inc_run);
+        let (affords, least) = match self.boxes.iter().find(|b| b.0 == slot) {
+            None => (budget.max(quarter), quarter),
+            Some(&(_, last)) if last * g >= inc_run => return None,
+            Some(&(_, last)) => (budget, (2.0 * last * g).max(quarter)),
+        };
+        let affords = affords.min(inc_run);
+        (affords.is_finite() && affords > 0.0 && affords >= least).then_some(affords)
+    }
+
+    /// Records a run of `seconds` for `units` units that is no
+    /// configuration's sample (a run that measured a device in a time
+    /// box): counted among the runs, and charged to the exploration
+    /// budget for what it took over the incumbent. Ignores empty runs and
+    /// times that are not finite and positive.
+    pub(crate) fn charge(&mut self, seconds: f64, units: u64) {
+        if units == 0 || !(seconds.is_finite() && seconds > 0.0) {
+            return;
+        }
+        self.runs += 1;
+        self.total_s += seconds;
+        if let Some(inc_s) = self.incumbent.and_then(|m| self.per_unit_s(m)) {
+            self.explore_s += (seconds - inc_s * units as f64).max(0.0);
+        }
+    }
+
+    /// Remembers that `slot` was measured in a box of `box_s` seconds on
+    /// a run of `units` units (see [`measuring_box`](Self::measuring_box));
+    /// a box of 0: one was given, in which it ran nothing.
+    pub(crate) fn boxed(&mut self, slot: usize, box_s: f64, units: u64) {
+        let per_unit = box_s / units.max(1) as f64;
+        match self.boxes.iter_mut().find(|b| b.0 == slot) {
+            Some(b) => b.1 = per_unit,
+            None => self.boxes.push((slot, per_unit)),
+        }
+    }
+
+    /// Whether `slot` was measured in a time box (see
+    /// [`measuring_box`](Self::measuring_box)) in which it ran.
+    pub(crate) fn was_boxed(&self, slot: usize) -> bool {
+        self.boxes.iter().any(|b| b.0 == slot && b.1 > 0.0)
     }
 
     fn times_mut(&mut self, mode: Mode) -> &mut Times {
@@ -1165,6 +1239,70 @@ mod tests {
 
     /// An exploration the model rates slower waits until the recorded run
     /// time pays for it; one it rates faster runs at once.
+    #[test]
+    fn a_device_is_measured_in_a_box_the_budget_affords() {
+        let mut o = Outcomes::default();
+        // No incumbent, then one not yet confirmed: no box.
+        assert_eq!(o.measuring_box(0, 1000), None);
+        o.record(GPU, 1e-3, 1000);
+        assert_eq!(o.measuring_box(0, 1000), None);
+        o.record(GPU, 1e-3, 1000);
+        // Confirmed (two runs of 1 ms): a quarter of a run and 2% of the
+        // 2 ms recorded, 0.29 ms.
+        let first = o.measuring_box(0, 1000).unwrap();
+        assert!((first - 0.29e-3).abs() < 1e-9, "{first}");
+        // Not for a device that is the incumbent.
+        assert_eq!(o.measuring_box(1, 1000), None);
+        // A budget spent on other explorations still gives the first box
+        // a quarter of a run.
+        let mut spent = o.clone();
+        spent.record(CPU, 1.2e-3, 1000);
+        spent.record(GPU, 1e-3, 1000);
+        assert!(spent.explore_s > 0.0);
+        assert_eq!(spent.measuring_box(2, 1000), Some(0.25e-3));
+        // The box ended with the others joining: the run (1.2 ms) is
+        // charged what it took over the incumbent, and no configuration
+        // has a sample of it.
+        o.charge(1.2e-3, 1000);
+        o.boxed(0, first, 1000);
+        assert_eq!(o.per_unit_s(CPU), None);
+        assert_eq!(o.per_unit_s(Mode::Together), None);
+        assert!((o.explore_s - 0.2e-3).abs() < 1e-12, "{}", o.explore_s);
+        assert!(o.was_boxed(0) && !o.was_boxed(1));
+        // Again only once the budget affords twice that box: 0.58 ms of
+        // 0.25 ms + 2% of the runs, less the 0.2 ms charged: 26.6 ms of
+        // runs, 24 more runs of 1 ms.
+        let mut runs = 0;
+        while o.measuring_box(0, 1000).is_none() {
+            o.record(GPU, 1e-3, 1000);
+            runs += 1;
+        }
+        assert_eq!(runs, 24);
+        let second = o.measuring_box(0, 1000).unwrap();
+        assert!(second >= 2.0 * first && second <= 1e-3, "{second}");
+        // After a box in which the device ran nothing, a quarter of a
+        // run as the budget affords it.
+        let mut idle = o.clone();
+        idle.boxed(0, 0.0, 1000);
+        assert!(!idle.was_boxed(0));
+        idle.explore_s = idle.budget_s(1e-3) + idle.explore_s - 0.2e-3;
+        assert_eq!(idle.measuring_box(0, 1000), None);
+        idle.explore_s -= 0.05e-3;
+        assert!(idle.measuring_box(0, 1000).is_some());
+        // A box as long as the incumbent's run is the last.
+        o.boxed(0, 1e-3, 1000);
+        for _ in 0..200 {
+            o.record(GPU, 1e-3, 1000);
+        }
+        assert_eq!(o.measuring_box(0, 1000), None);
+        // A device measured alone needs no box.
+        let mut p = Outcomes::default();
+        p.record(GPU, 1e-3, 1000);
+        p.record(GPU, 1e-3, 1000);
+        p.record(CPU, 2e-3, 1000);
+        assert_eq!(p.measuring_box(0, 1000), None);
+    }
+
     #[test]
     fn explorations_are_rationed_by_their_expected_cost() {
         let mut o = Outcomes::default();

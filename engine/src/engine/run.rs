@@ -54,6 +54,9 @@ struct RunDevices<'e> {
     /// (see [`crate::depth`]), or a co-executed first run (see
     /// [`Engine::first_on_own_queue`]).
     own_queue: bool,
+    /// The run measures a device first: the others join it once its time
+    /// box has passed (see [`crate::learn::Measure`]).
+    measure: Option<crate::learn::Measure>,
 }
 
 impl RunDevices<'_> {
@@ -130,12 +133,14 @@ impl RunDevices<'_> {
 
     /// The run's devices in order (CPU, then each GPU) as the plan sees
     /// them, and the slot of each in the kernel's estimator.
-    /// `spirv`: the SPIR-V CPU device's engine index and package granule.
+    /// `spirv`: the SPIR-V CPU device's engine index and package granule;
+    /// `wave`: every GPU's wave in units, where set (a test hook: see
+    /// `Engine::assume_gpu_wave`).
     fn slots(
         &self,
         workers: usize,
         geometry: &Geometry,
-        spirv: Option<(usize, u64)>,
+        (spirv, wave): (Option<(usize, u64)>, Option<u64>),
     ) -> (Vec<DeviceSlot>, Vec<usize>) {
         let mut slots = Vec::new();
         let mut engine_index = Vec::new();
@@ -151,10 +156,12 @@ impl RunDevices<'_> {
             }
             // One wave of the GPU in units: work-groups (1-D) or rows of
             // work-groups (2-D); 1 where the GPU's width is unknown.
-            let granule = unit.device.info().shader_cores.map_or(1, |c| {
-                let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
-                c.wave_groups(invocations)
-                    .div_ceil(geometry.groups_per_unit())
+            let granule = wave.unwrap_or_else(|| {
+                unit.device.info().shader_cores.map_or(1, |c| {
+                    let invocations = geometry.local.iter().map(|&l| l.max(1)).product::<u32>();
+                    c.wave_groups(invocations)
+                        .div_ceil(geometry.groups_per_unit())
+                })
             });
             slots.push(DeviceSlot::gpu().with_granule(granule));
             engine_index.push(1 + g);
@@ -306,7 +313,11 @@ impl Engine {
         run.left_out = left_out;
         steps.mark("devices chosen");
         self.rouse_claimants(&run);
-        let (slots, engine_index) = run.slots(inner.workers, geometry, self.spirv_slot(geometry));
+        let (slots, engine_index) = run.slots(
+            inner.workers,
+            geometry,
+            (self.spirv_slot(geometry), self.assumed_wave()),
+        );
         scheduler.validate(slots.len())?;
         let (transfers, uploads) = transfer_cost(&run, &moves);
         let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
@@ -327,7 +338,10 @@ impl Engine {
             lone_packages: depth.map(|(_, d)| d.packages),
             class: inner.learning.run_classes(&engine_index),
         };
-        let plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
+        let mut plan = Plan::new(&scheduler, &slots, geometry.units, &estimates)?;
+        if let Some(m) = run.measure {
+            plan = plan.measuring(&joining(&engine_index, m.slot));
+        }
         tracing::debug!(
             scale = ?estimates.scale,
             costs = ?(0..slots.len()).map(|d| estimates.cost(d)).collect::<Vec<_>>(),
@@ -381,11 +395,22 @@ impl Engine {
         // configuration nor a lone GPU's depth.
         let timed = !one_time;
         let uploaded = devices_out.iter().any(|d| d.transfers.upload_bytes > 0);
+        let measured = run.measure.map(|measure| crate::learn::Measured {
+            measure,
+            seconds: time_s,
+            units: geometry.units,
+            alone: shares
+                .iter()
+                .all(|s| s.slot == measure.slot || s.items == 0),
+            ran: shares.iter().any(|s| s.slot == measure.slot && s.items > 0),
+        });
+        let outcome = run
+            .mode
+            .filter(|_| timed)
+            .map(|m| (m, time_s, geometry.units));
         inner.learning.after_run(
             kernel,
-            run.mode
-                .filter(|_| timed)
-                .map(|m| (m, time_s, geometry.units)),
+            (outcome, measured),
             &shares,
             depth.map(|(slot, d)| (slot, d.packages, time_s, geometry.units)),
             (timed, uploaded),
@@ -524,15 +549,16 @@ impl Engine {
         }
         let mut first = start.clone();
         first.extend(gpu_start);
-        let (sit, mode) = inner.learning.decide(
+        let decision = inner.learning.decide(
             kernel,
             &scheduler,
             &present,
             (&start, &first, shipping),
             n_units,
         );
-        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, sit);
-        let mode = mode.filter(|_| !edp);
+        let (sit, edp) = self.edp_sit_out(kernel, &scheduler, &present, n_units, decision.sit);
+        let mode = decision.mode.filter(|_| !edp);
+        let measure = decision.measure.filter(|_| !edp);
         let sits = |slot: usize| present.iter().zip(&sit).any(|(&(p, _), &s)| p == slot && s);
         let run = RunDevices {
             mode,
@@ -542,6 +568,7 @@ impl Engine {
             cpu_note: None,
             left_out: Vec::new(),
             own_queue: false,
+            measure,
         };
         if sit.contains(&true) {
             let keep: Vec<bool> = sit.iter().map(|s| !s).collect();
@@ -1136,6 +1163,12 @@ impl Engine {
             steal_set: None,
             own_queue: run.own_queue,
             cold_start_s: self.cold_start_s(kernel, g),
+            // A run that measures another device first: the GPU joins
+            // once its box has passed (see `crate::learn::Measure`).
+            join_after: run
+                .measure
+                .filter(|m| m.slot != 1 + g)
+                .map(|m| Duration::from_secs_f64(m.box_s.clamp(0.0, 3600.0))),
             cpu: run.cpu.then_some(gpu::CpuPeers {
                 board,
                 device: 0,
@@ -1430,6 +1463,15 @@ fn transfer_cost(run: &RunDevices<'_>, moves: &Moves) -> (PerUnit, PerUnit) {
         }
     }
     (out, uploads)
+}
+
+/// The run devices (indices of `engine_index`, each run device's
+/// estimator slot) that join a run measuring the device of estimator slot
+/// `slot` (see [`crate::learn::Measure`]): every other one.
+fn joining(engine_index: &[usize], slot: usize) -> Vec<usize> {
+    (0..engine_index.len())
+        .filter(|&d| engine_index[d] != slot)
+        .collect()
 }
 
 /// Each staged GPU of `moves` as its estimator slot (`1 + g`) and the

@@ -83,6 +83,10 @@ pub(crate) struct GpuRole<'a> {
     /// [`crate::learn::Learning::profile_cold`]; 0 otherwise): while the
     /// GPU is cold, its first package waits that long.
     pub(crate) cold_start_s: f64,
+    /// How long after the run's start the GPU claims its first package:
+    /// `None` at once; in a run that measures another device first (see
+    /// [`crate::learn::Measure`]), that device's time box.
+    pub(crate) join_after: Option<Duration>,
     #[cfg(feature = "test-hooks")]
     pub(crate) fault: Option<crate::hooks::FaultInjection>,
 }
@@ -466,6 +470,9 @@ pub(crate) fn dispatch_loop(
     t0: Instant,
     lane: &Lane,
 ) {
+    if let Some(after) = role.join_after {
+        super::idle::wait_until(role.bell, queue, t0 + after);
+    }
     let ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
     // A staged run's stagers.
     let stagers = role.staging.and(role.unit.stagers.as_ref());

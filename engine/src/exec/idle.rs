@@ -99,6 +99,30 @@ pub(crate) fn nothing_left(queue: &WorkQueue, board: Option<&StealBoard>) -> boo
         && !board.is_some_and(StealBoard::has_unstarted)
 }
 
+/// The last stretch of [`wait_until`] that yields instead of sleeping: a
+/// sleep's timeout may end 50-60 us late (the kernel's timer slack).
+const YIELD_BEFORE: Duration = Duration::from_micros(200);
+
+/// Waits until `at`, or until the run of `queue` is done or aborted (its
+/// `bell` rings then): a device that joins a run late (see
+/// [`crate::learn::Measure`]). Sleeps on the bell, then yields for the
+/// last [`YIELD_BEFORE`].
+pub(crate) fn wait_until(bell: &Bell, queue: &WorkQueue, at: Instant) {
+    loop {
+        // The ticket first: a ring between the check and the sleep ends
+        // the sleep at once (see `Bell::ticket`).
+        let ticket = bell.ticket();
+        let now = Instant::now();
+        if queue.is_done() || queue.is_aborted() || now >= at {
+            return;
+        }
+        match at - now {
+            left if left > YIELD_BEFORE => bell.sleep(ticket, left - YIELD_BEFORE),
+            _ => std::thread::yield_now(),
+        }
+    }
+}
+
 /// One claimant's idle spell.
 pub(crate) struct Idle {
     tries: u32,

@@ -133,6 +133,10 @@ pub struct Plan {
     /// The units the run's GPUs of a known width hold in one wave between
     /// them (0 where none has one).
     wide_wave: u64,
+    /// Whether an unmeasured device may hold its probe back (see
+    /// `Plan::holds_back`): not in a run that measures it (see
+    /// [`Plan::measuring`]).
+    hold_back: bool,
     /// The devices whose claimant declined its last claim for a one-time
     /// start (see [`LateStarts`]).
     late: LateStarts,
@@ -442,9 +446,25 @@ impl Plan {
                 .iter()
                 .filter(|d| d.kind != DeviceKind::Cpu && d.granule > 1)
                 .fold(0u64, |a, d| a.saturating_add(d.granule)),
+            hold_back: true,
             late: LateStarts::new(n),
             held: Held::new(n),
         })
+    }
+
+    /// The plan of a run that measures a device by letting it start
+    /// alone, the devices of `joining` joining it later (their dispatch
+    /// loops wait a time box first: see `crate::learn::Measure`): no
+    /// device holds its probe back (see `Plan::holds_back`), and until
+    /// each of `joining` claims, the others' finish-time guards count it
+    /// as absent (see [`LateStarts`]), so that the device measured does
+    /// not decline work for devices that have not started.
+    pub fn measuring(mut self, joining: &[usize]) -> Self {
+        self.hold_back = false;
+        for &d in joining {
+            self.late.set(d, true);
+        }
+        self
     }
 
     /// Says that `device` (a GPU: its dispatch loop is its one claimant)
@@ -1002,7 +1022,7 @@ impl Plan {
     /// decides with its costs instead. Requeued work (a failed GPU's) is
     /// never held back.
     fn holds_back(&self, d: usize, left: u64, est: &dyn PowerEstimator) -> bool {
-        self.narrow[d] && left <= self.wide_wave && measured(est, d).is_none()
+        self.hold_back && self.narrow[d] && left <= self.wide_wave && measured(est, d).is_none()
     }
 
     /// Whether every device but `d` holds its probe back (see
@@ -2601,6 +2621,36 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 10, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 10, &est), 1);
     }
+    #[test]
+    fn a_measuring_run_lets_the_cpu_probe_and_counts_the_joining_gpu_absent() {
+        // A run within the GPU's wave, the GPU measured, the CPU not.
+        let est = crate::sched::ThroughputEstimator::new(2);
+        est.record(1, 100, 1e-3);
+        est.record(1, 300, 3e-3);
+        let slots = [DeviceSlot::cpu(4), DeviceSlot::gpu().with_granule(2112)];
+        let held = Plan::new(&hg(None, 2.0, 1), &slots, 1536, &est).unwrap();
+        assert_eq!(held.package_size(&mut held.claimant(0, 0), 1536, &est), 0);
+        // Measuring the CPU: its first claimant probes, the others wait
+        // for the measurement.
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 1536, &est)
+            .unwrap()
+            .measuring(&[1]);
+        assert_eq!(p.package_size(&mut p.claimant(0, 0), 1536, &est), 1);
+        assert_eq!(p.package_size(&mut p.claimant(0, 1), 1536, &est), 0);
+        // Measured now, a unit taking 100 ms where the GPU ends the rest
+        // in 15: the finish-time guard of an ordinary run declines its
+        // workers' packages, of the measuring run takes them (the GPU has
+        // not joined).
+        est.record(0, 1, 0.1);
+        est.record(0, 3, 0.3);
+        assert_eq!(held.package_size(&mut held.claimant(0, 1), 1500, &est), 0);
+        assert!(p.package_size(&mut p.claimant(0, 1), 1500, &est) > 0);
+        // Once the GPU claims, it counts again.
+        let mut gpu = p.claimant(1, 0);
+        assert!(p.package_size(&mut gpu, 1500, &est) > 0);
+        assert_eq!(p.package_size(&mut p.claimant(0, 2), 1400, &est), 0);
+    }
+
     /// A GPU not yet measured that ran packages is sized by what they
     /// took (a bound: warm is no slower than cold, larger no slower per
     /// unit) against the time the measured CPU needs for the rest; it
