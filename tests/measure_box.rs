@@ -1,8 +1,9 @@
 //! A run that fits in one GPU wave holds the unmeasured CPU's probe back
 //! (the GPU takes the run); the learner then measures the CPU in a time
 //! box: the CPU starts alone, and the GPU joins once the box has passed.
-//! Where the CPU is faster, it ends the run within the box and runs alone
-//! from then on; where it is slow, the GPU takes the rest after the box.
+//! Where the CPU is faster, its cost predicts it alone faster and it runs
+//! alone from then on; where it is slow, the GPU takes the rest after the
+//! box.
 //! Lavapipe reports no wave width: the test hook `assume_gpu_wave` gives
 //! it one, as an H200 has.
 
@@ -97,7 +98,7 @@ fn a_cpu_held_back_is_measured_in_a_time_box() {
 }
 
 fn a_cpu_held_back_and_faster_is_measured_and_then_runs_alone(e: &Engine) {
-    // A kernel object learns afresh: a measuring run descheduled on a
+    // A kernel object learns afresh: a CPU-alone run descheduled on a
     // loaded host (seen here at 3.7 ms, 18 times the GPU's runs) rules
     // the CPU out for its kernel, as any sample past OUTLIER does; such
     // an attempt is made again with a new one, up to five times (under

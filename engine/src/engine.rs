@@ -908,16 +908,27 @@ impl Engine {
             .store(units.unwrap_or(0), Ordering::Relaxed);
     }
 
-    /// The wave of [`assume_gpu_wave`](Self::assume_gpu_wave), if set
-    /// (never without test hooks).
+    /// The wave of [`assume_gpu_wave`](Self::assume_gpu_wave) where set
+    /// (test hooks), else of the testing aid `COEXEC_ASSUME_GPU_WAVE` (a
+    /// number of units, read once per process: lavapipe's runs then hold
+    /// an unmeasured CPU's probe back as an H200's small runs do, for
+    /// measuring what follows on a machine without such a GPU), if set.
     pub(crate) fn assumed_wave(&self) -> Option<u64> {
         #[cfg(feature = "test-hooks")]
         {
             // Relaxed: as in `assume_gpu_wave`.
-            Some(self.inner.assumed_wave.load(Ordering::Relaxed)).filter(|&w| w > 0)
+            let hook = self.inner.assumed_wave.load(Ordering::Relaxed);
+            if hook > 0 {
+                return Some(hook);
+            }
         }
-        #[cfg(not(feature = "test-hooks"))]
-        None
+        static ENV: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+        *ENV.get_or_init(|| {
+            std::env::var("COEXEC_ASSUME_GPU_WAVE")
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|&w| w > 0)
+        })
     }
 
     /// Whether [`standby_beside_any_device`](Self::standby_beside_any_device)

@@ -69,8 +69,8 @@ pub(crate) type ColdPackage = (usize, u64, f64);
 /// passed, and a GPU whose run is its fixed costs ends the rest in about
 /// the time it took for all of it, so the run costs about the box more
 /// than the incumbent. The device's probe runs, and its packages after
-/// it, on the whole range as if alone; where it ends the run within the
-/// box it ran alone, which is recorded as such.
+/// it, on the whole range as if alone (see [`record_measured`] for what
+/// is learned from it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Measure {
     /// The estimator slot of the device measured.
@@ -463,10 +463,11 @@ impl Learning {
                 Some(m) => m,
                 None => o.choose(&candidates, (model, gain), &predict, (units, &dominant)),
             };
-            // Only a run that explores nothing else measures a device.
-            let measure = (Some(chosen) == o.incumbent())
-                .then(|| to_measure(o, (present, &class, &partial), est, units))
-                .flatten();
+            // A device to measure comes before another exploration: the
+            // measurement is bounded by its box, and what it measures is
+            // what the first tries need (a CPU never measured is never
+            // predicted, so never tried alone).
+            let measure = to_measure(o, (present, &class, &partial), est, units);
             (
                 chosen,
                 debug.then(|| (o.incumbent(), o.measured())),
@@ -570,12 +571,10 @@ impl Learning {
 pub(crate) struct Measured {
     /// The device and its box.
     pub(crate) measure: Measure,
-    /// The run's seconds and units.
+    /// The run's seconds.
     pub(crate) seconds: f64,
     /// The run's units.
     pub(crate) units: u64,
-    /// The device ran every item: the others never joined.
-    pub(crate) alone: bool,
     /// The device ran some item (on a loaded host its claimants may not
     /// have started within the box).
     pub(crate) ran: bool,
@@ -583,21 +582,29 @@ pub(crate) struct Measured {
 
 /// Records a run that measured a device in a time box (`m`): the part of
 /// the items each device ran (as a co-executed run's, see
-/// [`MIN_COVERAGE`]), and, where its time measures it (`timed`), the
-/// device alone's sample where it ran every item, else the run as an
-/// exploration's cost (see [`crate::outcomes::Outcomes::charge`]). A box
-/// in which the device ran nothing measured nothing: it is remembered as
-/// given, and the next box the budget affords tries again.
+/// [`MIN_COVERAGE`]), the run as an exploration's cost where its time
+/// measures it (`timed`; see [`crate::outcomes::Outcomes::charge`]), and
+/// the box (one in which the device ran nothing as given but empty: see
+/// [`crate::outcomes::Outcomes::measuring_box`]).
+///
+/// # Why no configuration's sample
+/// Not even where the device ran every item, as it alone: it ran them for
+/// the first time in the process, and a first run pays one-time costs (a
+/// Black-Scholes step over 2^13 options took the CPU 0.96 ms in its box,
+/// on lavapipe given a wave, and 0.09 from then on; recorded as the CPU
+/// alone's sample, ten times the incumbent's, it ruled the CPU out: a
+/// sample past [`crate::outcomes::OUTLIER`] is never measured again). The
+/// device's cost, fitted from its packages, predicts it alone instead, and
+/// the learner's next tries measure it (one predicted faster than the
+/// incumbent costs nothing and runs at once).
 fn record_measured(learned: &mut Learned, m: Measured, shares: &[Share], timed: bool) {
     record_coverage(&mut learned.coverage, shares, false);
-    let (slot, box_s) = (m.measure.slot, m.measure.box_s);
     let o = &mut learned.outcomes;
-    if timed && m.alone {
-        o.record_variant(Mode::Alone(slot), 0, m.seconds, m.units);
-    } else if timed {
+    if timed {
         o.charge(m.seconds, m.units);
     }
-    o.boxed(slot, if m.ran { box_s } else { 0.0 }, m.units);
+    let box_s = if m.ran { m.measure.box_s } else { 0.0 };
+    o.boxed(m.measure.slot, box_s, m.units);
 }
 
 /// The device of `present` to measure in this run (see [`Measure`]), with

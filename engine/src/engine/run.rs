@@ -134,8 +134,8 @@ impl RunDevices<'_> {
     /// The run's devices in order (CPU, then each GPU) as the plan sees
     /// them, and the slot of each in the kernel's estimator.
     /// `spirv`: the SPIR-V CPU device's engine index and package granule;
-    /// `wave`: every GPU's wave in units, where set (a test hook: see
-    /// `Engine::assume_gpu_wave`).
+    /// `wave`: every GPU's wave in units, where a testing aid sets it
+    /// (see `Engine::assumed_wave`).
     fn slots(
         &self,
         workers: usize,
@@ -399,9 +399,6 @@ impl Engine {
             measure,
             seconds: time_s,
             units: geometry.units,
-            alone: shares
-                .iter()
-                .all(|s| s.slot == measure.slot || s.items == 0),
             ran: shares.iter().any(|s| s.slot == measure.slot && s.items > 0),
         });
         let outcome = run
