@@ -12,7 +12,7 @@ specs="spmv:2^10 spmv:2^13 spmv:2^16 histogram:2^10 histogram:2^13 histogram:2^1
 for r in ${ROUNDS:-1 2}; do
   for box in 1 0; do
     COEXEC_ASSUME_GPU_WAVE=1048576 COEXEC_MEASURE_BOX=$box HE_SWEEP=1 HE_REPS=${HE_REPS:-10} \
-      python3 scripts/he_bench.py target/release/coexec $out/box$box-$r.json $specs > $out/box$box-$r.txt 2>&1
+      python3 scripts/he_bench.py ${BIN:-target/release/coexec} $out/box$box-$r.json $specs > $out/box$box-$r.txt 2>&1
   done
 done
 echo DONE > $out/done
