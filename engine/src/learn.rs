@@ -1301,6 +1301,71 @@ mod tests {
         assert_eq!(upfront_s(Mode::Alone(1), (&present, &[]), &est, 1000), 0.0);
     }
 
+    /// The CPU is measured in a box where it has no cost yet, or was
+    /// boxed before and still covers too little of the run; never where
+    /// it is not in the run. The box's run is no sample of the CPU alone.
+    #[test]
+    fn a_cpu_without_a_cost_is_measured_in_a_box() {
+        let est = ThroughputEstimator::new(2);
+        let present = [(0, 4), (1, 1)];
+        let classes = [0, 1];
+        let mut learned = Learned::default();
+        learned.outcomes.record(Mode::Alone(1), 1e-3, 1000);
+        let measure = |l: &Learned, partial: &[bool]| {
+            to_measure(&l.outcomes, (&present, &classes, partial), &est, 1000)
+        };
+        let m = measure(&learned, &[false, false]).expect("a box");
+        assert_eq!(m.slot, CPU_SLOT);
+        assert!(m.box_s >= 0.25e-3 && m.box_s <= 1e-3, "{m:?}");
+        // Not without the CPU in the run.
+        let gpu_only = to_measure(
+            &learned.outcomes,
+            (&present[1..], &[0], &[false]),
+            &est,
+            1000,
+        );
+        assert_eq!(gpu_only, None);
+        // The box ran: charged (1.5 ms against 1), no sample of the CPU
+        // alone, the CPU's part of the items recorded.
+        let shares = [
+            Share {
+                slot: 0,
+                items: 300,
+                start_s: 0.0,
+                finish_s: 1.4e-3,
+            },
+            Share {
+                slot: 1,
+                items: 700,
+                start_s: m.box_s,
+                finish_s: 1.5e-3,
+            },
+        ];
+        let ran = Measured {
+            measure: m,
+            seconds: 1.5e-3,
+            units: 1000,
+            ran: true,
+        };
+        record_measured(&mut learned, ran, &shares, true);
+        assert_eq!(learned.outcomes.per_unit_s(Mode::Alone(0)), None);
+        assert!(learned.outcomes.was_boxed(CPU_SLOT));
+        assert_eq!(learned.coverage[0], Some(0.3));
+        // Measured now, covering enough of the run: no box.
+        est.record(0, 10, 1e-4);
+        est.record(0, 30, 3e-4);
+        assert_eq!(measure(&learned, &[false, false]), None);
+        // Covering too little after a box: another, once the budget
+        // affords twice the last.
+        let partial = [true, false];
+        assert_eq!(measure(&learned, &partial), None);
+        for _ in 0..200 {
+            learned.outcomes.record(Mode::Alone(1), 1e-3, 1000);
+        }
+        let again = measure(&learned, &partial).expect("a second box");
+        assert!(again.box_s >= 2.0 * m.box_s, "{again:?} after {m:?}");
+    }
+
     #[test]
     fn zero_powers_sit_out_but_never_all() {
         let l = learning();
