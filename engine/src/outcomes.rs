@@ -382,26 +382,27 @@ impl Outcomes {
     }
 
     /// The time box of a run that measures the device of estimator slot
-    /// `slot`, which no run measured well enough to predict it alone
-    /// (see [`crate::learn::Measure`]), on a run of `units` units, in
-    /// seconds: at most the incumbent's run. `None` before a live run is
+    /// `slot`, which no run measured well enough to predict it alone (see
+    /// [`crate::learn::Measure`]), on a run of `units` units, in seconds;
+    /// never more than the incumbent's run. `None` before a live run is
     /// recorded, and where `slot` alone was measured or is the incumbent.
-    /// (Not waiting for the incumbent to be confirmed: the box is bounded
-    /// by its one sample, and what the box measures is what the learner's
-    /// first tries need; after the incumbent's second run, a CPU faster
-    /// alone ran alone only in the last of a sweep's ten timed runs, on
-    /// lavapipe given a wave: BENCHMARKS.md, section 0, dev run 39.) Its first box is [`EXPLORE_START`] of the incumbent's run
-    /// or what the exploration budget affords, if more, whatever the budget
-    /// (once per space, as the dominant device's try: the measurement a
-    /// first run did not make, bounded at a quarter of a run; noisy runs
-    /// that other explorations were charged for must not keep a device
-    /// unmeasured). Every later box is what the budget affords, where that
-    /// is at least twice the last box (one that ended with the device
-    /// measured on too little of the work to stand for all of it: its rate
-    /// reached a quarter of the run at most, see
-    /// [`crate::learn::MIN_COVERAGE`]), or a quarter of the incumbent's run
-    /// after a box in which the device ran nothing, and the last box was
-    /// shorter than the incumbent's run.
+    ///
+    /// * The first box: what the exploration budget affords, but at least
+    ///   [`EXPLORE_START`] of the incumbent's run whatever the budget (once
+    ///   per space, as the dominant device's try: noisy runs charged to
+    ///   other explorations must not keep a device unmeasured).
+    /// * A later one: what the budget affords, where that is at least
+    ///   twice the last box (which measured the device on too little of
+    ///   the work to stand for all of it, see
+    ///   [`crate::learn::MIN_COVERAGE`]), or a quarter of the incumbent's
+    ///   run after a box in which the device ran nothing; none once a box
+    ///   was as long as the incumbent's run.
+    ///
+    /// Not only once the incumbent is confirmed: the box is bounded by its
+    /// one sample, and what the box measures is what the learner's first
+    /// tries need (waiting for the second run, a CPU faster alone ran
+    /// alone only in the last of a sweep's ten timed runs, on lavapipe
+    /// given a wave: BENCHMARKS.md, section 0, dev run 39).
     pub(crate) fn measuring_box(&self, slot: usize, units: u64) -> Option<f64> {
         let inc = self.incumbent?;
         if self.runs == 0 || inc == Mode::Alone(slot) || self.samples(Mode::Alone(slot)) > 0 {
@@ -1238,8 +1239,6 @@ mod tests {
         );
     }
 
-    /// An exploration the model rates slower waits until the recorded run
-    /// time pays for it; one it rates faster runs at once.
     #[test]
     fn a_device_is_measured_in_a_box_the_budget_affords() {
         let mut o = Outcomes::default();
@@ -1304,6 +1303,8 @@ mod tests {
         assert_eq!(p.measuring_box(0, 1000), None);
     }
 
+    /// An exploration the model rates slower waits until the recorded run
+    /// time pays for it; one it rates faster runs at once.
     #[test]
     fn explorations_are_rationed_by_their_expected_cost() {
         let mut o = Outcomes::default();

@@ -471,7 +471,9 @@ pub(crate) fn dispatch_loop(
     lane: &Lane,
 ) {
     if let Some(after) = role.join_after {
-        super::idle::wait_until(role.bell, queue, t0 + after);
+        // Polling only where the GPU is not the host's cores.
+        let polls = role.unit.device.info().device_type != crate::vk::DeviceType::Cpu;
+        super::idle::wait_until(role.bell, queue, t0 + after, polls);
     }
     let ring = role.unit.ring.lock().unwrap_or_else(|p| p.into_inner());
     // A staged run's stagers.

@@ -105,9 +105,11 @@ const YIELD_BEFORE: Duration = Duration::from_micros(200);
 
 /// Waits until `at`, or until the run of `queue` is done or aborted (its
 /// `bell` rings then): a device that joins a run late (see
-/// [`crate::learn::Measure`]). Sleeps on the bell, then yields for the
-/// last [`YIELD_BEFORE`].
-pub(crate) fn wait_until(bell: &Bell, queue: &WorkQueue, at: Instant) {
+/// [`crate::learn::Measure`]). Sleeps on the bell; where it `polls`, it
+/// yields for the last [`YIELD_BEFORE`] instead (not beside a Vulkan
+/// device that runs on the host's cores, whose cycles a yielding thread
+/// takes).
+pub(crate) fn wait_until(bell: &Bell, queue: &WorkQueue, at: Instant, polls: bool) {
     loop {
         // The ticket first: a ring between the check and the sleep ends
         // the sleep at once (see `Bell::ticket`).
@@ -117,8 +119,9 @@ pub(crate) fn wait_until(bell: &Bell, queue: &WorkQueue, at: Instant) {
             return;
         }
         match at - now {
-            left if left > YIELD_BEFORE => bell.sleep(ticket, left - YIELD_BEFORE),
-            _ => std::thread::yield_now(),
+            left if polls && left <= YIELD_BEFORE => std::thread::yield_now(),
+            left if polls => bell.sleep(ticket, left - YIELD_BEFORE),
+            left => bell.sleep(ticket, left),
         }
     }
 }
@@ -249,6 +252,38 @@ mod tests {
         let past = t0 + STANDBY_POLL + Duration::from_micros(1);
         let s = steps(&mut Idle::new(true), &|i| if i == 0 { t0 } else { past });
         assert_eq!(s[255..], plain[255..]);
+    }
+
+    /// A late joiner waits until its time, polling or not; a run that
+    /// ends (or is aborted) first, its bell rung, ends the wait at once.
+    #[test]
+    fn a_late_joiner_waits_for_its_time_or_the_runs_end() {
+        let bell = Bell::default();
+        let queue = WorkQueue::new(10);
+        for polls in [false, true] {
+            let start = Instant::now();
+            wait_until(&bell, &queue, start + Duration::from_millis(3), polls);
+            assert!(start.elapsed() >= Duration::from_millis(3));
+        }
+        let (bell, queue) = (&bell, &queue);
+        std::thread::scope(|s| {
+            let start = Instant::now();
+            let joiner = s.spawn(move || {
+                wait_until(bell, queue, start + Duration::from_secs(30), false);
+                start.elapsed()
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            let all = queue.claim(|_| 10).unwrap();
+            assert!(queue.complete(all.end - all.start));
+            bell.ring();
+            assert!(joiner.join().unwrap() < Duration::from_secs(10));
+        });
+        // Aborted before it waits: it does not wait.
+        let aborted = WorkQueue::new(10);
+        aborted.abort();
+        let start = Instant::now();
+        wait_until(bell, &aborted, start + Duration::from_secs(30), true);
+        assert!(start.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
