@@ -22,12 +22,17 @@ use std::time::Duration;
 /// 64 work-groups of 64 items: within the assumed wave.
 const N: u64 = 64 * 64;
 
-fn engine() -> Option<Engine> {
+/// An engine of one CPU worker and `copies` logical devices on the GPU
+/// (the testing aid `duplicate_devices`), each taken to have a wave of
+/// 2^16 units.
+fn engine(copies: usize) -> Option<Engine> {
     let e = common::engine_from(EngineOptions {
         workers: Some(1),
         validation: Validation::IfAvailable,
+        duplicate_devices: copies,
         ..Default::default()
     })?;
+    assert!(e.gpu_count() >= copies, "{} GPUs", e.gpu_count());
     e.assume_gpu_wave(Some(1 << 16));
     Some(e)
 }
@@ -57,12 +62,12 @@ fn items(r: &Report, kind: DeviceKind) -> u64 {
         .sum()
 }
 
-/// When the GPU's first package started in `r`, seconds into the run.
+/// When the first package of any GPU started in `r`, seconds into the
+/// run.
 fn gpu_start_s(r: &Report) -> Option<f64> {
-    let gpu = common::gpu_index(r)?;
     r.packages
         .iter()
-        .filter(|p| p.device == gpu)
+        .filter(|p| r.devices[p.device].kind == DeviceKind::Gpu)
         .map(|p| p.start_s)
         .min_by(f64::total_cmp)
 }
@@ -88,13 +93,18 @@ fn until_the_cpu_runs(e: &Engine, k: &Kernel) -> (Vec<Report>, Report) {
 /// alone, which here runs as co-executing does, is charged its noise).
 const MAX_RUNS: usize = 400;
 
-/// One test, the two cases in turn: run side by side, each made the
-/// other's timings noisier than a learner at work sees.
+/// One test, the cases in turn: run side by side, each made the others'
+/// timings noisier than a learner at work sees. Beside two GPUs, both
+/// join after the box.
 #[test]
 fn a_cpu_held_back_is_measured_in_a_time_box() {
-    let Some(e) = engine() else { return };
+    let Some(e) = engine(1) else { return };
     a_cpu_held_back_and_faster_is_measured_and_then_runs_alone(&e);
     a_slow_cpu_held_back_is_measured_in_a_box_the_gpu_ends(&e);
+    drop(e);
+    let Some(e) = engine(2) else { return };
+    a_slow_cpu_held_back_is_measured_in_a_box_the_gpu_ends(&e);
+    common::assert_validation_clean(&e);
 }
 
 fn a_cpu_held_back_and_faster_is_measured_and_then_runs_alone(e: &Engine) {
@@ -145,7 +155,7 @@ fn a_slow_cpu_held_back_is_measured_in_a_box_the_gpu_ends(e: &Engine) {
         )
         .unwrap();
     let (before, r) = until_the_cpu_runs(e, &k);
-    // The measuring run: the CPU started alone, the GPU joined no sooner
+    // The measuring run: the CPU started alone, the GPUs joined no sooner
     // than its box (at least a quarter of the incumbent's time, no less
     // than the fastest run before) and took the rest.
     let fastest = before
