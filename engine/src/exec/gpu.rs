@@ -735,6 +735,10 @@ impl Loop<'_, '_> {
             let upfront = if first { self.upfront_s } else { 0.0 } + cold;
             self.state.set_backlog_s(claim_backlog.as_secs_f64() + upfront);
             self.state.set_cold_start_s(cold);
+            // What the CPU workers still have to start of their packages:
+            // work they do before they are free for what is left.
+            let cpu_unstarted = self.role.cpu.as_ref().map_or(0, |c| c.board.unstarted());
+            self.state.set_others_held(cpu_unstarted);
             // Fresh or requeued work first; with nothing in flight, the
             // unstarted end of a CPU worker's package. (Stealing as late as
             // a claim, with packages in flight, was measured on the H200

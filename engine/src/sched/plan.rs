@@ -287,6 +287,10 @@ pub struct ClaimantState {
     /// Claims in a row that found nothing while fresh work was left and
     /// nothing was in flight (see [`STALL_CLAIMS`]).
     stalled: u32,
+    /// Units the other devices' claimants hold claimed and not started,
+    /// beyond what [`Held`] counts (see
+    /// [`set_others_held`](Self::set_others_held)).
+    others_held: u64,
 }
 
 impl ClaimantState {
@@ -345,6 +349,25 @@ impl ClaimantState {
         } else {
             0.0
         };
+    }
+
+    /// Says that the other devices hold `units` claimed and not started
+    /// that [`Held`] does not count: the unstarted ends of the CPU
+    /// workers' packages, as a GPU's dispatch loop reads them on their
+    /// board before a claim. A share of an even finish counts them as
+    /// work those devices do before they are free for what is left (see
+    /// `Plan::efficiency_floor`), unless `COEXEC_CPU_HELD=0`.
+    ///
+    /// # Why
+    /// A lone CPU worker (one per core left by lavapipe on the dev
+    /// machine) takes its whole share at once: a Black-Scholes run's
+    /// worker claimed 191 of 391 units, then the GPU, counting the worker
+    /// as free for the 200 left, took 80 of them, and the rest in
+    /// halvings of 39, 19, 12, 9 and 6 units, a dispatch's 25 us each,
+    /// while the worker ran its 191 (BENCHMARKS.md, section 0, dev run
+    /// 40).
+    pub fn set_others_held(&mut self, units: u64) {
+        self.others_held = units;
     }
 
     /// Tells the plan that a package claimed now first pays a one-time
@@ -530,6 +553,7 @@ impl Plan {
             backlog_s: 0.0,
             cold_s: 0.0,
             stalled: 0,
+            others_held: 0,
         }
     }
 
@@ -1056,7 +1080,8 @@ impl Plan {
                 && powers.all_known
                 && self.claimants[d] == 1
                 && !self.whole_share_risks_idling(mine, left, self.irregularity(est), cost);
-            size = size.max(self.efficiency_floor(d, mine, left, c.backlog_s, whole_share, cost));
+            let floor = self.efficiency_floor(d, mine, (left, c.others_held), c.backlog_s, whole_share, cost);
+            size = size.max(floor);
         }
         if !powers.hinted
             && !powers.all_known
@@ -1352,9 +1377,11 @@ impl Plan {
     /// share of an even finish: with every device's cost known, all finish
     /// together at `T = (left + sum_j held_j + sum_j overhead_j rate_j) /
     /// sum_j rate_j` (`held_j`: the units a GPU holds in flight, see
-    /// [`Held`]), device `d` having done `(T - backlog_d - overhead_d) *
-    /// rate_d` of `left`. With `whole_share`, that share ([`FAIR_SHARE`]
-    /// of it) whatever the overhead.
+    /// [`Held`], and `others_held`: the unstarted ends of the CPU
+    /// workers' packages where a GPU's loop read them, see
+    /// [`ClaimantState::set_others_held`]), device `d` having done `(T -
+    /// backlog_d - overhead_d) * rate_d` of `left`. With `whole_share`,
+    /// that share ([`FAIR_SHARE`] of it) whatever the overhead.
     ///
     /// # Why the held units
     /// Without them the second of two identical GPUs sized its share of
@@ -1366,7 +1393,7 @@ impl Plan {
         &self,
         d: usize,
         mine: Cost,
-        left: u64,
+        (left, others_held): (u64, u64),
         backlog_s: f64,
         whole_share: bool,
         cost: &dyn Fn(usize) -> Option<Cost>,
@@ -1379,7 +1406,10 @@ impl Plan {
         if efficient <= 0.0 {
             return 0;
         }
-        let all = self.pool(None, cost);
+        let mut all = self.pool(None, cost);
+        if cpu_held_on() {
+            all.held_units += others_held as f64;
+        }
         let finish = all.even_finish(left);
         let fair = ((finish - backlog_s - mine.overhead_s) * mine.rate).max(0.0)
             / self.claimants[d] as f64;
@@ -1570,6 +1600,15 @@ fn even_share_on() -> bool {
 fn held_share_on() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     crate::switches::on_unless_zero(&ON, "COEXEC_HELD_SHARE")
+}
+
+/// Whether a GPU's share of an even finish counts the unstarted ends of
+/// the CPU workers' packages (see [`ClaimantState::set_others_held`]):
+/// yes, unless the environment sets `COEXEC_CPU_HELD=0` (to measure what
+/// the rule changes). Read once per process.
+fn cpu_held_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_CPU_HELD")
 }
 
 /// What the other devices would do at the end of a run (see
@@ -2621,6 +2660,38 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 10, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 10, &est), 1);
     }
+    /// A GPU's share of an even finish counts what the CPU workers hold
+    /// unstarted: beside a lone worker that took its whole share, the GPU
+    /// takes about the rest in one package instead of a share of it.
+    #[test]
+    fn a_gpus_share_counts_what_the_workers_hold_unstarted() {
+        // Black-Scholes on the dev machine: the worker at 345 k units/s,
+        // the GPU at 470 k with 40 us a package; 391 units, the worker
+        // holding 191 of them.
+        let est = crate::sched::ThroughputEstimator::new(2);
+        est.seed(0, Cost::rate_only(345e3), 8.0);
+        est.seed(
+            1,
+            Cost {
+                overhead_s: 40e-6,
+                rate: 470e3,
+            },
+            8.0,
+        );
+        let slots = [DeviceSlot::cpu(1), DeviceSlot::gpu()];
+        let p = Plan::new(&hg(None, 2.0, 1), &slots, 391, &est).unwrap();
+        let take = |held: u64| {
+            let mut gpu = p.claimant(1, 0);
+            gpu.set_others_held(held);
+            p.package_size(&mut gpu, 200, &est)
+        };
+        let free = take(0);
+        assert!(free < 120, "{free}");
+        // All but what FAIR_SHARE leaves to the finer-grained worker.
+        let counted = take(191);
+        assert!(counted >= 180, "{counted} against {free}");
+    }
+
     #[test]
     fn a_measuring_run_lets_the_cpu_probe_and_counts_the_joining_gpu_absent() {
         // A run within the GPU's wave, the GPU measured, the CPU not.

@@ -350,6 +350,23 @@ impl StealBoard {
             })
     }
 
+    /// The units of every claimant's package not yet started, as read now
+    /// (the sum of what [`remainders`](Self::remainders) would list,
+    /// without building the list). 0 on a disabled board.
+    pub fn unstarted(&self) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        // Relaxed: a snapshot, as in `remainders`.
+        self.words
+            .iter()
+            .map(|w| {
+                let (next, end) = unpack(w.load(Ordering::Relaxed));
+                end.saturating_sub(next)
+            })
+            .sum()
+    }
+
     /// The unstarted remainders of the other claimants' packages (`me` as
     /// in [`steal`](Self::steal)), those with at least one unit left, as
     /// read now: what a thief that takes from several at once
