@@ -2660,6 +2660,7 @@ mod tests {
         let p = Plan::new(&hg(None, 2.0, 1), &slots, 10, &est).unwrap();
         assert_eq!(p.package_size(&mut p.claimant(0, 0), 10, &est), 1);
     }
+
     /// A GPU's share of an even finish counts what the CPU workers hold
     /// unstarted: beside a lone worker that took its whole share, the GPU
     /// takes about the rest in one package instead of a share of it.
