@@ -169,10 +169,6 @@ fn check(o: &Operands, m: &Csr, x: &[u32]) {
     }
 }
 
-/// Runs of a test whose premise (the CPU worker took some of the rows)
-/// depends on which device claims first.
-const ATTEMPTS: usize = 5;
-
 #[test]
 fn a_staged_gpu_uploads_only_its_rows_of_the_columns_and_values() {
     let Some(e) = staged() else { return };
@@ -191,7 +187,7 @@ fn a_staged_gpu_uploads_only_its_rows_of_the_columns_and_values() {
         // loaded two-core machine the GPU may take all fifteen before the
         // one worker starts, so a run where it did is tried again (its
         // bytes checked all the same) before the GPU's rows must be part.
-        for attempt in 1..=ATTEMPTS {
+        common::retried(5, || {
             let mut o = operands(&e, &m, &x);
             let r = run(&e, &k, &mut o, &sched).unwrap();
             check(&o, &m, &x);
@@ -201,21 +197,17 @@ fn a_staged_gpu_uploads_only_its_rows_of_the_columns_and_values() {
                 .map(|r| u64::from(m.row_ptr[r.end as usize] - m.row_ptr[r.start as usize]))
                 .sum();
             if rows.is_empty() {
-                break;
+                return Ok(());
             }
             // The row pointer and x whole, the GPU's rows of cols and vals:
             // every byte once.
             let want = 4 * (n as u64 + 1) + 4 * n as u64 + 2 * 4 * nnz;
             assert_eq!(upload_bytes(&r), want, "{sched:?}: GPU rows {rows:?}");
-            if nnz == m.cols.len() as u64 && attempt < ATTEMPTS {
-                continue;
+            match nnz < m.cols.len() as u64 {
+                true => Ok(()),
+                false => Err(format!("{sched:?}: the GPU ran every row")),
             }
-            assert!(
-                nnz < m.cols.len() as u64,
-                "{sched:?}: the GPU ran every row"
-            );
-            break;
-        }
+        });
     }
     common::assert_validation_clean(&e);
 }

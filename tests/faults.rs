@@ -331,8 +331,7 @@ fn a_failed_package_of_stolen_parts_is_counted_once() {
         // CI run under load: the GPU took the two remainders one at a
         // time) is tried again, up to five times, before the premise must
         // hold.
-        const ATTEMPTS: usize = 5;
-        for attempt in 1..=ATTEMPTS {
+        common::retried(5, || {
             let r = run(&e, &kernel(), 80 * 64, &sched, Devices::ALL).unwrap();
             let gpu: Vec<_> = r.packages.iter().filter(|p| p.device == 1).collect();
             let second: Vec<_> = gpu.iter().filter(|p| p.start_s > gpu[0].start_s).collect();
@@ -342,11 +341,11 @@ fn a_failed_package_of_stolen_parts_is_counted_once() {
                     .filter(|p| p.start_s == s0.start_s && p.end_s == s0.end_s)
                     .count()
             });
-            if parts >= 2 {
-                break;
+            match parts >= 2 {
+                true => Ok(()),
+                false => Err(format!("{gpu:?}")),
             }
-            assert!(attempt < ATTEMPTS, "{gpu:?}");
-        }
+        });
         e.inject_gpu_fault(FaultInjection {
             fault,
             after_packages: 1,

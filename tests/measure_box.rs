@@ -113,8 +113,7 @@ fn a_cpu_held_back_and_faster_is_measured_and_then_runs_alone(e: &Engine) {
     // the CPU out for its kernel, as any sample past OUTLIER does; such
     // an attempt is made again with a new one, up to five times (under
     // three busy loops on two cores, two attempts in five failed so).
-    const ATTEMPTS: usize = 5;
-    for attempt in 1..=ATTEMPTS {
+    common::retried(5, || {
         let k = e
             .kernel_glsl(
                 "count-box",
@@ -132,16 +131,15 @@ fn a_cpu_held_back_and_faster_is_measured_and_then_runs_alone(e: &Engine) {
             .map(|_| run(e, &k))
             .filter(|r| items(r, DeviceKind::Cpu) == N)
             .count();
-        if alone >= 24 {
-            return;
+        match alone >= 24 {
+            true => Ok(()),
+            false => Err(format!(
+                "{alone} of 32 alone; measured in {} s ({} items)",
+                first.time_s,
+                items(&first, DeviceKind::Cpu)
+            )),
         }
-        let cpu = items(&first, DeviceKind::Cpu);
-        assert!(
-            attempt < ATTEMPTS,
-            "{alone} of 32 alone; measured in {} s ({cpu} items)",
-            first.time_s
-        );
-    }
+    });
 }
 
 fn a_slow_cpu_held_back_is_measured_in_a_box_the_gpu_ends(e: &Engine) {

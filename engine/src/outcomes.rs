@@ -313,12 +313,17 @@ pub(crate) fn median(v: &[f64]) -> Option<f64> {
 /// Sets `mode`'s entry of `firsts` to `per_unit_s`, where that is finite
 /// and positive.
 fn set_first(firsts: &mut Vec<(Mode, f64)>, mode: Mode, per_unit_s: f64) {
-    if !(per_unit_s.is_finite() && per_unit_s > 0.0) {
-        return;
+    if per_unit_s.is_finite() && per_unit_s > 0.0 {
+        set_entry(firsts, mode, per_unit_s);
     }
-    match firsts.iter_mut().find(|(m, _)| *m == mode) {
-        Some(f) => f.1 = per_unit_s,
-        None => firsts.push((mode, per_unit_s)),
+}
+
+/// Sets `key`'s entry of `entries` to `value`, adding one where it has
+/// none.
+fn set_entry<K: PartialEq>(entries: &mut Vec<(K, f64)>, key: K, value: f64) {
+    match entries.iter_mut().find(|(k, _)| *k == key) {
+        Some(e) => e.1 = value,
+        None => entries.push((key, value)),
     }
 }
 
@@ -366,19 +371,29 @@ impl Outcomes {
     /// elected again (see [`elect`](Self::elect)). Ignores empty runs and
     /// times that are not finite and positive.
     pub(crate) fn record_variant(&mut self, mode: Mode, variant: u64, seconds: f64, units: u64) {
-        if units == 0 || !(seconds.is_finite() && seconds > 0.0) {
+        let outside = self.incumbent.is_some_and(|m| m != mode);
+        if !self.tally(seconds, units, outside) {
             return;
+        }
+        self.times_mut(mode).push(seconds / units as f64, variant);
+        self.elect();
+    }
+
+    /// Counts a run of `seconds` for `units` units among the recorded
+    /// ones, charging the exploration budget what it took over the
+    /// incumbent where it is `charged`; `false` (nothing counted) for an
+    /// empty run or a time that is not finite and positive.
+    fn tally(&mut self, seconds: f64, units: u64, charged: bool) -> bool {
+        if units == 0 || !(seconds.is_finite() && seconds > 0.0) {
+            return false;
         }
         self.runs += 1;
         self.total_s += seconds;
-        let per_unit = seconds / units as f64;
-        if let Some(inc) = self.incumbent.filter(|&m| m != mode) {
-            if let Some(inc_s) = self.per_unit_s(inc) {
-                self.explore_s += ((per_unit - inc_s) * units as f64).max(0.0);
-            }
+        let inc_s = self.incumbent.and_then(|m| self.per_unit_s(m));
+        if let (Some(inc_s), true) = (inc_s, charged) {
+            self.explore_s += ((seconds / units as f64 - inc_s) * units as f64).max(0.0);
         }
-        self.times_mut(mode).push(per_unit, variant);
-        self.elect();
+        true
     }
 
     /// The time box of a run that measures the device of estimator slot
@@ -427,25 +442,14 @@ impl Outcomes {
     /// budget for what it took over the incumbent. Ignores empty runs and
     /// times that are not finite and positive.
     pub(crate) fn charge(&mut self, seconds: f64, units: u64) {
-        if units == 0 || !(seconds.is_finite() && seconds > 0.0) {
-            return;
-        }
-        self.runs += 1;
-        self.total_s += seconds;
-        if let Some(inc_s) = self.incumbent.and_then(|m| self.per_unit_s(m)) {
-            self.explore_s += (seconds - inc_s * units as f64).max(0.0);
-        }
+        self.tally(seconds, units, true);
     }
 
     /// Remembers that `slot` was measured in a box of `box_s` seconds on
     /// a run of `units` units (see [`measuring_box`](Self::measuring_box));
     /// a box of 0: one was given, in which it ran nothing.
     pub(crate) fn boxed(&mut self, slot: usize, box_s: f64, units: u64) {
-        let per_unit = box_s / units.max(1) as f64;
-        match self.boxes.iter_mut().find(|b| b.0 == slot) {
-            Some(b) => b.1 = per_unit,
-            None => self.boxes.push((slot, per_unit)),
-        }
+        set_entry(&mut self.boxes, slot, box_s / units.max(1) as f64);
     }
 
     /// Whether `slot` was measured in a time box (see

@@ -382,3 +382,19 @@ pub(crate) fn first_costly_fill(e: &Engine, name: &str) -> (coexec::Report, coex
     }
     (r, out)
 }
+
+/// Runs `attempt` until it returns `Ok`, at most `attempts` times, and
+/// panics with its last `Err` after that: for a test whose premise (which
+/// device claims first, whether a worker started in time) a loaded
+/// machine can break in one run without the behaviour under test being
+/// wrong. Each attempt still asserts what must hold of every run.
+pub(crate) fn retried(attempts: usize, mut attempt: impl FnMut() -> Result<(), String>) {
+    let mut last = String::new();
+    for _ in 0..attempts {
+        match attempt() {
+            Ok(()) => return,
+            Err(why) => last = why,
+        }
+    }
+    panic!("{attempts} attempts: {last}");
+}

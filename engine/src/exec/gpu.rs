@@ -440,6 +440,11 @@ struct Loop<'r, 'a> {
     /// Staged runs: how long the first package's upload of what the GPU
     /// reads whole is expected to take (see [`upfront_s`]).
     upfront_s: f64,
+    /// Whether a claim waits for the downloads ahead of its package's
+    /// upload (see [`upload_waits`]): its packages upload (the run's
+    /// plan has a figure for it), unless the switch is off. Fixed for
+    /// the run.
+    uploads: bool,
     /// Whether a package of the run was submitted: the first one carries
     /// the upload of what the GPU reads whole.
     submitted_any: bool,
@@ -498,6 +503,7 @@ pub(crate) fn dispatch_loop(
         last_done: None,
         last_span_end: None,
         upfront_s: upfront_s(role),
+        uploads: upload_waits_on() && estimates.upload_s_per_unit(role.device).is_some(),
         submitted_any: false,
         stole: false,
         wait_mode: wait::mode_for(
@@ -716,16 +722,11 @@ impl Loop<'_, '_> {
             // H200: BENCHMARKS.md, run 19. Unless its packages upload:
             // see `upload_waits`. A steal, below, reads the host copies
             // where it writes them, and keeps the compute's backlog.)
-            let uploads = upload_waits_on()
-                && self
-                    .estimates
-                    .upload_s_per_unit(self.role.device)
-                    .is_some();
-            let downloads = match uploads {
+            let downloads = match self.uploads {
                 true => self.download_backlog(),
                 false => Duration::ZERO,
             };
-            let claim_backlog = upload_waits(backlog, downloads, uploads);
+            let claim_backlog = upload_waits(backlog, downloads, self.uploads);
             // The first package also waits for what the GPU reads whole to
             // come up (a sparse matrix's 234 MB: 5.4 ms on the H200).
             // And a cold GPU's first package pays its cold start (see

@@ -1080,8 +1080,7 @@ impl Plan {
                 && powers.all_known
                 && self.claimants[d] == 1
                 && !self.whole_share_risks_idling(mine, left, self.irregularity(est), cost);
-            let floor = self.efficiency_floor(d, mine, (left, c.others_held), c.backlog_s, whole_share, cost);
-            size = size.max(floor);
+            size = size.max(self.efficiency_floor(c, mine, left, whole_share, cost));
         }
         if !powers.hinted
             && !powers.all_known
@@ -1369,16 +1368,16 @@ impl Plan {
         p
     }
 
-    /// The smallest fresh package a claimant of `d` (cost `mine`) takes
-    /// with `left` units left: large enough that its fixed overhead is at
+    /// The smallest fresh package claimant `c` of device `d` (cost
+    /// `mine`, its backlog `backlog_d`) takes with `left` units left: large enough that its fixed overhead is at
     /// most [`MAX_OVERHEAD`] of its time (a GPU dispatch over an irregular
     /// kernel waits for its slowest work-group, so tiny packages run at a
     /// fraction of its throughput), but never more than the claimant's
     /// share of an even finish: with every device's cost known, all finish
     /// together at `T = (left + sum_j held_j + sum_j overhead_j rate_j) /
     /// sum_j rate_j` (`held_j`: the units a GPU holds in flight, see
-    /// [`Held`], and `others_held`: the unstarted ends of the CPU
-    /// workers' packages where a GPU's loop read them, see
+    /// [`Held`], and the unstarted ends of the CPU workers' packages
+    /// where `c` is a GPU's loop that read them, see
     /// [`ClaimantState::set_others_held`]), device `d` having done `(T -
     /// backlog_d - overhead_d) * rate_d` of `left`. With `whole_share`,
     /// that share ([`FAIR_SHARE`] of it) whatever the overhead.
@@ -1391,10 +1390,9 @@ impl Plan {
     /// ms where an even split took 1.2 (BENCHMARKS.md, section 0e, run 13).
     fn efficiency_floor(
         &self,
-        d: usize,
+        c: &ClaimantState,
         mine: Cost,
-        (left, others_held): (u64, u64),
-        backlog_s: f64,
+        left: u64,
         whole_share: bool,
         cost: &dyn Fn(usize) -> Option<Cost>,
     ) -> u64 {
@@ -1408,11 +1406,11 @@ impl Plan {
         }
         let mut all = self.pool(None, cost);
         if cpu_held_on() {
-            all.held_units += others_held as f64;
+            all.held_units += c.others_held as f64;
         }
         let finish = all.even_finish(left);
-        let fair = ((finish - backlog_s - mine.overhead_s) * mine.rate).max(0.0)
-            / self.claimants[d] as f64;
+        let fair = ((finish - c.backlog_s - mine.overhead_s) * mine.rate).max(0.0)
+            / self.claimants[c.device] as f64;
         ceil_u64(efficient.min(FAIR_SHARE * fair))
     }
 

@@ -341,30 +341,26 @@ impl StealBoard {
     /// (what [`remainders`](Self::remainders) would list, without
     /// building the list). False on a disabled board.
     pub fn has_unstarted(&self) -> bool {
-        // Relaxed: a snapshot, as in `remainders`; a word only changes by
-        // its owner's publish or a CAS that takes units.
-        self.enabled
-            && self.words.iter().any(|w| {
-                let (next, end) = unpack(w.load(Ordering::Relaxed));
-                end > next
-            })
+        self.unstarted_each().any(|left| left > 0)
     }
 
     /// The units of every claimant's package not yet started, as read now
     /// (the sum of what [`remainders`](Self::remainders) would list,
     /// without building the list). 0 on a disabled board.
     pub fn unstarted(&self) -> u64 {
-        if !self.enabled {
-            return 0;
-        }
-        // Relaxed: a snapshot, as in `remainders`.
-        self.words
-            .iter()
-            .map(|w| {
-                let (next, end) = unpack(w.load(Ordering::Relaxed));
-                end.saturating_sub(next)
-            })
-            .sum()
+        self.unstarted_each().sum()
+    }
+
+    /// Each claimant's unstarted units, as read now; none on a disabled
+    /// board.
+    fn unstarted_each(&self) -> impl Iterator<Item = u64> + '_ {
+        let words = if self.enabled { &self.words[..] } else { &[] };
+        words.iter().map(|w| {
+            // Relaxed: a snapshot, as in `remainders`; a word only changes
+            // by its owner's publish or a CAS that takes units.
+            let (next, end) = unpack(w.load(Ordering::Relaxed));
+            end.saturating_sub(next)
+        })
     }
 
     /// The unstarted remainders of the other claimants' packages (`me` as
