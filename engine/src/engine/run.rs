@@ -1384,6 +1384,17 @@ impl PowerEstimator for Remap<'_> {
             self.inner.record_parallel(d, units, seconds, parallel);
         }
     }
+    fn record_timed(
+        &self,
+        device: usize,
+        units: u64,
+        seconds: f64,
+        timed: Option<crate::sched::DeviceTime>,
+    ) {
+        if let Some(&d) = self.map.get(device) {
+            self.inner.record_timed(d, units, seconds, timed);
+        }
+    }
     fn record_cold(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
         if let Some(&d) = self.map.get(device) {
             self.inner.record_cold(d, units, seconds, parallel);

@@ -16,7 +16,8 @@ use super::wait;
 use crate::error::{Error, VkError};
 use crate::sched::transfers::Way;
 use crate::sched::{
-    run_us, usable_power, ClaimantState, DeviceKind, Plan, PowerEstimator, StealBoard, WorkQueue,
+    run_us, usable_power, ClaimantState, DeviceKind, DeviceTime, Plan, PowerEstimator, StealBoard,
+    WorkQueue,
 };
 use super::stagers::RunStagers;
 use crate::vk::{BindingSet, ComputePipeline, Device, Dispatch, DispatchRing};
@@ -440,6 +441,9 @@ struct Loop<'r, 'a> {
     /// Staged runs: how long the first package's upload of what the GPU
     /// reads whole is expected to take (see [`upfront_s`]).
     upfront_s: f64,
+    /// Units of a package of one work-group on each of the GPU's cores,
+    /// where it tells them (see [`DeviceTime::flat_units`]).
+    flat_units: Option<u64>,
     /// Whether a claim waits for the downloads ahead of its package's
     /// upload (see [`upload_waits`]): its packages upload (the run's
     /// plan has a figure for it), unless the switch is off. Fixed for
@@ -503,6 +507,7 @@ pub(crate) fn dispatch_loop(
         last_done: None,
         last_span_end: None,
         upfront_s: upfront_s(role),
+        flat_units: flat_units(role),
         uploads: upload_waits_on() && estimates.upload_s_per_unit(role.device).is_some(),
         submitted_any: false,
         stole: false,
@@ -533,6 +538,15 @@ fn upfront_s(role: &GpuRole<'_>) -> f64 {
     };
     let bytes = staging.upfront_bytes() as f64;
     stagers.rates().seconds(crate::sched::transfers::Way::Up, bytes)
+}
+
+/// Units of a package that runs one work-group on each of the GPU's
+/// shader cores, where its driver tells them (see
+/// [`DeviceTime::flat_units`]).
+fn flat_units(role: &GpuRole<'_>) -> Option<u64> {
+    let cores = role.unit.device.info().shader_cores?;
+    let per_unit = role.geometry.groups_per_unit().max(1);
+    Some(u64::from(cores.cores).div_ceil(per_unit).max(1))
 }
 
 /// Where the GPU is cold for the kernel, its expected cold start
@@ -609,6 +623,15 @@ fn package_sample(busy: f64, gpu_s: Option<f64>, upload_s: Option<f64>) -> f64 {
 /// `busy`.
 fn less_upload(busy: f64, gpu_s: f64, upload_s: f64) -> f64 {
     (busy - upload_s).max(gpu_s).min(busy)
+}
+
+/// Whether a package's time on the GPU's own clock tells its work from its
+/// latency in the cost model (see `CostFit::record_timed`): yes unless
+/// `COEXEC_DEVICE_CLOCK=0` (to measure what the rule changes). Read once
+/// per process.
+fn device_clock_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_DEVICE_CLOCK")
 }
 
 /// The engine's GPU timeout in nanoseconds.
@@ -1133,7 +1156,12 @@ impl Loop<'_, '_> {
             // serialized), guarding no other data.
             if self.role.warm.swap(true, Ordering::Relaxed) {
                 let sample = self.net_of_upload(f, busy, gpu_ns);
-                self.estimates.record(self.role.device, n, sample);
+                let timed = gpu_ns.filter(|_| device_clock_on()).map(|ns| DeviceTime {
+                    seconds: ns as f64 * 1e-9,
+                    flat_units: self.flat_units,
+                });
+                self.estimates
+                    .record_timed(self.role.device, n, sample, timed);
             } else {
                 self.estimates.record_cold(self.role.device, n, busy, 1.0);
                 self.data.cold = Some((n, (busy - self.upload_s(f)).max(0.0)));

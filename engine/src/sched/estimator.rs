@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use crossbeam_utils::CachePadded;
 
-use super::model::{EarlySample, Cost, CostFit};
+use super::model::{Cost, CostFit, DeviceTime, EarlySample};
 use super::sync::{AtomicU64, Ordering};
 
 /// Clean extension point for smarter estimators.
@@ -28,6 +28,13 @@ pub trait PowerEstimator: Send + Sync {
     /// last few packages' luck). The default records it as one package.
     fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
         let _ = parallel;
+        self.record(device, units, seconds);
+    }
+    /// Like [`record`](Self::record), where the device's own clock timed
+    /// the package's execution (`timed`, see [`CostFit::record_timed`]): the rest of `seconds` is latency, a
+    /// fixed cost. The default records it all as work.
+    fn record_timed(&self, device: usize, units: u64, seconds: f64, timed: Option<DeviceTime>) {
+        let _ = timed;
         self.record(device, units, seconds);
     }
     /// Like [`record_parallel`](Self::record_parallel), for work whose
@@ -290,6 +297,14 @@ impl PowerEstimator for ThroughputEstimator {
     fn record_parallel(&self, device: usize, units: u64, seconds: f64, parallel: f64) {
         self.record_with(device, units, seconds, |fit| {
             fit.record_parallel(units, seconds, parallel)
+        });
+    }
+
+    /// As [`record`](PowerEstimator::record), with the package's latency
+    /// told apart by the device's clock (see [`CostFit::record_timed`]).
+    fn record_timed(&self, device: usize, units: u64, seconds: f64, timed: Option<DeviceTime>) {
+        self.record_with(device, units, seconds, |fit| {
+            fit.record_timed(units, seconds, timed, 1.0)
         });
     }
 

@@ -89,8 +89,8 @@ mod tests;
 
 pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
 pub use model::{
-    alone_time, co_gain, single_device, single_device_after, EarlySample, Cost, CostFit,
-    StartCost,
+    alone_time, co_gain, single_device, single_device_after, Cost, CostFit, DeviceTime,
+    EarlySample, StartCost,
 };
 pub use plan::{
     ClaimantState, Plan, FAIR_SHARE, GUARD_MARGIN, MAX_OVERHEAD, PROBE_PACKAGES, PROBE_SHARE,

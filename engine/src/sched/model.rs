@@ -195,17 +195,47 @@ impl Cost {
     }
 }
 
+/// A package's time on its device's own clock (a GPU's timestamps around
+/// its dispatch), as [`CostFit::record_timed`] takes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeviceTime {
+    /// Seconds the device ran the package.
+    pub seconds: f64,
+    /// Units up to which a package runs at most one work-group on each of
+    /// the device's cores (its shader cores over the work-groups of a
+    /// unit), where the device tells its cores: a package of fewer runs
+    /// in about the time of one group whatever their number, so its time
+    /// stands for a package of this many units.
+    ///
+    /// # Why
+    /// A GPU's first packages of a kernel are a few units (its probe, the
+    /// unstarted ends of CPU workers' packages it steals): an H200
+    /// histogram's of 3-4 work-groups ran 4.5 us each on 132 SMs. Fitted
+    /// per unit, 740 k units/s, 25 times under what the GPU delivers over
+    /// a run of its own, and the GPU alone, predicted at 2.8 ms where it
+    /// takes 0.13, was never tried (BENCHMARKS.md, h200 run 40). Taken
+    /// for one group a core and extrapolated linearly past it, the rate
+    /// errs only towards the slow side: by what running several groups a
+    /// core at once gains.
+    pub flat_units: Option<u64>,
+}
+
 /// Running least-squares fit of package time against package size, with
 /// exponential forgetting. Plain data: the estimator guards it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CostFit {
     /// Sum of weights.
     w: f64,
-    /// Weighted sums of n, t, n^2 and n*t.
+    /// Weighted sums of n, t, n^2 and n*t, `t` a package's work: its
+    /// time less its latency (see [`record_timed`](Self::record_timed)).
     n: f64,
     t: f64,
     nn: f64,
     nt: f64,
+    /// Weighted sum of the packages' latencies: what of a package's time
+    /// its device's own clock did not see running it (see
+    /// [`record_timed`](Self::record_timed)); part of the fixed cost.
+    lat: f64,
     /// Smallest and largest size recorded since the last reset.
     min_n: f64,
     max_n: f64,
@@ -268,10 +298,63 @@ impl CostFit {
     /// `FORGET` keeps for a lone claimant). `parallel` below 1, or not a
     /// number, counts as 1.
     pub fn record_parallel(&mut self, units: u64, seconds: f64, parallel: f64) {
-        let n = units as f64;
+        self.record_timed(units, seconds, None, parallel);
+    }
+
+    /// Records a package as [`record_parallel`](Self::record_parallel),
+    /// where the device's own clock timed its execution (`device`: a GPU's
+    /// timestamps around its dispatch). A package of fewer units than the
+    /// device's [`flat_units`](DeviceTime::flat_units) ran at most one
+    /// work-group on each of its cores: its work is its time on the
+    /// device, whatever its size, and stands for a package of that many
+    /// units; the rest of its `seconds` is latency (the host's submission,
+    /// the completion seen late), a fixed cost. Any other package (or
+    /// `None`) is recorded as [`record_parallel`](Self::record_parallel)
+    /// does: its host time is its cost (a larger package's host time holds
+    /// what grows with it beside its compute, such as its waits for
+    /// transfers, which its device time leaves out).
+    ///
+    /// # Why
+    /// A GPU's packages of a kernel's first run are small (its probe, the
+    /// unstarted ends of CPU workers' packages it steals), and on a
+    /// discrete GPU their host times are mostly round trips that vary run
+    /// to run: an H200 histogram's packages of 2-24 work-groups took 21-290
+    /// us on the host and 4-6 on the GPU. Fitted as host time against
+    /// size, the jitter read as work: 246 k units/s, 73 times under what
+    /// the GPU delivers on a run of its own (18 M); the claim guard
+    /// declined every package of every later run on that rate, and the GPU
+    /// alone, predicted at 2-8 ms where it takes 0.13, was never tried
+    /// (BENCHMARKS.md, h200 run 40). Split this way at every size, the
+    /// host time's waits past the compute of a staged stencil's large
+    /// packages became a fixed cost of 0.2 ms a package, and the cost
+    /// model then gave one run in three of a co-executing kernel to the
+    /// GPU alone, at 1.4 times the co-executed time.
+    pub fn record_timed(
+        &mut self,
+        units: u64,
+        seconds: f64,
+        device: Option<DeviceTime>,
+        parallel: f64,
+    ) {
+        let mut n = units as f64;
         if !valid(n, seconds) {
             return;
         }
+        // A package of fewer work-groups than the device has cores: any
+        // package up to a group on every core takes about as long (see
+        // `DeviceTime::flat_units`), and its work is its device time.
+        let flat = device.and_then(|d| {
+            let f = d.flat_units? as f64;
+            let timed = d.seconds.is_finite() && d.seconds > 0.0;
+            (timed && n < f).then_some((f, d.seconds.min(seconds)))
+        });
+        let work = match flat {
+            Some((f, device_s)) => {
+                n = f;
+                device_s
+            }
+            None => seconds,
+        };
         // The first warm sample replaces a provisional fit.
         self.drop_provisional();
         // The fit this sample is judged against (warm samples only), once
@@ -288,7 +371,7 @@ impl CostFit {
         // The first warm sample replaces the cold ones.
         self.cold = Cold::default();
         self.weigh_residual(prior, n, seconds, forget(parallel));
-        self.add(n, seconds, 1.0, forget(parallel));
+        self.add(n, (work, seconds - work), 1.0, forget(parallel));
     }
 
     /// Adds the log ratio of `seconds` to what the `prior` fit, where
@@ -387,7 +470,7 @@ impl CostFit {
             if matches!(self.fit(), Some((_, true))) {
                 return None;
             }
-            let (units, seconds) = (self.n / self.w, self.t / self.w);
+            let (units, seconds) = (self.n / self.w, (self.t + self.lat) / self.w);
             return valid(units, seconds).then_some(EarlySample { units, seconds });
         }
         let c = &self.cold;
@@ -472,7 +555,7 @@ impl CostFit {
     pub fn settle(&mut self) {
         let c = self.cold;
         if self.w <= 0.0 && valid(c.dev_n, c.dev_t) {
-            self.add(c.dev_n, c.dev_t, 1.0, 1.0);
+            self.add(c.dev_n, (c.dev_t, 0.0), 1.0, 1.0);
             self.provisional = true;
         }
         self.settled = self.w > 0.0;
@@ -491,17 +574,21 @@ impl CostFit {
         // Two points on the line, a factor 8 apart in size.
         let n1 = cost.efficient_size(0.2).max(1.0);
         for n in [n1, 8.0 * n1] {
-            self.add(n, cost.time(n), weight / 2.0, 1.0);
+            self.add(n, (cost.time(n), 0.0), weight / 2.0, 1.0);
         }
     }
 
-    fn add(&mut self, n: f64, t: f64, weight: f64, forget: f64) {
+    /// Adds a package of `n` units whose time was `t` of work and
+    /// `latency` (see [`record_timed`](Self::record_timed)).
+    fn add(&mut self, n: f64, (t, latency): (f64, f64), weight: f64, forget: f64) {
         if !valid(n, t) {
             return;
         }
+        let latency = if latency.is_finite() { latency.max(0.0) } else { 0.0 };
         self.w = self.w * forget + weight;
         self.n = self.n * forget + weight * n;
         self.t = self.t * forget + weight * t;
+        self.lat = self.lat * forget + weight * latency;
         self.nn = self.nn * forget + weight * n * n;
         self.nt = self.nt * forget + weight * n * t;
         if self.min_n == 0.0 || n < self.min_n {
@@ -536,6 +623,20 @@ impl CostFit {
         if self.w <= 0.0 || self.n <= 0.0 || self.t <= 0.0 {
             return self.cold_fit();
         }
+        // The packages' mean latency is a fixed cost beside the work's.
+        let latency = self.lat / self.w;
+        self.work_fit().map(|(c, trusted)| {
+            let cost = Cost {
+                overhead_s: c.overhead_s + latency,
+                ..c
+            };
+            (cost, trusted)
+        })
+    }
+
+    /// [`fit`](Self::fit) of the packages' work alone (their latency left
+    /// out), where warm samples were recorded.
+    fn work_fit(&self) -> Option<(Cost, bool)> {
         let mean_rate = self.n / self.t;
         if self.is_line() && !self.throughput_only {
             let det = self.w * self.nn - self.n * self.n;
@@ -564,8 +665,9 @@ impl CostFit {
             }
         }
         let cost = Cost::rate_only(mean_rate);
-        // Forgetting-weighted: recent work, not a lifetime total.
-        let trusted = self.t >= TRUST_S || self.w >= TRUST_PACKAGES || self.settled;
+        // Forgetting-weighted: recent time (work and latency), not a
+        // lifetime total.
+        let trusted = self.t + self.lat >= TRUST_S || self.w >= TRUST_PACKAGES || self.settled;
         cost.is_usable().then_some((cost, trusted))
     }
 
@@ -766,6 +868,75 @@ mod tests {
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= rel * b.abs().max(1e-12)
+    }
+
+    /// Small packages whose host times are round trips that vary far more
+    /// than their work (an H200 histogram's first run: 2-24 work-groups on
+    /// 132 SMs, 21-290 us on the host, 4-6 on the GPU): timed by the
+    /// device's clock, the jitter is latency, a fixed cost, and each
+    /// stands for a group on every core; fitted from the host times alone
+    /// the jitter reads as work, and a wave-sized package is predicted
+    /// tens of times too slow.
+    #[test]
+    fn a_package_under_a_group_a_core_is_timed_by_the_device() {
+        // Work: 4 us plus 0.1 us a unit (10 M units/s); latency 20-290 us.
+        let packages: [(u64, f64); 8] = [
+            (2, 90e-6),
+            (24, 21e-6),
+            (6, 290e-6),
+            (12, 33e-6),
+            (4, 24e-6),
+            (16, 60e-6),
+            (8, 45e-6),
+            (20, 120e-6),
+        ];
+        let (mut timed, mut host) = (CostFit::default(), CostFit::default());
+        for &(n, latency) in &packages {
+            let work = 4e-6 + n as f64 * 1e-7;
+            let device = DeviceTime {
+                seconds: work,
+                flat_units: Some(132),
+            };
+            timed.record_timed(n, work + latency, Some(device), 1.0);
+            host.record(n, work + latency);
+        }
+        let (t, _) = timed.fit().expect("fitted");
+        let (h, _) = host.fit().expect("fitted");
+        let mean_latency = packages.iter().map(|p| p.1).sum::<f64>() / packages.len() as f64;
+        // A wave of 1056 units: 110 us of work after the mean latency.
+        let truth = mean_latency + 4e-6 + 1056.0 * 1e-7;
+        assert!(t.time(1056.0) < 1.5 * truth, "{t:?} against {truth}");
+        assert!(t.time(1056.0) > mean_latency, "{t:?}");
+        assert!(h.time(1056.0) > 5.0 * truth, "the host times alone: {h:?}");
+        assert_eq!(timed.measured_up_to(), Some(132.0));
+        // A package past a group a core is recorded at its size.
+        let wave = DeviceTime {
+            seconds: 60e-6,
+            flat_units: Some(132),
+        };
+        timed.record_timed(1056, 80e-6, Some(wave), 1.0);
+        assert_eq!(timed.measured_up_to(), Some(1056.0));
+    }
+
+    /// Where the device does not tell its cores, or a package ran at least
+    /// a group on each, its device time changes nothing: its host time
+    /// holds what grows with it beside the compute (waits for transfers),
+    /// which taken as latency made a staged stencil's packages look 0.2 ms
+    /// of fixed cost each.
+    #[test]
+    fn a_device_time_counts_only_under_a_group_a_core() {
+        let (mut timed, mut host) = (CostFit::default(), CostFit::default());
+        for (n, s) in [(140u64, 400e-6), (600, 1.2e-3), (300, 700e-6)] {
+            for flat_units in [None, Some(132)] {
+                let device = DeviceTime {
+                    seconds: 0.5 * s,
+                    flat_units,
+                };
+                timed.record_timed(n, s, Some(device), 1.0);
+                host.record(n, s);
+            }
+        }
+        assert_eq!(timed.fit(), host.fit());
     }
 
     #[test]
@@ -1149,13 +1320,13 @@ mod tests {
         let mut plain = CostFit::default();
         for n in WARM_SIZES {
             f.record(n, WARM.time(n as f64));
-            plain.add(n as f64, WARM.time(n as f64), 1.0, FORGET);
+            plain.add(n as f64, (WARM.time(n as f64), 0.0), 1.0, FORGET);
         }
         f.record(1, 6.4e-3);
-        plain.add(1.0, 6.4e-3, 1.0, FORGET);
+        plain.add(1.0, (6.4e-3, 0.0), 1.0, FORGET);
         for n in WARM_SIZES {
             f.record(n, WARM.time(n as f64));
-            plain.add(n as f64, WARM.time(n as f64), 1.0, FORGET);
+            plain.add(n as f64, (WARM.time(n as f64), 0.0), 1.0, FORGET);
         }
         let (c, _) = f.fit().unwrap();
         assert!(close(c.overhead_s, 20e-6, 1e-6), "{c:?}");

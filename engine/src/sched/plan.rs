@@ -1208,12 +1208,14 @@ impl Plan {
     ) -> u64 {
         let d = c.device;
         if let Some(t) = self.starts_too_late(c, left, cost) {
+            tracing::trace!(device = d, left, start_s = t, "a claim declined: a late start");
             c.declined_s.set(Some(t));
             return 0;
         }
         let smallest = whole_granules(min_package, granule, left);
         if let Some(t) = self.declines(d, size, left, cost) {
             if self.declines(d, smallest, left, cost).is_some() {
+                tracing::trace!(device = d, size, left, package_s = t, "a claim declined: slower");
                 c.declined_s.set(Some(t));
                 return 0;
             }
@@ -1229,6 +1231,15 @@ impl Plan {
         }
         if others.slower_takes {
             if let Some(t) = self.overshoots(d, size, left, c.backlog_s, cost) {
+                tracing::trace!(
+                    device = d,
+                    size,
+                    left,
+                    backlog_s = c.backlog_s,
+                    package_s = t,
+                    others_s = self.pool(Some(d), cost).time(left),
+                    "a claim declined: it would end after the others' finish"
+                );
                 c.declined_s.set(Some(t));
                 return 0;
             }
