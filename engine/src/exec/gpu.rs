@@ -545,8 +545,7 @@ fn upfront_s(role: &GpuRole<'_>) -> f64 {
 /// [`DeviceTime::flat_units`]).
 fn flat_units(role: &GpuRole<'_>) -> Option<u64> {
     let cores = role.unit.device.info().shader_cores?;
-    let per_unit = role.geometry.groups_per_unit().max(1);
-    Some(u64::from(cores.cores).div_ceil(per_unit).max(1))
+    Some(cores.one_group_each(role.geometry.groups_per_unit()))
 }
 
 /// Where the GPU is cold for the kernel, its expected cold start

@@ -284,6 +284,13 @@ impl ShaderCores {
         let per_core = (self.threads_per_core / group_invocations.max(1)).max(1);
         u64::from(self.cores.max(1)) * u64::from(per_core)
     }
+
+    /// Units of `groups_per_unit` work-groups each that give every core
+    /// one group at most (at least 1): a dispatch of fewer runs each of
+    /// its groups on a core of its own, in about one group's time.
+    pub fn one_group_each(&self, groups_per_unit: u64) -> u64 {
+        u64::from(self.cores).div_ceil(groups_per_unit.max(1)).max(1)
+    }
 }
 
 impl PhysicalDeviceInfo {
@@ -571,6 +578,26 @@ mod tests {
 
     fn t(flags: F, heap: u32) -> MemoryType {
         MemoryType { flags, heap }
+    }
+
+    #[test]
+    fn one_group_each_core_in_units() {
+        let h200 = ShaderCores {
+            cores: 132,
+            threads_per_core: 2048,
+        };
+        // 1-D: a unit is a group.
+        assert_eq!(h200.one_group_each(1), 132);
+        // 2-D rows of 16 groups: 9 rows give every core a group.
+        assert_eq!(h200.one_group_each(16), 9);
+        // A row wider than the GPU: one row already fills it.
+        assert_eq!(h200.one_group_each(512), 1);
+        assert_eq!(h200.one_group_each(0), 132);
+        let none = ShaderCores {
+            cores: 0,
+            threads_per_core: 0,
+        };
+        assert_eq!(none.one_group_each(1), 1);
     }
 
     #[test]
