@@ -866,10 +866,11 @@ impl Outcomes {
     ///   and a first co-executed run of a kernel whose devices differ a
     ///   hundredfold can cost many times the run;
     /// * measured once: again, at its sample (or the model's prediction,
-    ///   where that is faster than the incumbent by more than [`LEAP`]),
-    ///   when that is within [`RETRY`] of the incumbent; free when it is
-    ///   the model's choice and its sample is within the noise of the
-    ///   incumbent;
+    ///   where that is faster than the incumbent by more than [`LEAP`] and
+    ///   the sample is within [`OUTLIER`] of the incumbent or costs at most
+    ///   [`EXPLORE_BUDGET_S`] more), when that is within [`RETRY`] of the
+    ///   incumbent; free when it is the model's choice and its sample is
+    ///   within the noise of the incumbent;
     /// * measured fewer than [`KEEP`] times and faster than the incumbent
     ///   on an equal footing but not by the margin: again, at its time (a
     ///   sequential test: it runs until it is faster by the margin or no
@@ -913,11 +914,29 @@ impl Outcomes {
         // fit follows the part of the range it ran: a worker rated on a
         // fractal's edge predicted the whole image at 3.6 ms where it
         // had taken 25, against 7.6 co-executed, and it ran alone again).
+        // On a short run a sample past OUTLIER may be one-time costs as
+        // well (a configuration's first run after the others' pays what
+        // switching costs): again where that costs at most
+        // EXPLORE_BUDGET_S over the incumbent, once (it then has two
+        // samples). An H200's CPU workers alone, first run after the GPU's
+        // over 2^10 items of a gather: 261 us, then about 20, against the
+        // GPU's 85.
+        let short = short_retry_on() && (s - inc_s) * g <= EXPLORE_BUDGET_S;
+        let unlucky = s <= OUTLIER * inc_s || short;
         let e = predict(m)
-            .filter(|&p| p < inc_s * (1.0 - LEAP) && s <= OUTLIER * inc_s)
+            .filter(|&p| p < inc_s * (1.0 - LEAP) && unlucky)
             .map_or(s, |p| p.min(s));
         (e <= RETRY * inc_s).then_some(e)
     }
+}
+
+/// Whether a short run's configuration measured once past [`OUTLIER`] is
+/// measured again where that costs at most [`EXPLORE_BUDGET_S`] (see
+/// `Outcomes::worth_trying`): yes unless `COEXEC_SHORT_RETRY=0` (to
+/// measure what the rule changes). Read once per process.
+fn short_retry_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    crate::switches::on_unless_zero(&ON, "COEXEC_SHORT_RETRY")
 }
 
 #[cfg(all(test, not(loom)))]
@@ -1504,6 +1523,40 @@ mod tests {
             assert_eq!(m, Mode::Together);
             o.record(m, 1e-3, 1);
         }
+    }
+
+    /// On a short run, a sample past OUTLIER that costs at most
+    /// EXPLORE_BUDGET_S over the incumbent may be one-time costs (an H200's
+    /// CPU workers alone over 2^10 items of a gather, first run after the
+    /// GPU's: 261 us, then about 20, against the GPU's 85): where the model
+    /// puts it well under the incumbent it runs again, once; a second slow
+    /// sample rules. The same ratios over runs a thousand times longer are
+    /// not measured again (see the test above).
+    #[test]
+    fn a_short_runs_slow_sample_is_measured_again_once() {
+        let units = 4;
+        let mut o = Outcomes::default();
+        for _ in 0..4 {
+            o.record(GPU, 85e-6, units);
+        }
+        o.record(CPU, 261e-6, units);
+        let cpu_fast = |m: Mode| (m == CPU).then_some(11e-6 / units as f64);
+        let m = o.choose(&ALL, (CPU, None), &cpu_fast, (units, &[]));
+        assert_eq!(m, CPU);
+        o.record(m, 250e-6, units);
+        for _ in 0..4 {
+            let m = o.choose(&ALL, (CPU, None), &cpu_fast, (units, &[]));
+            assert_eq!(m, GPU, "a second slow sample rules");
+            o.record(m, 85e-6, units);
+        }
+        let mut long = Outcomes::default();
+        for _ in 0..4 {
+            long.record(GPU, 85e-3, units);
+        }
+        long.record(CPU, 261e-3, units);
+        let cpu_fast = |m: Mode| (m == CPU).then_some(11e-3 / units as f64);
+        let m = long.choose(&ALL, (CPU, None), &cpu_fast, (units, &[]));
+        assert_eq!(m, GPU);
     }
 
     /// A challenger measured twice is compared with the incumbent on an

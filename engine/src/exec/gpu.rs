@@ -624,8 +624,9 @@ fn less_upload(busy: f64, gpu_s: f64, upload_s: f64) -> f64 {
     (busy - upload_s).max(gpu_s).min(busy)
 }
 
-/// Whether a package's time on the GPU's own clock tells its work from its
-/// latency in the cost model (see `CostFit::record_timed`): yes unless
+/// Whether a package under a group on each of the GPU's cores is fitted
+/// by its time on the GPU's own clock, the rest of its host time as
+/// latency (see `CostFit::record_timed`): yes unless
 /// `COEXEC_DEVICE_CLOCK=0` (to measure what the rule changes). Read once
 /// per process.
 fn device_clock_on() -> bool {

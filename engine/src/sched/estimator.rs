@@ -31,8 +31,10 @@ pub trait PowerEstimator: Send + Sync {
         self.record(device, units, seconds);
     }
     /// Like [`record`](Self::record), where the device's own clock timed
-    /// the package's execution (`timed`, see [`CostFit::record_timed`]): the rest of `seconds` is latency, a
-    /// fixed cost. The default records it all as work.
+    /// the package's execution (`timed`): a package under a group on each
+    /// of the device's cores is fitted by that time, the rest of `seconds`
+    /// as latency (see [`CostFit::record_timed`]). The default records
+    /// `seconds` alone.
     fn record_timed(&self, device: usize, units: u64, seconds: f64, timed: Option<DeviceTime>) {
         let _ = timed;
         self.record(device, units, seconds);

@@ -42,6 +42,13 @@
 //!   what made them cold), that time becomes a *provisional* cost, until
 //!   the device's first warm package replaces it (never in a profile).
 //!
+//! **Packages under a group a core.** A GPU package of fewer work-groups
+//! than the GPU has shader cores runs at most one group a core: its time on
+//! the GPU's own clock is its work whatever its size, and stands for a
+//! package of a group on every core ([`CostFit::record_timed`]); the rest of
+//! its host time, mostly the round trip, is latency, added to the fixed
+//! cost. Larger packages are fitted by their host time.
+//!
 //! **Outliers.** Once the fit is a trusted line, a warm package that took
 //! more than [`OUTLIER`] times what the fit predicts for its size (a late
 //! one-time cost, the host descheduled) is left out: one such package would
