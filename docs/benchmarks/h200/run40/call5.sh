@@ -1,5 +1,6 @@
 #!/bin/bash
-# h200 run 40, call 5 (call 4 with the flat sub-core rule): the device clock's split of a GPU package's time
+# h200 run 40, calls 5 and 7 (call 4 with the flat sub-core rule, then
+# with the final code): the device clock's split of a GPU package's time
 # into work and latency (COEXEC_DEVICE_CLOCK, on by default) against the
 # rule off: (1) run 39's sixteen sweep specs, warm (he_bench's sweep,
 # three interleaved processes per configuration), on then off; (2) cold
