@@ -31,7 +31,11 @@ With HE_SWEEP=1 each spec is measured warm only (each device alone with
 hguided and static, and co-executed HGuided without hints; HE_PROCS
 processes per configuration, interleaved, the median of their medians;
 there HE_PROCS defaults to 1, a sweep's sizes being many): the ratio to
-the best single device at every size of a sweep.
+the best single device at every size of a sweep. Unless
+HE_SWEEP_CONFIRM=0, the best single-device configuration is then
+measured again in HE_PROCS fresh processes interleaved with as many
+co-executed ones ("again"): a ratio free of the bias of picking the
+luckier of several configurations.
 """
 
 import json
@@ -126,9 +130,25 @@ def sweep(binary, out_path, specs, reps):
             row.update(solo=solo, best=best, t_best=solo[best], t_co=t_co,
                        ratio=solo[best] / t_co, cpu_items=items[0] if procs == 1 else items,
                        co_each=times[configs[-1]], co_timed=timed, procs=procs)
+            confirm = ""
+            if os.environ.get("HE_SWEEP_CONFIRM", "1") != "0":
+                # The best of several configurations, each a median of a
+                # few processes, is biased low (the luckier one is picked):
+                # the chosen one measured again in fresh processes,
+                # interleaved with as many co-executed ones, gives a ratio
+                # free of that choice.
+                d, s = best.split(" ")
+                again = {"best": [], "co": []}
+                for _ in range(procs):
+                    again["best"].append(bench(binary, kernel, size, workers, d, s, 3, reps, off)["time_s"])
+                    again["co"].append(bench(binary, kernel, size, workers, "all", "hguided", 3, reps,
+                                             off)["time_s"])
+                t_b, t_c = statistics.median(again["best"]), statistics.median(again["co"])
+                row.update(t_best_again=t_b, t_co_again=t_c, ratio_again=t_b / t_c)
+                confirm = f"  again {t_b*1e3:.3f} / {t_c*1e3:.3f} ms ratio {t_b / t_c:.3f}"
             print(f"{kernel:<12} {size:<12} best {best:<12} {solo[best]*1e3:9.3f} ms  "
-                  f"co {t_co*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {row['cpu_items']}",
-                  flush=True)
+                  f"co {t_co*1e3:9.3f} ms  ratio {row['ratio']:.3f}  cpu items {row['cpu_items']}"
+                  f"{confirm}", flush=True)
         except Exception as e:
             row["error"] = str(e)
             print(f"{kernel} {size} ERROR {e}", flush=True)
