@@ -212,19 +212,24 @@ pub struct DeviceTime {
     /// the device's cores (its shader cores over the work-groups of a
     /// unit), where the device tells its cores: a package of fewer runs
     /// in about the time of one group whatever their number, so its time
-    /// stands for a package of this many units.
-    ///
-    /// # Why
-    /// A GPU's first packages of a kernel are a few units (its probe, the
-    /// unstarted ends of CPU workers' packages it steals): an H200
-    /// histogram's of 3-4 work-groups ran 4.5 us each on 132 SMs. Fitted
-    /// per unit, 740 k units/s, 25 times under what the GPU delivers over
-    /// a run of its own, and the GPU alone, predicted at 2.8 ms where it
-    /// takes 0.13, was never tried (BENCHMARKS.md, h200 run 40). Taken
-    /// for one group a core and extrapolated linearly past it, the rate
+    /// stands for a package of this many units (why: see
+    /// [`CostFit::record_timed`]). Extrapolated linearly past it, the rate
     /// errs only towards the slow side: by what running several groups a
     /// core at once gains.
     pub flat_units: Option<u64>,
+}
+
+impl DeviceTime {
+    /// For a package of `n` units that took `seconds` on the host: where
+    /// it is under [`flat_units`](Self::flat_units), the units it stands
+    /// for and its work (its time on the device, at most `seconds`).
+    /// `None` for a larger package, or where the device's time or cores
+    /// are unknown.
+    fn flat_work(&self, n: f64, seconds: f64) -> Option<(f64, f64)> {
+        let flat = self.flat_units? as f64;
+        let timed = self.seconds.is_finite() && self.seconds > 0.0;
+        (timed && n < flat).then_some((flat, self.seconds.min(seconds)))
+    }
 }
 
 /// Running least-squares fit of package time against package size, with
@@ -343,25 +348,15 @@ impl CostFit {
         device: Option<DeviceTime>,
         parallel: f64,
     ) {
-        let mut n = units as f64;
-        if !valid(n, seconds) {
+        if !valid(units as f64, seconds) {
             return;
         }
         // A package of fewer work-groups than the device has cores: any
-        // package up to a group on every core takes about as long (see
-        // `DeviceTime::flat_units`), and its work is its device time.
-        let flat = device.and_then(|d| {
-            let f = d.flat_units? as f64;
-            let timed = d.seconds.is_finite() && d.seconds > 0.0;
-            (timed && n < f).then_some((f, d.seconds.min(seconds)))
-        });
-        let work = match flat {
-            Some((f, device_s)) => {
-                n = f;
-                device_s
-            }
-            None => seconds,
-        };
+        // package up to a group on every core takes about as long, and its
+        // work is its device time.
+        let (n, work) = device
+            .and_then(|d| d.flat_work(units as f64, seconds))
+            .unwrap_or((units as f64, seconds));
         // The first warm sample replaces a provisional fit.
         self.drop_provisional();
         // The fit this sample is judged against (warm samples only), once
