@@ -12,13 +12,7 @@ use coexec::{Args, Devices, IndexSpace, Scheduler};
 #[test]
 fn the_rayon_baseline_runs_every_item_once() {
     let Some(e) = common::engine() else { return };
-    let k = e
-        .kernel_glsl(
-            "count",
-            &common::count_glsl(64, 1, false),
-            Some(common::count_cpu()),
-        )
-        .unwrap();
+    let k = common::count_kernel(&e, "count");
     let run = |n: u64, devices| {
         let mut out = e.buffer::<u32>(n as usize).unwrap();
         let r = e

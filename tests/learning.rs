@@ -33,18 +33,7 @@ fn count_kernel(e: &Engine, cpu: std::sync::Arc<coexec::CpuFn>) -> Kernel {
 
 /// Runs the count kernel once over `N` items and checks every item ran once.
 fn run(e: &Engine, k: &Kernel, sched: &Scheduler) -> Report {
-    let mut out = e.buffer::<u32>(N as usize).unwrap();
-    let r = e
-        .run(
-            k,
-            Args::new().output(&mut out).push(&[N as u32, 0, 0]),
-            IndexSpace::D1(N),
-            sched,
-            Devices::ALL,
-        )
-        .unwrap();
-    assert!(out.iter().all(|&v| v == 1), "every item exactly once");
-    r
+    common::run_count(e, k, N, sched)
 }
 
 fn sat_out(r: &Report, kind: DeviceKind) -> bool {

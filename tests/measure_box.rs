@@ -13,10 +13,7 @@
 
 mod common;
 
-use coexec::{
-    Args, DeviceKind, Devices, Engine, EngineOptions, IndexSpace, Kernel, Report, Scheduler,
-    Validation,
-};
+use coexec::{DeviceKind, Engine, EngineOptions, Kernel, Report, Scheduler, Validation};
 use std::time::Duration;
 
 /// 64 work-groups of 64 items: within the assumed wave.
@@ -40,18 +37,7 @@ fn engine(copies: usize) -> Option<Engine> {
 /// One run of the count kernel over `N` items with HGuided and no hints;
 /// every item checked to have run once.
 fn run(e: &Engine, k: &Kernel) -> Report {
-    let mut out = e.buffer::<u32>(N as usize).unwrap();
-    let r = e
-        .run(
-            k,
-            Args::new().output(&mut out).push(&[N as u32, 0, 0]),
-            IndexSpace::D1(N),
-            &Scheduler::hguided(),
-            Devices::ALL,
-        )
-        .unwrap();
-    assert!(out.iter().all(|&v| v == 1), "every item exactly once");
-    r
+    common::run_count(e, k, N, &Scheduler::hguided())
 }
 
 fn items(r: &Report, kind: DeviceKind) -> u64 {
@@ -114,13 +100,7 @@ fn a_cpu_held_back_and_faster_is_measured_and_then_runs_alone(e: &Engine) {
     // an attempt is made again with a new one, up to five times (under
     // three busy loops on two cores, two attempts in five failed so).
     common::retried(5, || {
-        let k = e
-            .kernel_glsl(
-                "count-box",
-                &common::count_glsl(64, 1, false),
-                Some(common::count_cpu()),
-            )
-            .unwrap();
+        let k = common::count_kernel(e, "count-box");
         let (before, first) = until_the_cpu_runs(e, &k);
         // The first runs: the CPU's probe held back, the GPU takes it all.
         assert!(before.len() >= 2);

@@ -390,8 +390,8 @@ impl Outcomes {
         self.runs += 1;
         self.total_s += seconds;
         let inc_s = self.incumbent.and_then(|m| self.per_unit_s(m));
-        if let (Some(inc_s), true) = (inc_s, charged) {
-            self.explore_s += ((seconds / units as f64 - inc_s) * units as f64).max(0.0);
+        if let Some(inc_s) = inc_s.filter(|_| charged) {
+            self.explore_s += (seconds - inc_s * units as f64).max(0.0);
         }
         true
     }

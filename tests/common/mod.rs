@@ -125,6 +125,36 @@ pub(crate) fn count_cpu() -> Arc<coexec::CpuFn> {
     })
 }
 
+/// The count kernel ([`count_glsl`], 1-D, work-groups of 64) named
+/// `name`, with its CPU twin [`count_cpu`].
+#[cfg(feature = "glsl")]
+pub(crate) fn count_kernel(e: &Engine, name: &str) -> coexec::Kernel {
+    e.kernel_glsl(name, &count_glsl(64, 1, false), Some(count_cpu()))
+        .unwrap()
+}
+
+/// Runs the 1-D count kernel `k` once over `n` items on every device with
+/// `sched` and checks that every item ran once.
+pub(crate) fn run_count(
+    e: &Engine,
+    k: &coexec::Kernel,
+    n: u64,
+    sched: &coexec::Scheduler,
+) -> coexec::Report {
+    let mut out = e.buffer::<u32>(n as usize).unwrap();
+    let r = e
+        .run(
+            k,
+            coexec::Args::new().output(&mut out).push(&[n as u32, 0, 0]),
+            coexec::IndexSpace::D1(n),
+            sched,
+            coexec::Devices::ALL,
+        )
+        .unwrap();
+    assert!(out.iter().all(|&v| v == 1), "every item exactly once");
+    r
+}
+
 /// Runs, on the CPU alone with Static, a 1-D kernel of `units` work-groups
 /// of 64 whose first half costs `per_unit` of sleep a work-group (the
 /// second half nothing); checks that every item ran once and returns the

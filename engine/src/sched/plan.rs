@@ -1380,10 +1380,11 @@ impl Plan {
     }
 
     /// The smallest fresh package claimant `c` of device `d` (cost
-    /// `mine`, its backlog `backlog_d`) takes with `left` units left: large enough that its fixed overhead is at
-    /// most [`MAX_OVERHEAD`] of its time (a GPU dispatch over an irregular
-    /// kernel waits for its slowest work-group, so tiny packages run at a
-    /// fraction of its throughput), but never more than the claimant's
+    /// `mine`, its backlog `backlog_d`) takes with `left` units left:
+    /// large enough that its fixed overhead is at most [`MAX_OVERHEAD`] of
+    /// its time (a GPU dispatch over an irregular kernel waits for its
+    /// slowest work-group, so tiny packages run at a fraction of its
+    /// throughput), but never more than the claimant's
     /// share of an even finish: with every device's cost known, all finish
     /// together at `T = (left + sum_j held_j + sum_j overhead_j rate_j) /
     /// sum_j rate_j` (`held_j`: the units a GPU holds in flight, see
