@@ -490,3 +490,63 @@ fn a_lone_run_that_moves_nothing_runs_in_one_package() {
     assert_eq!(b.as_slice(), &reference(&x)[..]);
     common::assert_validation_clean(&e);
 }
+
+/// A run of two staged GPUs without the CPU workers (two logical copies
+/// of the GPU: the testing aid `duplicate_devices`) transfers on each
+/// GPU's own queue in every run, with nothing learned or after it; with
+/// the CPU workers beside them, later runs keep the compute queue. Every
+/// output checked; validation clean.
+#[test]
+fn two_gpus_without_the_cpu_transfer_on_their_own_queues() {
+    if std::env::var("COEXEC_GPUS_OWN_QUEUE").is_ok_and(|v| v.trim() == "0") {
+        return;
+    }
+    let dir = common::TempDir::new("gpus-own-queue");
+    let Some(e) = common::engine_from(EngineOptions {
+        duplicate_devices: 2,
+        profiles: false,
+        ..depth_options(&dir)
+    }) else {
+        return;
+    };
+    let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
+    let staged = e.memory_placement() == MemoryPlacement::Staged && e.separate_transfers();
+    if forced || !staged || e.gpu_count() < 2 {
+        return;
+    }
+    let k = kernel(&e);
+    let n = 1 << 18;
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
+    let a = e.buffer_from_slice(&x).unwrap();
+    let mut b = e.buffer::<u32>(n).unwrap();
+    let even = Scheduler::HGuided {
+        powers: Some(vec![1.0, 1.0]),
+        k: coexec::DEFAULT_K,
+        min_package: 1,
+    };
+    for run in 0..3 {
+        let r = stencil_run(&e, &k, (&a, &mut b), &even, Devices::GPU);
+        assert_eq!(b.as_slice(), &reference(&x)[..], "run {run}");
+        assert_eq!(r.devices.len(), 2, "{r:?}");
+        for d in &r.devices {
+            assert!(d.items > 0 && d.transfers.own_queue, "run {run}: {d:?}");
+        }
+    }
+    let with_cpu = Scheduler::HGuided {
+        powers: Some(vec![1.0, 1.0, 1.0]),
+        k: coexec::DEFAULT_K,
+        min_package: 1,
+    };
+    for run in 0..2 {
+        let r = stencil_run(&e, &k, (&a, &mut b), &with_cpu, Devices::ALL);
+        assert_eq!(b.as_slice(), &reference(&x)[..], "run {run} with the CPU");
+        let gpus = r
+            .devices
+            .iter()
+            .filter(|d| d.kind == coexec::DeviceKind::Gpu);
+        for d in gpus {
+            assert!(!d.transfers.own_queue, "run {run} with the CPU: {d:?}");
+        }
+    }
+    common::assert_validation_clean(&e);
+}

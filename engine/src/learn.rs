@@ -17,8 +17,8 @@ use crate::exec::kernel::{IndexSpace, Kernel, Learned};
 use crate::outcomes::{Mode, DOMINANT};
 use crate::profile::{Profile, ProfileKey, ProfileStore};
 use crate::sched::{
-    alone_time, co_gain, single_device_after, Cost, PowerEstimator, Scheduler, StartCost,
-    ThroughputEstimator,
+    adds_little, alone_time, co_gain, single_device_after, Cost, PowerEstimator, Scheduler,
+    StartCost, ThroughputEstimator,
 };
 use crate::split::Share;
 use std::path::PathBuf;
@@ -431,6 +431,11 @@ impl Learning {
         // A device alone stands for its class (see `candidates`).
         let mode_of = |sit: &[bool]| match sit.iter().filter(|s| !**s).count() {
             1 => Mode::Alone(present[class[sit.iter().position(|s| !*s).expect("one runs")]].0),
+            n if n + 1 == sit.len()
+                && sit.iter().zip(present).any(|(&s, p)| s && p.0 == CPU_SLOT) =>
+            {
+                Mode::Without(CPU_SLOT)
+            }
             _ => Mode::Together,
         };
         let model = mode_of(&sit);
@@ -510,7 +515,10 @@ impl Learning {
     /// devices given a power of 0 while another has a positive one, and
     /// under HGuided without hints, every device but the fastest when the
     /// kernel's learned costs say co-executing cannot pay (see
-    /// [`single_device`]). Never all of them.
+    /// [`single_device`]), or else the CPU workers beside two or more
+    /// other devices where they add too little to their run (see
+    /// [`adds_little`]; every cost known, none in doubt). Never all of
+    /// them.
     ///
     /// `doubts`: per device, whether its rate comes from too small a part
     /// of the work to stand for all of it (see [`MIN_COVERAGE`]): the
@@ -558,11 +566,35 @@ impl Learning {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
                     }
+                } else if let Some(cpu) = self.cpu_adds_little(present, (&costs, start), units) {
+                    // Every cost known for sure: a doubtful one could make
+                    // the CPU look worth less than it is.
+                    out[cpu] = (0..n).all(|i| !sits_on_doubt(i));
                 }
             }
             _ => {}
         }
         out
+    }
+}
+
+impl Learning {
+    /// The index in `present` of the CPU workers where they take part
+    /// beside two or more other devices and add too little to their run
+    /// to be woken (see [`adds_little`]); `COEXEC_LEAVE_CPU=0` never
+    /// leaves them out so (to measure the rule).
+    fn cpu_adds_little(
+        &self,
+        present: &[(usize, usize)],
+        (costs, start): (&[(Option<Cost>, usize)], &[StartCost]),
+        units: u64,
+    ) -> Option<usize> {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if !crate::switches::on_unless_zero(&ON, "COEXEC_LEAVE_CPU") {
+            return None;
+        }
+        let cpu = present.iter().position(|&(slot, _)| slot == CPU_SLOT)?;
+        adds_little(costs, start, units, cpu, MIN_GAIN)?.then_some(cpu)
     }
 }
 
@@ -1831,6 +1863,60 @@ mod tests {
         assert_eq!(
             o.choose(&c, (Mode::Together, None), &guess, (units, &[])),
             Mode::Without(0)
+        );
+    }
+
+    /// Beside two GPUs, CPU workers the model puts at a few percent of the
+    /// run are left out (the model's configuration is then the GPUs
+    /// without the CPU); worth a tenth, or with a GPU's cost in doubt,
+    /// they take part; beside one GPU only the single-device fallback
+    /// decides.
+    #[test]
+    fn a_cpu_that_adds_little_beside_two_gpus_sits_out() {
+        let l = learning();
+        let hg = Scheduler::hguided();
+        let three = [(0, 15), (1, 1), (2, 1)];
+        let est = ThroughputEstimator::new(3);
+        est.seed(0, Cost::rate_only(4e6), 4.0);
+        est.seed(1, Cost::rate_only(1e8), 4.0);
+        est.seed(2, Cost::rate_only(1e8), 4.0);
+        let units = 1 << 24;
+        assert_eq!(
+            l.sit_out(&hg, &three, &[], &est, units, Doubts::NONE),
+            [true, false, false]
+        );
+        let doubt = [false, false, true];
+        let doubted = Doubts {
+            extrapolated: &doubt,
+            ..Doubts::NONE
+        };
+        assert_eq!(
+            l.sit_out(&hg, &three, &[], &est, units, doubted),
+            [false; 3],
+            "a GPU's cost in doubt"
+        );
+        // Hinted powers decide for themselves.
+        let hinted = Scheduler::HGuided {
+            powers: Some(vec![1.0, 1.0, 1.0]),
+            k: crate::sched::DEFAULT_K,
+            min_package: 1,
+        };
+        assert_eq!(
+            l.sit_out(&hinted, &three, &[], &est, units, Doubts::NONE),
+            [false; 3]
+        );
+        // Beside one GPU: the CPU at 4% of it, co-executing gains under
+        // 5%, the GPU alone (the single-device fallback, as ever).
+        let two = [(0, 15), (1, 1)];
+        assert_eq!(
+            l.sit_out(&hg, &two, &[], &est, units, Doubts::NONE),
+            [true, false]
+        );
+        // Worth a tenth of the GPUs: it takes part.
+        est.seed(0, Cost::rate_only(2e7), 100.0);
+        assert_eq!(
+            l.sit_out(&hg, &three, &[], &est, units, Doubts::NONE),
+            [false; 3]
         );
     }
 

@@ -1025,6 +1025,12 @@ impl Engine {
     /// against 5.14, the others' within the spread (run 30). Later runs,
     /// planned from what was measured, keep the compute queue, where they
     /// measured 3-7% faster.
+    ///
+    /// A run of two or more staged GPUs without the CPU workers transfers
+    /// on each GPU's own queue, first or not: two H200s under HGuided took
+    /// Taylor in 3.74 ms on them against 3.90 on their compute queues,
+    /// Collatz in 1.49 against 1.67, Mandelbrot 1.26 against 1.30, jacobi
+    /// 1.82 against 1.80 (BENCHMARKS.md, section 0e, run 16).
     fn first_on_own_queue(
         &self,
         kernel: &Kernel,
@@ -1032,11 +1038,12 @@ impl Engine {
         scheduler: &Scheduler,
         transfers: &[(usize, f64)],
     ) -> bool {
-        run.cpu
+        let first = run.cpu
             && run.gpus.len() == 1
             && own_queue_pays(run, scheduler, transfers)
             && first_run_queue_on()
-            && self.inner.learning.first_unlearned(kernel)
+            && self.inner.learning.first_unlearned(kernel);
+        first || gpus_on_own_queues(run, scheduler, transfers)
     }
 
     /// Starts each staged GPU's transfer bandwidths that this process has
@@ -1531,15 +1538,42 @@ fn stealing() -> bool {
 /// packages, and they move bytes (`transfers`, see
 /// `transfer_cost`).
 fn own_queue_pays(run: &RunDevices<'_>, scheduler: &Scheduler, transfers: &[(usize, f64)]) -> bool {
-    let Some(&(_, unit)) = run.gpus.first() else {
+    !run.gpus.is_empty() && own_queue_pays_for(run, 0, scheduler, transfers)
+}
+
+/// [`own_queue_pays`] for the run's `k`-th GPU.
+fn own_queue_pays_for(
+    run: &RunDevices<'_>,
+    k: usize,
+    scheduler: &Scheduler,
+    transfers: &[(usize, f64)],
+) -> bool {
+    let Some(&(_, unit)) = run.gpus.get(k) else {
         return false;
     };
     let overlaps = unit.stagers.as_ref().is_some_and(|s| s.lone_overlaps());
     let guided = matches!(scheduler, Scheduler::HGuided { .. });
     let moves = transfers
         .iter()
-        .any(|&(d, s)| d == run.gpu_device(0) && s > 0.0);
+        .any(|&(d, s)| d == run.gpu_device(k) && s > 0.0);
     overlaps && guided && moves
+}
+
+/// Whether a run of two or more staged GPUs without the CPU workers
+/// transfers on each GPU's own queue (see `Engine::first_on_own_queue`):
+/// every GPU's own queue pays ([`own_queue_pays_for`]), unless the
+/// environment sets `COEXEC_GPUS_OWN_QUEUE=0` (to measure the rule). Read
+/// once per process.
+fn gpus_on_own_queues(
+    run: &RunDevices<'_>,
+    scheduler: &Scheduler,
+    transfers: &[(usize, f64)],
+) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !run.cpu
+        && run.gpus.len() >= 2
+        && (0..run.gpus.len()).all(|k| own_queue_pays_for(run, k, scheduler, transfers))
+        && crate::switches::on_unless_zero(&ON, "COEXEC_GPUS_OWN_QUEUE")
 }
 
 /// Whether a staged GPU's stolen packages write the host copies

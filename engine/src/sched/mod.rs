@@ -89,7 +89,7 @@ mod tests;
 
 pub use estimator::{usable_power, PowerEstimator, ThroughputEstimator};
 pub use model::{
-    alone_time, co_gain, single_device, single_device_after, Cost, CostFit, DeviceTime,
+    adds_little, alone_time, co_gain, single_device, single_device_after, Cost, CostFit, DeviceTime,
     EarlySample, StartCost,
 };
 pub use plan::{

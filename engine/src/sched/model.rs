@@ -779,6 +779,45 @@ pub fn single_device_after(
     (o.t_f <= (1.0 + min_gain) * o.t_co).then_some(o.fastest)
 }
 
+/// Whether device `out` (an index of `costs`) adds too little to a run of
+/// the others to be worth waking, by the cost model: the others together
+/// at best (`T_co` of [`single_device_after`] over them) take at most
+/// `1 + min_gain` times all of them together. `None` with fewer than two
+/// others or a cost unknown.
+///
+/// `out`'s fitted fixed cost does not count, as in `T_co`: fitted over
+/// co-executed packages it can be far off, and counted per claimant (the
+/// threshold [`single_device_after`] weighs against the fastest device
+/// alone) it left 31 CPU workers worth a third of two H200s' rate on a
+/// stencil out of two runs in three (1.9-2.1 ms against 1.5-1.7 with
+/// them; BENCHMARKS.md, section 0e, run 16).
+///
+/// # Why
+/// [`single_device_after`] weighs one device against all of them; beside
+/// two or more GPUs, a CPU worth a few percent of one of them was woken
+/// for every run: 31 workers beside two H200s took 42-240 k of Collatz's
+/// 8.4 M items a run, and the runs with the most took 7.3 ms where the two
+/// GPUs alone took 1.6 (BENCHMARKS.md, section 0e, run 16); the learner
+/// left them out only after measuring it, by the fifth run.
+pub fn adds_little(
+    costs: &[(Option<Cost>, usize)],
+    start: &[StartCost],
+    units: u64,
+    out: usize,
+    min_gain: f64,
+) -> Option<bool> {
+    if costs.len() < 3 || out >= costs.len() {
+        return None;
+    }
+    let all = outlook(costs, start, units)?;
+    let start_of = |j: usize| start.get(j).copied().unwrap_or_default();
+    let others: Vec<usize> = (0..costs.len()).filter(|&j| j != out).collect();
+    let others_costs: Vec<(Option<Cost>, usize)> = others.iter().map(|&j| costs[j]).collect();
+    let others_start: Vec<StartCost> = others.iter().map(|&j| start_of(j)).collect();
+    let without = outlook(&others_costs, &others_start, units)?;
+    Some(without.t_co <= (1.0 + min_gain) * all.t_co)
+}
+
 /// What co-executing gains at best over the fastest device alone, as the
 /// cost model sees it (its estimated `S_max` less 1; see
 /// [`single_device_after`] for the figures and `start`): 0 where no other
@@ -1399,6 +1438,42 @@ mod tests {
         h.settle();
         assert!(!h.is_provisional());
         assert_eq!(h.fit().unwrap().0.rate, 5e4);
+    }
+
+    /// A CPU beside two GPUs adds too little where the GPUs alone take at
+    /// most 1.05 times as long as all three (a start it waits for counts);
+    /// a CPU worth a tenth of the GPUs' rate does not, whatever its fitted
+    /// fixed cost; with two devices, a cost unknown or an index out of
+    /// range, nothing is said.
+    #[test]
+    fn a_cpu_that_adds_little_beside_two_gpus_is_told_apart() {
+        let gpu = Cost::rate_only(1e8);
+        let units = 1 << 24;
+        let three = |cpu: Cost| [(Some(cpu), 15), (Some(gpu), 1), (Some(gpu), 1)];
+        // 2% of the GPUs' rate: the GPUs alone take 1.02x as long.
+        let slow = Cost::rate_only(4e6);
+        assert_eq!(adds_little(&three(slow), &[], units, 0, 0.05), Some(true));
+        // 10%: left in.
+        let fast = Cost::rate_only(2e7);
+        assert_eq!(adds_little(&three(fast), &[], units, 0, 0.05), Some(false));
+        // A fitted fixed cost does not count.
+        let fixed = Cost {
+            overhead_s: 0.2,
+            rate: 2e7,
+        };
+        assert_eq!(adds_little(&three(fixed), &[], units, 0, 0.05), Some(false));
+        // A start the CPU waits for counts the same way.
+        let late = [StartCost {
+            fixed_s: 0.2,
+            by_share_s: 0.0,
+        }];
+        assert_eq!(adds_little(&three(fast), &late, units, 0, 0.05), Some(true));
+        // Either GPU adds half: never little.
+        assert_eq!(adds_little(&three(slow), &[], units, 1, 0.05), Some(false));
+        assert_eq!(adds_little(&three(slow)[..2], &[], units, 0, 0.05), None);
+        assert_eq!(adds_little(&three(slow), &[], units, 3, 0.05), None);
+        let unknown = [(None, 15), (Some(gpu), 1), (Some(gpu), 1)];
+        assert_eq!(adds_little(&unknown, &[], units, 0, 0.05), None);
     }
 
     /// The model's estimate of what co-executing gains: the estimated
