@@ -576,9 +576,7 @@ impl Learning {
         }
         out
     }
-}
 
-impl Learning {
     /// The index in `present` of the CPU workers where they take part
     /// beside two or more other devices and add too little to their run
     /// to be woken (see [`adds_little`]); `COEXEC_LEAVE_CPU=0` never

@@ -1027,10 +1027,11 @@ impl Engine {
     /// measured 3-7% faster.
     ///
     /// A run of two or more staged GPUs without the CPU workers transfers
-    /// on each GPU's own queue, first or not: two H200s under HGuided took
-    /// Taylor in 3.74 ms on them against 3.90 on their compute queues,
-    /// Collatz in 1.49 against 1.67, Mandelbrot 1.26 against 1.30, jacobi
-    /// 1.82 against 1.80 (BENCHMARKS.md, section 0e, run 16).
+    /// on each GPU's own queue, first or not: two H200s under HGuided were
+    /// faster so on six of six kernels, warm by 1-12% (Taylor 3.67 ms
+    /// against 3.91 on their compute queues, Collatz 1.58 against 1.79)
+    /// and in first runs by 5-26% (Taylor 3.82 against 5.19; BENCHMARKS.md,
+    /// section 0e, h200x2 run 16).
     fn first_on_own_queue(
         &self,
         kernel: &Kernel,
