@@ -319,7 +319,7 @@ impl Engine {
             (self.spirv_slot(geometry), self.assumed_wave()),
         );
         scheduler.validate(slots.len())?;
-        let (transfers, uploads) = transfer_cost(&run, &moves);
+        let (transfers, uploads, downloads) = transfer_cost(&run, &moves);
         let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
         run.own_queue = match depth {
             Some((_, d)) => d.own_queue,
@@ -334,6 +334,10 @@ impl Engine {
             // overlaps another's compute, and nothing is gained by cutting
             // its packages for it (see `Plan::pipelined`).
             uploads: if run.own_queue { uploads } else { Vec::new() },
+            downloads: match run.own_queue && cuts_for_downloads(&run) {
+                true => downloads,
+                false => Vec::new(),
+            },
             scale: inner.learning.split_scales(kernel, &engine_index),
             lone_packages: depth.map(|(_, d)| d.packages),
             class: inner.learning.run_classes(&engine_index),
@@ -1293,6 +1297,9 @@ pub(crate) struct Remap<'a> {
     /// uploads alone are expected to take (see
     /// [`PowerEstimator::upload_s_per_unit`]).
     uploads: Vec<(usize, f64)>,
+    /// The same for its downloads, where its packages are cut for them
+    /// (see [`PowerEstimator::download_s_per_unit`]).
+    downloads: Vec<(usize, f64)>,
     /// Each run device's rate scale from how earlier co-executed runs
     /// ended (see [`crate::split`]); missing entries are 1.
     scale: Vec<f64>,
@@ -1450,11 +1457,20 @@ impl PowerEstimator for Remap<'_> {
         self.lone_packages
     }
     fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
-        self.uploads
-            .iter()
-            .find(|&&(d, _)| d == device)
-            .and_then(|&(_, s)| crate::sched::usable_power(Some(s)))
+        per_unit_of(&self.uploads, device)
     }
+    fn download_s_per_unit(&self, device: usize) -> Option<f64> {
+        per_unit_of(&self.downloads, device)
+    }
+}
+
+/// The seconds per unit of run device `device` in `per_unit`, where they
+/// are a usable figure.
+fn per_unit_of(per_unit: &[(usize, f64)], device: usize) -> Option<f64> {
+    per_unit
+        .iter()
+        .find(|&&(d, _)| d == device)
+        .and_then(|&(_, s)| crate::sched::usable_power(Some(s)))
 }
 
 /// Seconds per unit by run device index (each staged GPU's transfers, or
@@ -1468,17 +1484,18 @@ type Moves = Vec<(usize, f64, f64)>;
 
 /// Each staged GPU of `run` as its run device index with the seconds per
 /// unit its transfers are expected to add, and the same for its uploads
-/// alone (empty: zero-copy, or no GPU), from what `moves` read for the
-/// run's candidates.
-fn transfer_cost(run: &RunDevices<'_>, moves: &Moves) -> (PerUnit, PerUnit) {
-    let (mut out, mut uploads) = (Vec::new(), Vec::new());
+/// alone and its downloads alone (empty: zero-copy, or no GPU), from what
+/// `moves` read for the run's candidates.
+fn transfer_cost(run: &RunDevices<'_>, moves: &Moves) -> (PerUnit, PerUnit, PerUnit) {
+    let (mut out, mut uploads, mut downloads) = (Vec::new(), Vec::new(), Vec::new());
     for (k, &(g, _)) in run.gpus.iter().enumerate() {
         if let Some(&(_, up, down)) = moves.iter().find(|m| m.0 == g) {
             out.push((run.gpu_device(k), up + down));
             uploads.push((run.gpu_device(k), up));
+            downloads.push((run.gpu_device(k), down));
         }
     }
-    (out, uploads)
+    (out, uploads, downloads)
 }
 
 /// The run devices (indices of `engine_index`, each run device's
@@ -1577,6 +1594,21 @@ fn gpus_on_own_queues(
         && crate::switches::on_unless_zero(&ON, "COEXEC_GPUS_OWN_QUEUE")
 }
 
+/// Whether a run's staged GPUs cut their packages for their downloads as
+/// for their uploads (see `Plan::pipelined`): a run of two or more GPUs
+/// without the CPU workers (see [`gpus_on_own_queues`]), where the
+/// environment sets `COEXEC_DOWNLOAD_CAP=1`. Off by default: not yet
+/// measured (two H200s under HGuided trailed dynamic:8 by 10-30%, their
+/// first packages, about 0.9 of an even share each, ending the run with
+/// their downloads; BENCHMARKS.md, section 0e, h200x2 run 16). Read once
+/// per process.
+fn cuts_for_downloads(run: &RunDevices<'_>) -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on =
+        *ON.get_or_init(|| std::env::var("COEXEC_DOWNLOAD_CAP").is_ok_and(|v| v.trim() == "1"));
+    on && !run.cpu && run.gpus.len() >= 2
+}
+
 /// Whether a staged GPU's stolen packages write the host copies
 /// themselves (see `GpuRole::steal_set`): yes, unless the environment sets
 /// `COEXEC_ZERO_COPY_STEALS=0` (to measure what the rule changes). Read
@@ -1617,6 +1649,7 @@ mod tests {
             map,
             transfers: Vec::new(),
             uploads: Vec::new(),
+            downloads: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
             class: Vec::new(),
@@ -1683,11 +1716,14 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
         let map = [0, 1, 2];
         let remap = Remap {
             uploads: vec![(1, 2.5e-6), (2, 0.0)],
+            downloads: vec![(2, 4e-6)],
             ..bare(&est, &map)
         };
         assert_eq!(remap.upload_s_per_unit(1), Some(2.5e-6));
         assert_eq!(remap.upload_s_per_unit(2), None);
         assert_eq!(remap.upload_s_per_unit(0), None);
+        assert_eq!(remap.download_s_per_unit(2), Some(4e-6));
+        assert_eq!(remap.download_s_per_unit(1), None);
     }
 
     /// The plan sees each run device's fitted cost (overhead included), not
@@ -1769,6 +1805,7 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = x[i] + 1u; }";
         let plain = Remap {
             transfers: Vec::new(),
             uploads: Vec::new(),
+            downloads: Vec::new(),
             scale: Vec::new(),
             lone_packages: None,
             class: Vec::new(),

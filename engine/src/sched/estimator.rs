@@ -122,6 +122,15 @@ pub trait PowerEstimator: Send + Sync {
         let _ = device;
         None
     }
+
+    /// The seconds per unit that `device`'s packages spend bringing their
+    /// results home (a staged GPU, at its learned download bandwidth),
+    /// where its packages are to be cut for them as for uploads (see
+    /// `Plan::pipelined`). The default: `None`, not cut for downloads.
+    fn download_s_per_unit(&self, device: usize) -> Option<f64> {
+        let _ = device;
+        None
+    }
 }
 
 /// `power` if it is a measurement the policies accept (finite and positive),

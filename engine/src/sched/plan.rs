@@ -853,7 +853,12 @@ impl Plan {
     /// no uploads): they run in queue order with its dispatches, so no
     /// upload overlaps another package's compute, and a co-executed
     /// jacobi's warm runs, there, were 3.5% slower cut (2.267 -> 2.350
-    /// ms).
+    /// ms). Where the engine tells a device's downloads instead
+    /// ([`PowerEstimator::download_s_per_unit`]: two or more GPUs without
+    /// the CPU workers, each on its own queue, and only where
+    /// `COEXEC_DOWNLOAD_CAP=1` asks for it, not yet measured), their time
+    /// sets the floor and packages that upload nothing are cut too: a
+    /// GPU's last package then downloads little after the others end.
     fn pipelined(
         &self,
         c: &ClaimantState,
@@ -867,7 +872,10 @@ impl Plan {
         if size == 0 || self.claimants[d] != 1 || !pipeline_cap_on() {
             return size;
         }
-        let Some(per_unit) = est.upload_s_per_unit(d) else {
+        let Some(per_unit) = est
+            .upload_s_per_unit(d)
+            .or_else(|| est.download_s_per_unit(d))
+        else {
             return size;
         };
         let share = if powers.sum > 0.0 && powers.device > 0.0 {
@@ -1793,11 +1801,12 @@ mod tests {
 
     /// An estimator that tells what the engine adds to the fits: the
     /// packages a lone claimant's run is cut in, and the seconds device 1
-    /// uploads per unit.
+    /// uploads and downloads per unit where its packages are cut for them.
     struct Told<'a> {
         est: &'a ThroughputEstimator,
         lone_packages: Option<u64>,
         upload_s: Option<f64>,
+        download_s: Option<f64>,
     }
 
     /// An estimator that cuts a lone claimant's run in `n` packages.
@@ -1806,6 +1815,7 @@ mod tests {
             est,
             lone_packages: n,
             upload_s: None,
+            download_s: None,
         }
     }
 
@@ -1815,6 +1825,7 @@ mod tests {
             est,
             lone_packages: None,
             upload_s: s,
+            download_s: None,
         }
     }
 
@@ -1833,6 +1844,9 @@ mod tests {
         }
         fn upload_s_per_unit(&self, device: usize) -> Option<f64> {
             (device == 1).then_some(self.upload_s).flatten()
+        }
+        fn download_s_per_unit(&self, device: usize) -> Option<f64> {
+            (device == 1).then_some(self.download_s).flatten()
         }
     }
 
@@ -1882,6 +1896,36 @@ mod tests {
         assert_eq!(size(150, Some(1e-6)), size(150, None));
         // Bytes so cheap that the floor is the whole run: unchanged.
         assert_eq!(size(10_000, Some(1e-9)), whole);
+    }
+
+    /// Where the engine asks for it (two or more GPUs without the CPU,
+    /// `COEXEC_DOWNLOAD_CAP=1`), a package that uploads nothing is cut
+    /// for its downloads as one is for its uploads: of two equal GPUs,
+    /// the second's first package is half of its share of what is left.
+    #[test]
+    fn packages_are_cut_for_downloads_where_the_engine_tells_them() {
+        let est = ThroughputEstimator::new(2);
+        est.record(0, 50_000, 1.0);
+        est.record(1, 50_000, 1.0);
+        let p = Plan::new(&hg(None, 2.0, 1), &gpus(2), 10_000, &est).unwrap();
+        let size = |told: &Told<'_>| {
+            let mut gpu = p.claimant(1, 0);
+            gpu.record(&(0..1), Source::Fresh);
+            p.package_size(&mut gpu, 10_000, told)
+        };
+        let whole = size(&staged(&est, None));
+        let down = Told {
+            download_s: Some(1e-6),
+            ..staged(&est, None)
+        };
+        assert_eq!(size(&down), 2_500, "whole: {whole}");
+        assert!(whole > 2_500, "{whole}");
+        // Uploads, where told, set the floor as before.
+        let both = Told {
+            upload_s: Some(1e-6),
+            ..down
+        };
+        assert_eq!(size(&both), 2_500);
     }
 
     #[test]
