@@ -321,10 +321,24 @@ fn depth_engine(dir: &std::path::Path) -> Option<Engine> {
 
 /// [`depth_engine`] under `coherence`.
 fn depth_engine_with(dir: &std::path::Path, coherence: HostCoherence) -> Option<Engine> {
-    let e = common::engine_from(depth_options_with(dir, coherence))?;
+    separate(common::engine_from(depth_options_with(dir, coherence))?)
+}
+
+/// `e` where its GPUs' runs can have a transfer queue of their own
+/// (staged, the separate protocol, no queue forced by the environment).
+fn separate(e: Engine) -> Option<Engine> {
     let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
     let own_queue = e.memory_placement() == MemoryPlacement::Staged && e.separate_transfers();
     (!forced && own_queue).then_some(e)
+}
+
+/// HGuided with equal power hints for `devices` devices.
+fn even(devices: usize) -> Scheduler {
+    Scheduler::HGuided {
+        powers: Some(vec![1.0; devices]),
+        k: coexec::DEFAULT_K,
+        min_package: 1,
+    }
 }
 
 /// One GPU-alone HGuided run of the stencil over `n` items, checked; the
@@ -389,12 +403,7 @@ fn shared_run(e: &Engine, k: &Kernel, n: usize) -> bool {
     let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
     let a = e.buffer_from_slice(&x).unwrap();
     let mut b = e.buffer::<u32>(n).unwrap();
-    let hinted = Scheduler::HGuided {
-        powers: Some(vec![1.0, 1.0]),
-        k: coexec::DEFAULT_K,
-        min_package: 1,
-    };
-    let r = stencil_run(e, k, (&a, &mut b), &hinted, Devices::ALL);
+    let r = stencil_run(e, k, (&a, &mut b), &even(2), Devices::ALL);
     assert_eq!(b.as_slice(), &reference(&x)[..]);
     assert!(r.devices.iter().all(|d| d.items > 0), "{r:?}");
     let gpu = r.devices.iter().find(|d| d.kind == coexec::DeviceKind::Gpu);
@@ -502,16 +511,15 @@ fn two_gpus_without_the_cpu_transfer_on_their_own_queues() {
         return;
     }
     let dir = common::TempDir::new("gpus-own-queue");
-    let Some(e) = common::engine_from(EngineOptions {
+    let options = EngineOptions {
         duplicate_devices: 2,
         profiles: false,
         ..depth_options(&dir)
-    }) else {
+    };
+    let Some(e) = common::engine_from(options).and_then(separate) else {
         return;
     };
-    let forced = std::env::var("COEXEC_TRANSFER_QUEUE").is_ok();
-    let staged = e.memory_placement() == MemoryPlacement::Staged && e.separate_transfers();
-    if forced || !staged || e.gpu_count() < 2 {
+    if e.gpu_count() < 2 {
         return;
     }
     let k = kernel(&e);
@@ -519,26 +527,16 @@ fn two_gpus_without_the_cpu_transfer_on_their_own_queues() {
     let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(7)).collect();
     let a = e.buffer_from_slice(&x).unwrap();
     let mut b = e.buffer::<u32>(n).unwrap();
-    let even = Scheduler::HGuided {
-        powers: Some(vec![1.0, 1.0]),
-        k: coexec::DEFAULT_K,
-        min_package: 1,
-    };
     for run in 0..3 {
-        let r = stencil_run(&e, &k, (&a, &mut b), &even, Devices::GPU);
+        let r = stencil_run(&e, &k, (&a, &mut b), &even(2), Devices::GPU);
         assert_eq!(b.as_slice(), &reference(&x)[..], "run {run}");
         assert_eq!(r.devices.len(), 2, "{r:?}");
         for d in &r.devices {
             assert!(d.items > 0 && d.transfers.own_queue, "run {run}: {d:?}");
         }
     }
-    let with_cpu = Scheduler::HGuided {
-        powers: Some(vec![1.0, 1.0, 1.0]),
-        k: coexec::DEFAULT_K,
-        min_package: 1,
-    };
     for run in 0..2 {
-        let r = stencil_run(&e, &k, (&a, &mut b), &with_cpu, Devices::ALL);
+        let r = stencil_run(&e, &k, (&a, &mut b), &even(3), Devices::ALL);
         assert_eq!(b.as_slice(), &reference(&x)[..], "run {run} with the CPU");
         let gpus = r
             .devices

@@ -566,7 +566,7 @@ impl Learning {
                     for (i, o) in out.iter_mut().enumerate() {
                         *o = i != alone;
                     }
-                } else if let Some(cpu) = self.cpu_adds_little(present, (&costs, start), units) {
+                } else if let Some(cpu) = cpu_adds_little(present, (&costs, start), units) {
                     // Every cost known for sure: a doubtful one could make
                     // the CPU look worth less than it is.
                     out[cpu] = (0..n).all(|i| !sits_on_doubt(i));
@@ -576,24 +576,23 @@ impl Learning {
         }
         out
     }
+}
 
-    /// The index in `present` of the CPU workers where they take part
-    /// beside two or more other devices and add too little to their run
-    /// to be woken (see [`adds_little`]); `COEXEC_LEAVE_CPU=0` never
-    /// leaves them out so (to measure the rule).
-    fn cpu_adds_little(
-        &self,
-        present: &[(usize, usize)],
-        (costs, start): (&[(Option<Cost>, usize)], &[StartCost]),
-        units: u64,
-    ) -> Option<usize> {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        if !crate::switches::on_unless_zero(&ON, "COEXEC_LEAVE_CPU") {
-            return None;
-        }
-        let cpu = present.iter().position(|&(slot, _)| slot == CPU_SLOT)?;
-        adds_little(costs, start, units, cpu, MIN_GAIN)?.then_some(cpu)
+/// The index in `present` of the CPU workers where they take part
+/// beside two or more other devices and add too little to their run
+/// to be woken (see [`adds_little`]); `COEXEC_LEAVE_CPU=0` never
+/// leaves them out so (to measure the rule).
+fn cpu_adds_little(
+    present: &[(usize, usize)],
+    (costs, start): (&[(Option<Cost>, usize)], &[StartCost]),
+    units: u64,
+) -> Option<usize> {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !crate::switches::on_unless_zero(&ON, "COEXEC_LEAVE_CPU") {
+        return None;
     }
+    let cpu = present.iter().position(|&(slot, _)| slot == CPU_SLOT)?;
+    adds_little(costs, start, units, cpu, MIN_GAIN)?.then_some(cpu)
 }
 
 /// How a run that measured a device in a time box (see [`Measure`]) went.

@@ -1535,12 +1535,19 @@ mod tests {
     #[test]
     fn a_short_runs_slow_sample_is_measured_again_once() {
         let units = 4;
-        let mut o = Outcomes::default();
-        for _ in 0..4 {
-            o.record(GPU, 85e-6, units);
-        }
-        o.record(CPU, 261e-6, units);
-        let cpu_fast = |m: Mode| (m == CPU).then_some(11e-6 / units as f64);
+        // The GPU four times at 85 time units, the CPU once at 261; the
+        // model puts the CPU at 11 (`unit`: seconds per time unit).
+        let seeded = |unit: f64| {
+            let mut o = Outcomes::default();
+            for _ in 0..4 {
+                o.record(GPU, 85.0 * unit, units);
+            }
+            o.record(CPU, 261.0 * unit, units);
+            o
+        };
+        let predicted = |unit: f64| move |m: Mode| (m == CPU).then_some(11.0 * unit / units as f64);
+        let mut o = seeded(1e-6);
+        let cpu_fast = predicted(1e-6);
         let m = o.choose(&ALL, (CPU, None), &cpu_fast, (units, &[]));
         assert_eq!(m, CPU);
         o.record(m, 250e-6, units);
@@ -1549,13 +1556,8 @@ mod tests {
             assert_eq!(m, GPU, "a second slow sample rules");
             o.record(m, 85e-6, units);
         }
-        let mut long = Outcomes::default();
-        for _ in 0..4 {
-            long.record(GPU, 85e-3, units);
-        }
-        long.record(CPU, 261e-3, units);
-        let cpu_fast = |m: Mode| (m == CPU).then_some(11e-3 / units as f64);
-        let m = long.choose(&ALL, (CPU, None), &cpu_fast, (units, &[]));
+        let mut long = seeded(1e-3);
+        let m = long.choose(&ALL, (CPU, None), &predicted(1e-3), (units, &[]));
         assert_eq!(m, GPU);
     }
 

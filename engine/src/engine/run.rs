@@ -51,8 +51,9 @@ struct RunDevices<'e> {
     /// The devices asked for whose limits could not serve the run.
     left_out: Vec<super::limits::LeftOut>,
     /// The run's GPU transfers on its transfer queue: a lone GPU's run
-    /// (see [`crate::depth`]), or a co-executed first run (see
-    /// [`Engine::first_on_own_queue`]).
+    /// (see [`crate::depth`]), a co-executed first run, or a run of
+    /// several GPUs without the CPU workers (see
+    /// [`Engine::shared_on_own_queue`]).
     own_queue: bool,
     /// The run measures a device first: the others join it once its time
     /// box has passed (see [`crate::learn::Measure`]).
@@ -69,6 +70,11 @@ impl RunDevices<'_> {
     /// Whether one GPU runs alone (no CPU workers, no other GPU).
     fn alone(&self) -> bool {
         !self.cpu && self.gpus.len() == 1
+    }
+
+    /// Whether two or more GPUs run without the CPU workers.
+    fn gpus_only(&self) -> bool {
+        !self.cpu && self.gpus.len() >= 2
     }
 
     /// Whether pool thread `thread` runs a claimant of the run: a GPU's
@@ -323,7 +329,7 @@ impl Engine {
         let depth = self.lone_depth(kernel, &run, &scheduler, &transfers);
         run.own_queue = match depth {
             Some((_, d)) => d.own_queue,
-            None => self.first_on_own_queue(kernel, &run, &scheduler, &transfers),
+            None => self.shared_on_own_queue(kernel, &run, &scheduler, &transfers),
         };
         let estimates = Remap {
             inner: &kernel.estimator,
@@ -1012,12 +1018,13 @@ impl Engine {
             .then(|| (slot, self.inner.learning.lone_depth(kernel, slot)))
     }
 
-    /// Whether a co-executed run (the CPU workers and one GPU whose
-    /// transfers have a queue of their own, see [`crate::exec::stagers`])
-    /// transfers on that queue rather than on the compute queue: its
-    /// kernel's first HGuided run over this space with nothing learned (no
-    /// profile), where its packages move bytes, unless
-    /// `COEXEC_FIRST_RUN_QUEUE=0`.
+    /// Whether a co-executed run of GPUs whose transfers have a queue of
+    /// their own (see [`crate::exec::stagers`]) transfers on those queues
+    /// rather than on the compute queues: with the CPU workers and one
+    /// GPU, its kernel's first HGuided run over this space with nothing
+    /// learned (no profile), where its packages move bytes, unless
+    /// `COEXEC_FIRST_RUN_QUEUE=0`; two or more GPUs without the CPU
+    /// workers, every run (see [`gpus_on_own_queues`]).
     ///
     /// # Why
     /// Nothing measured, a first run cuts the GPU's share into a probe and
@@ -1036,7 +1043,7 @@ impl Engine {
     /// against 3.91 on their compute queues, Collatz 1.58 against 1.79)
     /// and in first runs by 5-26% (Taylor 3.82 against 5.19; BENCHMARKS.md,
     /// section 0e, h200x2 run 16).
-    fn first_on_own_queue(
+    fn shared_on_own_queue(
         &self,
         kernel: &Kernel,
         run: &RunDevices<'_>,
@@ -1578,7 +1585,7 @@ fn own_queue_pays_for(
 }
 
 /// Whether a run of two or more staged GPUs without the CPU workers
-/// transfers on each GPU's own queue (see `Engine::first_on_own_queue`):
+/// transfers on each GPU's own queue (see `Engine::shared_on_own_queue`):
 /// every GPU's own queue pays ([`own_queue_pays_for`]), unless the
 /// environment sets `COEXEC_GPUS_OWN_QUEUE=0` (to measure the rule). Read
 /// once per process.
@@ -1588,8 +1595,7 @@ fn gpus_on_own_queues(
     transfers: &[(usize, f64)],
 ) -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    !run.cpu
-        && run.gpus.len() >= 2
+    run.gpus_only()
         && (0..run.gpus.len()).all(|k| own_queue_pays_for(run, k, scheduler, transfers))
         && crate::switches::on_unless_zero(&ON, "COEXEC_GPUS_OWN_QUEUE")
 }
@@ -1604,9 +1610,7 @@ fn gpus_on_own_queues(
 /// per process.
 fn cuts_for_downloads(run: &RunDevices<'_>) -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let on =
-        *ON.get_or_init(|| std::env::var("COEXEC_DOWNLOAD_CAP").is_ok_and(|v| v.trim() == "1"));
-    on && !run.cpu && run.gpus.len() >= 2
+    run.gpus_only() && crate::switches::on_if_one(&ON, "COEXEC_DOWNLOAD_CAP")
 }
 
 /// Whether a staged GPU's stolen packages write the host copies
@@ -1628,7 +1632,7 @@ struct PreparedGpu<'a> {
 }
 
 /// Whether a co-executed first run transfers on the GPU's own queue (see
-/// `Engine::first_on_own_queue`): yes, unless the environment sets
+/// `Engine::shared_on_own_queue`): yes, unless the environment sets
 /// `COEXEC_FIRST_RUN_QUEUE=0` (to measure what the rule changes). Read
 /// once per process.
 fn first_run_queue_on() -> bool {

@@ -5,7 +5,8 @@
 //! transfer queue, where a package's download runs beside the next
 //! package's compute; a run shared with other devices transfers on the
 //! compute queue (see [`crate::vk::queues`]), but for its kernel's first
-//! run with nothing learned (see `Engine::first_on_own_queue`). Everywhere
+//! run with nothing learned and for runs of several GPUs without the CPU
+//! workers (see `Engine::shared_on_own_queue`). Everywhere
 //! else one stager serves every run.
 //!
 //! Switching: a run ends with its dispatches complete (the dispatch loop

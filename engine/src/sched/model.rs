@@ -810,10 +810,11 @@ pub fn adds_little(
         return None;
     }
     let all = outlook(costs, start, units)?;
-    let start_of = |j: usize| start.get(j).copied().unwrap_or_default();
-    let others: Vec<usize> = (0..costs.len()).filter(|&j| j != out).collect();
-    let others_costs: Vec<(Option<Cost>, usize)> = others.iter().map(|&j| costs[j]).collect();
-    let others_start: Vec<StartCost> = others.iter().map(|&j| start_of(j)).collect();
+    let others = || (0..costs.len()).filter(|&j| j != out);
+    let others_costs: Vec<_> = others().map(|j| costs[j]).collect();
+    let others_start: Vec<_> = others()
+        .map(|j| start.get(j).copied().unwrap_or_default())
+        .collect();
     let without = outlook(&others_costs, &others_start, units)?;
     Some(without.t_co <= (1.0 + min_gain) * all.t_co)
 }
